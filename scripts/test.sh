@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Run the whole test suite. Installs everything it needs (uv, the locked environment, and the
+# Azure emulator from npm) on a fresh machine that has only Python 3.11+ and Java 17.
+source "$(dirname "${BASH_SOURCE[0]}")/_env.sh"
+if ! command -v npm >/dev/null 2>&1; then
+    if [ "$(id -u)" = 0 ]; then
+        apt-get update -qq && apt-get install -y -qq nodejs npm >/dev/null
+    else
+        echo "npm is needed for the Azure emulator (azurite); install Node.js and npm" >&2
+        exit 1
+    fi
+fi
+if [ ! -x .cache/azurite/node_modules/.bin/azurite-blob ]; then
+    npm install --silent --no-audit --no-fund --prefix .cache/azurite azurite >/dev/null
+fi
+uv run --frozen ruff check src tests benchmarks
+uv run --frozen ruff format --check src tests benchmarks
+uv run --frozen mypy
+uv run --frozen pytest "$@"

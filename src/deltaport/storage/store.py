@@ -1,0 +1,205 @@
+"""Byte access to table locations: local disk directly, cloud object stores via obstore."""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+import obstore
+import pyarrow as pa
+from obstore.store import AzureStore, GCSStore, S3Store
+
+from deltaport.storage.uri import Location, parse_location
+
+
+class StorageError(OSError):
+    """Storage could not be reached or answered with an error."""
+
+
+class ObjectNotFoundError(StorageError, FileNotFoundError):
+    """The object does not exist."""
+
+
+@dataclass(frozen=True)
+class ObjectInfo:
+    """One listed object. ``name`` is relative to the listed directory."""
+
+    name: str
+    size: int
+    last_modified_ms: int
+
+
+class Storage:
+    """Reads objects of one storage root (a table location) and anything the log points to.
+
+    ``options`` are obstore configuration keys (for example ``aws_endpoint``,
+    ``aws_access_key_id``, ``azure_storage_account_key``, ``google_service_account``); they
+    apply to the root's bucket and to absolute paths in other buckets of the same kind.
+    """
+
+    def __init__(self, root: Location | str, options: Mapping[str, str] | None = None) -> None:
+        self.root = parse_location(root) if isinstance(root, str) else root
+        self.options: dict[str, str] = dict(options or {})
+        self._stores: dict[tuple[str, str], Any] = {}
+        self._lock = threading.Lock()
+
+    # -- object stores ---------------------------------------------------------------
+    def object_store(self, location: Location) -> S3Store | AzureStore | GCSStore:
+        """The obstore store for ``location``'s bucket (cached per bucket)."""
+        if location.kind == "local":
+            raise StorageError("local locations are read directly, not through obstore")
+        key = (location.kind, location.bucket)
+        with self._lock:
+            store = self._stores.get(key)
+            if store is None:
+                store = self._make_store(location)
+                self._stores[key] = store
+            return store
+
+    def _make_store(self, location: Location) -> S3Store | AzureStore | GCSStore:
+        opts = dict(self.options)
+        if location.kind == "s3":
+            return S3Store(location.bucket, config=opts)  # type: ignore[arg-type]
+        if location.kind == "azure":
+            if location.account and not any(k.endswith("account_name") for k in opts):
+                opts["azure_storage_account_name"] = location.account
+            return AzureStore(location.bucket, config=opts)  # type: ignore[arg-type]
+        return GCSStore(location.bucket, config=opts)  # type: ignore[arg-type]
+
+    # -- reads ------------------------------------------------------------------------
+    def resolve(self, relative: str) -> Location:
+        """The location of a path (already URL-decoded) relative to the root."""
+        return self.root.child(relative)
+
+    def list_dir(self, relative: str) -> list[ObjectInfo]:
+        """Objects directly below ``relative`` (a directory under the root), sorted by name."""
+        loc = self.resolve(relative)
+        if loc.kind == "local":
+            try:
+                entries = list(os.scandir(loc.key))
+            except FileNotFoundError:
+                return []
+            except OSError as exc:
+                raise StorageError(f"cannot list {loc.uri}: {exc.strerror}") from exc
+            out = []
+            for entry in entries:
+                if entry.is_file():
+                    st = entry.stat()
+                    out.append(ObjectInfo(entry.name, st.st_size, int(st.st_mtime * 1000)))
+            out.sort(key=lambda o: o.name)
+            return out
+        prefix = loc.key.rstrip("/") + "/"
+        try:
+            result = obstore.list_with_delimiter(self.object_store(loc), prefix)
+        except FileNotFoundError:
+            return []
+        except Exception as exc:
+            raise _storage_error(exc, loc) from exc
+        out = [
+            ObjectInfo(
+                meta["path"][len(prefix) :],
+                int(meta["size"]),
+                int(meta["last_modified"].timestamp() * 1000),
+            )
+            for meta in result["objects"]
+        ]
+        out.sort(key=lambda o: o.name)
+        return out
+
+    def read(self, location: Location) -> bytes:
+        """The whole object."""
+        if location.kind == "local":
+            try:
+                with open(location.key, "rb") as fh:
+                    return fh.read()
+            except FileNotFoundError as exc:
+                raise ObjectNotFoundError(f"not found: {location.uri}") from exc
+            except OSError as exc:
+                raise StorageError(f"cannot read {location.uri}: {exc.strerror}") from exc
+        try:
+            return bytes(obstore.get(self.object_store(location), location.key).bytes())
+        except Exception as exc:
+            raise _storage_error(exc, location) from exc
+
+    def read_range(self, location: Location, start: int, length: int) -> bytes:
+        """``length`` bytes from offset ``start``."""
+        if location.kind == "local":
+            try:
+                with open(location.key, "rb") as fh:
+                    fh.seek(start)
+                    return fh.read(length)
+            except FileNotFoundError as exc:
+                raise ObjectNotFoundError(f"not found: {location.uri}") from exc
+            except OSError as exc:
+                raise StorageError(f"cannot read {location.uri}: {exc.strerror}") from exc
+        try:
+            data = obstore.get_range(
+                self.object_store(location), location.key, start=start, length=length
+            )
+            return bytes(data)
+        except Exception as exc:
+            raise _storage_error(exc, location) from exc
+
+    def head(self, location: Location) -> ObjectInfo:
+        """Size and modification time of one object."""
+        if location.kind == "local":
+            try:
+                st = os.stat(location.key)
+            except FileNotFoundError as exc:
+                raise ObjectNotFoundError(f"not found: {location.uri}") from exc
+            return ObjectInfo(os.path.basename(location.key), st.st_size, int(st.st_mtime * 1000))
+        try:
+            meta = obstore.head(self.object_store(location), location.key)
+        except Exception as exc:
+            raise _storage_error(exc, location) from exc
+        return ObjectInfo(
+            location.key.rsplit("/", 1)[-1],
+            int(meta["size"]),
+            int(meta["last_modified"].timestamp() * 1000),
+        )
+
+    def exists(self, location: Location) -> bool:
+        try:
+            self.head(location)
+        except ObjectNotFoundError:
+            return False
+        return True
+
+    def open_input(self, location: Location) -> str | pa.NativeFile:
+        """Something ``pyarrow.parquet`` can open: a local path, or an in-memory buffer."""
+        if location.kind == "local":
+            if not os.path.exists(location.key):
+                raise ObjectNotFoundError(f"not found: {location.uri}")
+            return location.key
+        return pa.BufferReader(self.read(location))
+
+    # -- signing ----------------------------------------------------------------------
+    def sign(self, locations: Sequence[Location], expires_in: timedelta) -> list[str]:
+        """Pre-signed GET URLs for cloud objects, signed in one batch per bucket."""
+        out: list[str] = [""] * len(locations)
+        groups: dict[tuple[str, str], list[int]] = {}
+        for i, loc in enumerate(locations):
+            if loc.kind == "local":
+                raise StorageError("local files are not pre-signed by the object store")
+            groups.setdefault((loc.kind, loc.bucket), []).append(i)
+        for indices in groups.values():
+            first = locations[indices[0]]
+            keys = [locations[i].key for i in indices]
+            try:
+                urls = obstore.sign(self.object_store(first), "GET", keys, expires_in)
+            except Exception as exc:
+                raise _storage_error(exc, first) from exc
+            for i, url in zip(indices, urls, strict=True):
+                out[i] = url
+        return out
+
+
+def _storage_error(exc: Exception, location: Location) -> StorageError:
+    if isinstance(exc, FileNotFoundError) or type(exc).__name__ == "NotFoundError":
+        return ObjectNotFoundError(f"not found: {location.uri}")
+    # obstore messages can echo request details; keep only the error kind and location.
+    return StorageError(f"storage error ({type(exc).__name__}) on {location.uri}")
