@@ -62,6 +62,15 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--port", type=int, default=8080)
     demo.set_defaults(handler=_cmd_demo)
 
+    diff = commands.add_parser(
+        "diff",
+        help="commits one copy of a table has that another lacks",
+        add_help=False,
+        prefix_chars="\0",
+    )
+    diff.add_argument("diff_args", nargs=argparse.REMAINDER)
+    diff.set_defaults(handler=_cmd_diff)
+
     table = commands.add_parser("table", help="inspect and read Delta tables directly")
     table_cmds = table.add_subparsers(dest="table_command", required=True, metavar="ACTION")
     show = table_cmds.add_parser("show", help="version, protocol, schema and size of a table")
@@ -104,6 +113,12 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 
     run_demo(args.dir, host=args.host, port=args.port)
     return 0
+
+
+def _cmd_diff(args: argparse.Namespace) -> int:
+    from deltaport.diff import cli_main
+
+    return cli_main(args.diff_args)
 
 
 def _cmd_table_show(args: argparse.Namespace) -> int:
