@@ -8,11 +8,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
+from urllib.parse import quote
 
 import obstore
 import pyarrow as pa
 from obstore.store import AzureStore, GCSStore, S3Store
 
+from deltaport.storage.azure_sas import AzureBlobSigner
 from deltaport.storage.uri import Location, parse_location
 
 
@@ -179,23 +181,42 @@ class Storage:
 
     # -- signing ----------------------------------------------------------------------
     def sign(self, locations: Sequence[Location], expires_in: timedelta) -> list[str]:
-        """Pre-signed GET URLs for cloud objects, signed in one batch per bucket."""
+        """Pre-signed GET URLs for cloud objects, signed in one batch per bucket.
+
+        S3 and GCS URLs come from obstore. Azure URLs are signed here when an account key
+        or a SAS token is configured (see :mod:`deltaport.storage.azure_sas`), otherwise
+        by obstore (user delegation).
+        """
         out: list[str] = [""] * len(locations)
-        groups: dict[tuple[str, str], list[int]] = {}
+        groups: dict[tuple[str, str, str | None], list[int]] = {}
         for i, loc in enumerate(locations):
             if loc.kind == "local":
                 raise StorageError("local files are not pre-signed by the object store")
-            groups.setdefault((loc.kind, loc.bucket), []).append(i)
+            groups.setdefault((loc.kind, loc.bucket, loc.account), []).append(i)
         for indices in groups.values():
             first = locations[indices[0]]
             keys = [locations[i].key for i in indices]
             try:
-                urls = obstore.sign(self.object_store(first), "GET", keys, expires_in)
+                urls = self._sign_bucket(first, keys, expires_in)
             except Exception as exc:
                 raise _storage_error(exc, first) from exc
             for i, url in zip(indices, urls, strict=True):
                 out[i] = url
         return out
+
+    def _sign_bucket(
+        self, first: Location, keys: list[str], expires_in: timedelta
+    ) -> Sequence[str]:
+        if first.kind == "azure":
+            signer = AzureBlobSigner.from_options(self.options, first.account)
+            if signer is not None:
+                return signer.sign(first.bucket, keys, expires_in)
+        if first.kind == "gcs":
+            # obstore puts GCS keys into the URL (and the signed canonical request) without
+            # escaping '%', '#' or '?', so such names (frequent in Delta partition
+            # directories) would address another object; hand it the RFC 3986 encoding.
+            keys = [quote(key, safe="/~") for key in keys]
+        return obstore.sign(self.object_store(first), "GET", keys, expires_in)
 
 
 def _storage_error(exc: Exception, location: Location) -> StorageError:

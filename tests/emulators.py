@@ -1,0 +1,382 @@
+"""Shared fixtures that run real services on 127.0.0.1 for tests.
+
+- :func:`serve_asgi` runs any ASGI app under uvicorn in a thread (real HTTP).
+- ``s3_emulator``: moto in server mode (``moto[server]`` from the dev dependencies).
+  moto does not check request signatures, so a tampered S3 URL still downloads.
+- ``azurite``: Azurite's blob service from npm, installed on first use into
+  ``.cache/azurite`` (or ``$DELTAPORT_AZURITE_DIR``). Azurite checks SAS signatures.
+  Needs ``node`` and ``npm``; without them the fixture fails with a clear message.
+- ``official_client_python``: a Python interpreter with the official ``delta-sharing``
+  client (1.4.2), in its own venv (it pins pandas<3 and pyarrow<=23) created with ``uv`` on
+  first use in ``.cache/peer-venv`` (or ``$DELTAPORT_PEER_VENV``); with
+  :func:`sharing_query_route` and :func:`read_with_official_client` a test can hand it
+  hand-made query responses.
+
+Make the fixtures visible with ``pytest_plugins = ["emulators"]`` in tests/conftest.py, or
+by importing them into a directory's conftest (as tests/storage/conftest.py does) or into a
+test module (``from emulators import azurite  # noqa: F401``).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+import os
+import shutil
+import socket
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+import pytest
+import uvicorn
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+AZURITE_DIR = Path(os.environ.get("DELTAPORT_AZURITE_DIR", REPO_ROOT / ".cache" / "azurite"))
+PEER_VENV = Path(os.environ.get("DELTAPORT_PEER_VENV", REPO_ROOT / ".cache" / "peer-venv"))
+OFFICIAL_CLIENT = "delta-sharing==1.4.2"
+
+# The well-known development account every Azurite instance accepts.
+AZURITE_ACCOUNT = "devstoreaccount1"
+AZURITE_KEY = (
+    "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
+)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def wait_for_port(
+    port: int, timeout: float = 60.0, process: subprocess.Popen[Any] | None = None
+) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process is not None and process.poll() is not None:
+            raise RuntimeError(f"the emulator exited early with code {process.returncode}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1):
+                return
+        except OSError:
+            time.sleep(0.1)
+    raise TimeoutError(f"nothing listens on 127.0.0.1:{port} after {timeout}s")
+
+
+@contextmanager
+def serve_asgi(app: Any) -> Iterator[str]:
+    """Serve ``app`` on a free 127.0.0.1 port in a thread; yields its base URL."""
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        if time.monotonic() > deadline or not thread.is_alive():
+            raise RuntimeError("uvicorn did not start")
+        time.sleep(0.02)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+        sock.close()
+
+
+# -- S3 (moto) ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class S3Emulator:
+    endpoint: str
+    access_key_id: str = "testing"
+    secret_access_key: str = "testing"
+    region: str = "us-east-1"
+
+    @property
+    def options(self) -> dict[str, str]:
+        """obstore / deltaport storage options reaching this endpoint path-style over HTTP."""
+        return {
+            "aws_endpoint": self.endpoint,
+            "aws_access_key_id": self.access_key_id,
+            "aws_secret_access_key": self.secret_access_key,
+            "aws_region": self.region,
+            "aws_allow_http": "true",
+            "aws_virtual_hosted_style_request": "false",
+        }
+
+    @property
+    def deltalake_options(self) -> dict[str, str]:
+        return {
+            "AWS_ENDPOINT_URL": self.endpoint,
+            "AWS_ACCESS_KEY_ID": self.access_key_id,
+            "AWS_SECRET_ACCESS_KEY": self.secret_access_key,
+            "AWS_REGION": self.region,
+            "AWS_ALLOW_HTTP": "true",
+            "AWS_S3_ALLOW_UNSAFE_RENAME": "true",
+            "AWS_VIRTUAL_HOSTED_STYLE_REQUEST": "false",
+        }
+
+    def create_bucket(self, name: str) -> None:
+        response = httpx.put(f"{self.endpoint}/{name}")
+        response.raise_for_status()
+
+
+@pytest.fixture(scope="session")
+def s3_emulator() -> Iterator[S3Emulator]:
+    from moto.server import ThreadedMotoServer
+
+    port = free_port()
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+    server.start()
+    try:
+        wait_for_port(port)
+        yield S3Emulator(f"http://127.0.0.1:{port}")
+    finally:
+        server.stop()
+
+
+# -- Azure (Azurite) ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AzuriteEmulator:
+    endpoint: str  # http://127.0.0.1:PORT/devstoreaccount1
+    account: str = AZURITE_ACCOUNT
+    key: str = AZURITE_KEY
+
+    @property
+    def options(self) -> dict[str, str]:
+        """obstore / deltaport storage options for this account with its shared key."""
+        return {
+            "azure_storage_account_name": self.account,
+            "azure_storage_account_key": self.key,
+            "azure_endpoint": self.endpoint,
+            "azure_allow_http": "true",
+        }
+
+    @property
+    def deltalake_options(self) -> dict[str, str]:
+        return {
+            "account_name": self.account,
+            "account_key": self.key,
+            "endpoint": self.endpoint,
+            "allow_http": "true",
+        }
+
+    def account_sas(self, permissions: str = "rl", lifetime: timedelta = timedelta(hours=2)) -> str:
+        """An account SAS token (query string without ``?``) for the blob service."""
+        return account_sas(self.account, self.key, permissions, lifetime)
+
+    def create_container(self, name: str) -> None:
+        sas = self.account_sas("rwdlac")
+        response = httpx.put(f"{self.endpoint}/{name}?restype=container&{sas}")
+        response.raise_for_status()
+
+
+def account_sas(account: str, key: str, permissions: str, lifetime: timedelta) -> str:
+    """An Azure account SAS (service version 2020-12-06 signing rules) for blobs."""
+    expiry = (datetime.now(UTC) + lifetime).strftime("%Y-%m-%dT%H:%M:%SZ")
+    version = "2021-08-06"
+    fields = [account, permissions, "b", "sco", "", expiry, "", "", version, ""]
+    to_sign = "\n".join(fields) + "\n"
+    mac = hmac.new(base64.b64decode(key), to_sign.encode(), hashlib.sha256).digest()
+    signature = quote(base64.b64encode(mac).decode(), safe="")
+    return f"sv={version}&ss=b&srt=sco&sp={permissions}&se={quote(expiry)}&sig={signature}"
+
+
+def _azurite_blob_command() -> Path:
+    binary = AZURITE_DIR / "node_modules" / ".bin" / "azurite-blob"
+    if binary.exists():
+        return binary
+    if shutil.which("npm") is None or shutil.which("node") is None:
+        pytest.fail(
+            "Azurite is not installed and node/npm are missing: install Node.js (with npm), "
+            f"or run `npm install --prefix {AZURITE_DIR} azurite` on a machine that has it."
+        )
+    AZURITE_DIR.mkdir(parents=True, exist_ok=True)
+    result = subprocess.run(
+        ["npm", "install", "--no-audit", "--no-fund", "--prefix", str(AZURITE_DIR), "azurite"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    if result.returncode != 0 or not binary.exists():
+        pytest.fail(f"`npm install azurite` failed:\n{result.stdout}\n{result.stderr}")
+    return binary
+
+
+@pytest.fixture(scope="session")
+def azurite(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AzuriteEmulator]:
+    command = _azurite_blob_command()
+    port = free_port()
+    location = tmp_path_factory.mktemp("azurite")
+    log = (location / "azurite.log").open("wb")
+    process = subprocess.Popen(
+        [
+            str(command),
+            "--blobHost",
+            "127.0.0.1",
+            "--blobPort",
+            str(port),
+            "--location",
+            str(location),
+            "--skipApiVersionCheck",
+            "--loose",
+            "--silent",
+        ],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        wait_for_port(port, process=process)
+        yield AzuriteEmulator(f"http://127.0.0.1:{port}/{AZURITE_ACCOUNT}")
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        log.close()
+
+
+# -- the official delta-sharing Python client ---------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def official_client_python() -> Path:
+    python = PEER_VENV / "bin" / "python"
+    probe = [str(python), "-c", "import delta_sharing; print(delta_sharing.__version__)"]
+    wanted = OFFICIAL_CLIENT.split("==")[1]
+    if python.exists():
+        found = subprocess.run(probe, capture_output=True, text=True)
+        if found.returncode == 0 and found.stdout.strip() == wanted:
+            return python
+    if shutil.which("uv") is None:
+        pytest.fail(f"uv is needed to create the venv with {OFFICIAL_CLIENT} at {PEER_VENV}")
+    steps = [
+        ["uv", "venv", "--allow-existing", str(PEER_VENV), "--python", "3.11"],
+        ["uv", "pip", "install", "--python", str(python), OFFICIAL_CLIENT],
+    ]
+    for step in steps:
+        result = subprocess.run(step, capture_output=True, text=True, timeout=900)
+        if result.returncode != 0:
+            pytest.fail(f"{' '.join(step)} failed:\n{result.stdout}\n{result.stderr}")
+    return python
+
+
+# -- a stand-in sharing server for the official client ------------------------------------
+
+READ_SCRIPT = """
+import json, sys, traceback
+import delta_sharing
+for job in json.loads(sys.argv[1]):
+    profile, fmt = job
+    try:
+        url = profile + "#s.sc.t"
+        df = delta_sharing.load_as_pandas(url, use_delta_format=(fmt == "delta"))
+        out = {"rows": df.sort_values("id").to_dict("records")}
+    except Exception:
+        out = {"error": traceback.format_exc()}
+    print("RESULT " + json.dumps(out, default=str), flush=True)
+"""
+
+
+def sharing_query_lines(
+    actions: list[dict[str, Any]], urls: list[str], delta_format: bool
+) -> list[dict[str, Any]]:
+    """The query response for a table's ``actions`` (protocol, metaData, adds) with the
+    adds' files at ``urls``, in delta or parquet response format."""
+    protocol = next(a["protocol"] for a in actions if "protocol" in a)
+    metadata = next(a["metaData"] for a in actions if "metaData" in a)
+    adds = [a["add"] for a in actions if "add" in a]
+    files = list(zip(adds, urls, strict=True))
+    if delta_format:
+        head: list[dict[str, Any]] = [
+            {"protocol": {"deltaProtocol": protocol}},
+            {"metaData": {"deltaMetadata": metadata, "version": 0}},
+        ]
+        return head + [
+            {"file": {"id": str(i), "deltaSingleAction": {"add": {**add, "path": url}}}}
+            for i, (add, url) in enumerate(files)
+        ]
+    parquet_metadata = {
+        "id": metadata["id"],
+        "format": {"provider": "parquet"},
+        "schemaString": metadata["schemaString"],
+        "partitionColumns": metadata["partitionColumns"],
+    }
+    head = [{"protocol": {"minReaderVersion": 1}}, {"metaData": parquet_metadata}]
+    return head + [
+        {
+            "file": {
+                "url": url,
+                "id": str(i),
+                "partitionValues": add["partitionValues"],
+                "size": add["size"],
+                "stats": add.get("stats"),
+            }
+        }
+        for i, (add, url) in enumerate(files)
+    ]
+
+
+def sharing_query_route(
+    prefix: str, lines: Callable[[Request, bool], list[dict[str, Any]]]
+) -> Route:
+    """``POST {prefix}/shares/s/schemas/sc/tables/t/query`` answering ``lines(request,
+    delta_format)`` as NDJSON, in the format the client asked for."""
+
+    def query(request: Request) -> Response:
+        capabilities = request.headers.get("delta-sharing-capabilities", "")
+        delta = "responseformat=delta" in capabilities
+        headers = {"delta-table-version": "0"}
+        if delta:
+            headers["delta-sharing-capabilities"] = "responseformat=delta"
+        body = "".join(json.dumps(line) + "\n" for line in lines(request, delta))
+        return Response(body, media_type="application/x-ndjson", headers=headers)
+
+    return Route(prefix + "/shares/s/schemas/sc/tables/t/query", query, methods=["POST"])
+
+
+def write_profile(directory: Path, name: str, endpoint: str) -> Path:
+    profile = {"shareCredentialsVersion": 1, "endpoint": endpoint, "bearerToken": "token"}
+    path = directory / f"{name}.share"
+    path.write_text(json.dumps(profile))
+    return path
+
+
+def read_with_official_client(python: Path, jobs: list[tuple[Path, str]]) -> list[dict[str, Any]]:
+    """Runs ``delta_sharing.load_as_pandas`` on table ``s.sc.t`` for each (profile, response
+    format) job in one process (importing the client takes seconds); per job either
+    ``{"rows": [...sorted by id]}`` or ``{"error": traceback}``."""
+    argument = json.dumps([[str(profile), fmt] for profile, fmt in jobs])
+    result = subprocess.run(
+        [str(python), "-c", READ_SCRIPT, argument], capture_output=True, text=True, timeout=600
+    )
+    outputs = [
+        json.loads(line.removeprefix("RESULT "))
+        for line in result.stdout.splitlines()
+        if line.startswith("RESULT ")
+    ]
+    if len(outputs) != len(jobs):
+        raise RuntimeError(f"the official client crashed:\n{result.stderr[-3000:]}")
+    return outputs
