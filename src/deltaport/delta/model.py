@@ -188,15 +188,29 @@ _Z85_INDEX = {c: i for i, c in enumerate(_Z85_CHARS)}
 
 
 def z85_decode(text: str) -> bytes:
-    """Decode Z85 (the ZeroMQ base-85 variant Delta uses for DV ids and inline bitmaps)."""
+    """Decode Z85 (the ZeroMQ base-85 variant Delta uses for DV ids and inline bitmaps).
+
+    Also accepts the padded last block that some writers (the Rust ``z85`` crate) emit: ``k``
+    leading ``#`` then ``5 - k`` digits holding ``4 - k`` bytes. A standard block never starts
+    with ``#``, whose value would exceed 32 bits.
+    """
     if len(text) % 5:
         raise ValueError("z85 text length must be a multiple of 5")
     out = bytearray()
     for i in range(0, len(text), 5):
+        block = text[i : i + 5]
+        pad = len(block) - len(block.lstrip("#")) if i + 5 == len(text) else 0
+        if pad > 3:
+            raise ValueError(f"invalid z85 block {block!r}")
         value = 0
-        for ch in text[i : i + 5]:
-            value = value * 85 + _Z85_INDEX[ch]
-        out += value.to_bytes(4, "big")
+        for ch in block[pad:]:
+            digit = _Z85_INDEX.get(ch)
+            if digit is None:
+                raise ValueError(f"invalid z85 character {ch!r}")
+            value = value * 85 + digit
+        if value >= 1 << 32:
+            raise ValueError(f"invalid z85 block {block!r}")
+        out += value.to_bytes(4 - pad, "big")
     return bytes(out)
 
 

@@ -89,9 +89,13 @@ class Storage:
                 raise StorageError(f"cannot list {loc.uri}: {exc.strerror}") from exc
             out = []
             for entry in entries:
-                if entry.is_file():
+                try:
+                    if not entry.is_file():
+                        continue
                     st = entry.stat()
-                    out.append(ObjectInfo(entry.name, st.st_size, int(st.st_mtime * 1000)))
+                except FileNotFoundError:
+                    continue  # removed between the listing and the stat (a writer's temp file)
+                out.append(ObjectInfo(entry.name, st.st_size, int(st.st_mtime * 1000)))
             out.sort(key=lambda o: o.name)
             return out
         prefix = loc.key.rstrip("/") + "/"

@@ -1,0 +1,32 @@
+"""A process-wide cache of open tables, so snapshots are shared across requests."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping
+
+from deltaport.delta.table import DeltaTable
+from deltaport.storage import Location, parse_location
+
+_TABLES: dict[tuple[str, tuple[tuple[str, str], ...]], DeltaTable] = {}
+_LOCK = threading.Lock()
+
+
+def open_table(
+    location: str | Location, storage_options: Mapping[str, str] | None = None
+) -> DeltaTable:
+    """The shared :class:`DeltaTable` for ``location`` and ``storage_options``."""
+    loc = parse_location(location) if isinstance(location, str) else location
+    key = (loc.uri, tuple(sorted((storage_options or {}).items())))
+    with _LOCK:
+        table = _TABLES.get(key)
+        if table is None:
+            table = DeltaTable(loc, storage_options)
+            _TABLES[key] = table
+        return table
+
+
+def clear_table_cache() -> None:
+    """Forget every open table (their cached snapshots go with them)."""
+    with _LOCK:
+        _TABLES.clear()

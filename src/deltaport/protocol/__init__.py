@@ -1,0 +1,1 @@
+"""The wire contract, without I/O: schemas, actions, errors, predicates, profiles."""
