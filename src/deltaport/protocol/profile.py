@@ -1,0 +1,194 @@
+"""Delta Sharing profile files and ``profile#share.schema.table`` URLs.
+
+Version 1 holds ``endpoint``, ``bearerToken`` and an optional ``expirationTime``.
+Version 2 adds ``type``: ``bearer_token`` (as version 1) or ``oauth_client_credentials``
+(``tokenEndpoint``, ``clientId``, ``clientSecret``, optional ``scope``); the client
+fetches tokens, this module only reads the file.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeAlias
+from urllib.parse import urlsplit
+
+import msgspec
+
+MAX_SHARE_CREDENTIALS_VERSION = 2
+BEARER_TOKEN = "bearer_token"
+OAUTH_CLIENT_CREDENTIALS = "oauth_client_credentials"
+_TYPES = (BEARER_TOKEN, OAUTH_CLIENT_CREDENTIALS)
+
+
+class ProfileError(ValueError):
+    """A profile file or table URL is malformed."""
+
+
+@dataclass(frozen=True)
+class BearerTokenProfile:
+    endpoint: str
+    """The sharing server's URL, without a trailing slash."""
+    bearer_token: str = field(repr=False)
+    expiration_time: dt.datetime | None = None
+    """When the token expires (timezone-aware); ``None`` if it never does."""
+    share_credentials_version: int = 1
+
+    @property
+    def type(self) -> str:
+        return BEARER_TOKEN
+
+    def is_expired(self, now: dt.datetime | None = None) -> bool:
+        """Whether the token has expired at ``now`` (default: the current time; a naive
+        ``now`` is taken as UTC)."""
+        if self.expiration_time is None:
+            return False
+        return _aware(now or dt.datetime.now(dt.UTC)) >= self.expiration_time
+
+
+@dataclass(frozen=True)
+class OAuthClientCredentialsProfile:
+    endpoint: str
+    """The sharing server's URL, without a trailing slash."""
+    token_endpoint: str
+    client_id: str
+    client_secret: str = field(repr=False)
+    scope: str | None = None
+    share_credentials_version: int = 2
+
+    @property
+    def type(self) -> str:
+        return OAUTH_CLIENT_CREDENTIALS
+
+    def is_expired(self, now: dt.datetime | None = None) -> bool:
+        """Client credentials do not expire; the tokens fetched with them do."""
+        return False
+
+
+Profile: TypeAlias = BearerTokenProfile | OAuthClientCredentialsProfile
+
+
+def load_profile(source: str | os.PathLike[str] | bytes | Mapping[str, Any]) -> Profile:
+    """Read a profile from a file path, JSON text (``{...}``) or a decoded object."""
+    if isinstance(source, Mapping):
+        return parse_profile(source)
+    if isinstance(source, bytes) or (isinstance(source, str) and source.lstrip().startswith("{")):
+        return parse_profile(_decode(source, "profile JSON"))
+    path = Path(source)
+    try:
+        text = path.read_bytes()
+    except OSError as exc:
+        raise ProfileError(f"cannot read profile file {str(path)!r}: {exc.strerror}") from None
+    return parse_profile(_decode(text, f"profile file {str(path)!r}"))
+
+
+def _decode(text: str | bytes, what: str) -> Mapping[str, Any]:
+    try:
+        obj = msgspec.json.decode(text)
+    except msgspec.DecodeError as exc:
+        raise ProfileError(f"{what} is not valid JSON: {exc}") from None
+    if not isinstance(obj, dict):
+        raise ProfileError(f"{what} must be a JSON object")
+    return obj
+
+
+def parse_profile(obj: Mapping[str, Any]) -> Profile:
+    """Validate a decoded profile and return its typed form."""
+    version = _version(obj)
+    endpoint = _endpoint(_required_string(obj, "endpoint"), "endpoint")
+    if version == 1:
+        profile_type = BEARER_TOKEN
+    else:
+        default = OAUTH_CLIENT_CREDENTIALS if "tokenEndpoint" in obj else BEARER_TOKEN
+        profile_type = obj.get("type", default)
+        if profile_type not in _TYPES:
+            raise ProfileError(
+                f"unsupported profile type {profile_type!r}; supported: {', '.join(_TYPES)}"
+            )
+    if profile_type == BEARER_TOKEN:
+        return BearerTokenProfile(
+            endpoint=endpoint,
+            bearer_token=_required_string(obj, "bearerToken"),
+            expiration_time=_expiration_time(obj.get("expirationTime")),
+            share_credentials_version=version,
+        )
+    scope = obj.get("scope")
+    if scope is not None and not isinstance(scope, str):
+        raise ProfileError("profile field 'scope' must be a string")
+    return OAuthClientCredentialsProfile(
+        endpoint=endpoint,
+        token_endpoint=_endpoint(_required_string(obj, "tokenEndpoint"), "tokenEndpoint"),
+        client_id=_required_string(obj, "clientId"),
+        client_secret=_required_string(obj, "clientSecret"),
+        scope=scope or None,
+        share_credentials_version=version,
+    )
+
+
+def _version(obj: Mapping[str, Any]) -> int:
+    if "shareCredentialsVersion" not in obj:
+        raise ProfileError("profile is missing 'shareCredentialsVersion'")
+    version = obj["shareCredentialsVersion"]
+    if isinstance(version, bool) or not isinstance(version, int):
+        raise ProfileError(f"'shareCredentialsVersion' must be an integer, found {version!r}")
+    if version > MAX_SHARE_CREDENTIALS_VERSION:
+        raise ProfileError(
+            f"'shareCredentialsVersion' in the profile is {version} which is too new. "
+            f"The current release supports version {MAX_SHARE_CREDENTIALS_VERSION} and below. "
+            "Please upgrade to a newer release."
+        )
+    if version < 1:
+        raise ProfileError(f"'shareCredentialsVersion' must be 1 or more, found {version}")
+    return version
+
+
+def _required_string(obj: Mapping[str, Any], key: str) -> str:
+    if key not in obj:
+        raise ProfileError(f"profile is missing {key!r}")
+    value = obj[key]
+    if not isinstance(value, str) or not value.strip():
+        raise ProfileError(f"profile field {key!r} must be a non-empty string")
+    return value
+
+
+def _endpoint(url: str, key: str) -> str:
+    url = url.strip()
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ProfileError(f"profile field {key!r} is not an http(s) URL: {url!r}")
+    return url.rstrip("/")
+
+
+def _expiration_time(value: object) -> dt.datetime | None:
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise ProfileError(f"'expirationTime' must be an ISO 8601 string, found {value!r}")
+    try:
+        return _aware(dt.datetime.fromisoformat(value.strip()))
+    except ValueError:
+        raise ProfileError(f"'expirationTime' is not an ISO 8601 time: {value!r}") from None
+
+
+def _aware(moment: dt.datetime) -> dt.datetime:
+    return moment.replace(tzinfo=dt.UTC) if moment.tzinfo is None else moment
+
+
+def split_table_url(url: str) -> tuple[str, str, str, str]:
+    """Split ``<profile>#<share>.<schema>.<table>`` into its four parts.
+
+    As the official client: the profile path ends at the last ``#``, and the rest must be
+    exactly three non-empty names separated by dots.
+    """
+    hash_at = url.rfind("#")
+    if hash_at < 0:
+        raise ProfileError(f"Invalid 'url': {url}")
+    profile = url[:hash_at]
+    names = url[hash_at + 1 :].split(".")
+    if len(names) != 3 or not profile or not all(names):
+        raise ProfileError(f"Invalid 'url': {url}")
+    share, schema, table = names
+    return profile, share, schema, table
