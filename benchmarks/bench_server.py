@@ -1,0 +1,221 @@
+"""Sharing server speed, measured against baselines in the same run.
+
+1. Requests/s on ``GET /shares`` and ``GET .../version`` with 50 concurrent keep-alive
+   clients, against a bare hello-world Starlette app on the same uvicorn (target: at
+   least half of its rate).
+2. A full ``POST .../query`` of a 100,000-file table (log built as in
+   ``bench_snapshot.py``) on a fresh server, against ``deltalake.DeltaTable(path)
+   .get_add_actions()`` (target: within 1.5x, both cold); then the same query warm.
+
+Run: ``uv run python benchmarks/bench_server.py`` (about a minute).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import deltalake
+import httpx
+import pyarrow as pa
+import yaml
+from bench_snapshot import CHECKPOINT_VERSION, N_FILES, write_checkpoint, write_commit
+
+CONCURRENCY = 50
+LOAD_SECONDS = 5.0
+TOKEN = "bench-token"
+TABLE = "/delta-sharing/shares/bench/schemas/default/tables/big"
+
+HELLO_APP = """
+import sys
+import uvicorn
+from starlette.applications import Starlette
+from starlette.responses import PlainTextResponse
+from starlette.routing import Route
+
+async def hello(request):
+    return PlainTextResponse("hello, world")
+
+app = Starlette(routes=[Route("/", hello)])
+uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[1]), log_level="warning", access_log=False)
+"""
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextmanager
+def serving(command: list[str], port: int, probe: str) -> Iterator[None]:
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                httpx.get(f"http://127.0.0.1:{port}{probe}", timeout=1)
+                break
+            except httpx.HTTPError:
+                if time.monotonic() > deadline or process.poll() is not None:
+                    raise RuntimeError(f"server {command} did not start") from None
+                time.sleep(0.1)
+        yield
+    finally:
+        process.terminate()
+        process.wait(10)
+
+
+async def _client(port: int, request: bytes, stop_at: float, counts: list[int]) -> None:
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    done = 0
+    try:
+        while time.perf_counter() < stop_at:
+            writer.write(request)
+            head = await reader.readuntil(b"\r\n\r\n")
+            length = 0
+            for line in head.split(b"\r\n"):
+                if line[:15].lower() == b"content-length:":
+                    length = int(line[15:])
+            if length:
+                await reader.readexactly(length)
+            if not head.startswith(b"HTTP/1.1 200"):
+                raise RuntimeError(f"unexpected answer: {head[:60]!r}")
+            done += 1
+    finally:
+        writer.close()
+        counts.append(done)
+
+
+def requests_per_second(port: int, path: str, token: str | None = None) -> float:
+    auth = f"Authorization: Bearer {token}\r\n" if token else ""
+    request = f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n{auth}\r\n".encode()
+
+    async def run() -> float:
+        warm: list[int] = []
+        await asyncio.gather(
+            *(_client(port, request, time.perf_counter() + 0.5, warm) for _ in range(CONCURRENCY))
+        )
+        counts: list[int] = []
+        start = time.perf_counter()
+        stop_at = start + LOAD_SECONDS
+        await asyncio.gather(*(_client(port, request, stop_at, counts) for _ in range(CONCURRENCY)))
+        return sum(counts) / (time.perf_counter() - start)
+
+    return asyncio.run(run())
+
+
+def build_big_table(root: Path) -> None:
+    log = root / "_delta_log"
+    log.mkdir(parents=True)
+    write_checkpoint(log)
+    for version in range(CHECKPOINT_VERSION + 1, CHECKPOINT_VERSION + 4):
+        write_commit(log, version)
+
+
+def write_config(tmp: Path, big: Path, small: Path) -> Path:
+    config = {
+        "version": 1,
+        "authorization": {"bearerToken": TOKEN},
+        "accessLog": False,
+        "shares": [
+            {
+                "name": "bench",
+                "schemas": [
+                    {
+                        "name": "default",
+                        "tables": [
+                            {"name": "big", "location": str(big)},
+                            {"name": "small", "location": str(small)},
+                        ],
+                    }
+                ],
+            }
+        ],
+    }
+    path = tmp / "server.yaml"
+    path.write_text(yaml.safe_dump(config))
+    return path
+
+
+def timed_query(port: int) -> tuple[float, int]:
+    start = time.perf_counter()
+    lines = 0
+    with httpx.stream(
+        "POST",
+        f"http://127.0.0.1:{port}{TABLE}/query",
+        json={},
+        headers={"Authorization": f"Bearer {TOKEN}"},
+        timeout=300,
+    ) as response:
+        response.raise_for_status()
+        for chunk in response.iter_raw():
+            lines += chunk.count(b"\n")
+    return time.perf_counter() - start, lines
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory() as tmp_name:
+        tmp = Path(tmp_name)
+        big = tmp / "big"
+        small = tmp / "small"
+        build_big_table(big)
+        deltalake.write_deltalake(str(small), pa.table({"id": [1, 2, 3]}))
+        config = write_config(tmp, big, small)
+        expected_files = N_FILES + 3 * 10 - 3
+
+        start = time.perf_counter()
+        peer_files = pa.table(deltalake.DeltaTable(str(big)).get_add_actions()).num_rows
+        peer_cold = time.perf_counter() - start
+
+        port = free_port()
+        server = [sys.executable, "-m", "deltaport.server", "--config", str(config)]
+        with serving(
+            [*server, "--host", "127.0.0.1", "--port", str(port)],
+            port,
+            "/delta-sharing/openapi.json",
+        ):
+            cold, lines = timed_query(port)
+            warm, _ = timed_query(port)
+            shares_rps = requests_per_second(port, "/delta-sharing/shares", TOKEN)
+            version_path = "/delta-sharing/shares/bench/schemas/default/tables/small/version"
+            version_rps = requests_per_second(port, version_path, TOKEN)
+
+        hello_port = free_port()
+        with serving([sys.executable, "-c", HELLO_APP, str(hello_port)], hello_port, "/"):
+            hello_rps = requests_per_second(hello_port, "/")
+
+    assert peer_files == expected_files, (peer_files, expected_files)
+    assert lines == expected_files + 2, (lines, expected_files)
+    results = {
+        "hello_world_rps": round(hello_rps),
+        "shares_rps": round(shares_rps),
+        "shares_vs_hello": round(shares_rps / hello_rps, 2),
+        "version_rps": round(version_rps),
+        "version_vs_hello": round(version_rps / hello_rps, 2),
+        "files": expected_files,
+        "query_cold_s": round(cold, 3),
+        "query_warm_s": round(warm, 3),
+        "deltalake_get_add_actions_cold_s": round(peer_cold, 3),
+        "query_cold_vs_deltalake": round(cold / peer_cold, 2),
+        "cpu_count": os.cpu_count(),
+    }
+    print(json.dumps(results, indent=2))
+    print(
+        f"/shares at {results['shares_vs_hello']}x and /version at {results['version_vs_hello']}x "
+        f"the hello-world rate (target >= 0.5); cold /query of {expected_files} files at "
+        f"{results['query_cold_vs_deltalake']}x deltalake get_add_actions (target <= 1.5)"
+    )
+
+
+if __name__ == "__main__":
+    main()

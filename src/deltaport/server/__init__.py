@@ -1,0 +1,49 @@
+"""The Delta Sharing server: ``create_app(config)`` for an ASGI app, ``run(path)`` to serve."""
+
+from __future__ import annotations
+
+import importlib
+import logging
+from pathlib import Path
+
+import msgspec
+import uvicorn
+
+from deltaport.server.app import create_app, public_url
+from deltaport.server.config import ConfigError, ServerConfig, load_config
+from deltaport.server.logs import configure_logging
+from deltaport.server.tls import tls_files
+
+__all__ = ["ConfigError", "ServerConfig", "create_app", "load_config", "run"]
+
+
+def run(config_path: str | Path, host: str | None = None, port: int | None = None) -> None:
+    """Serve the configuration at ``config_path`` until interrupted (host/port override it)."""
+    config = load_config(config_path)
+    overrides = {k: v for k, v in (("host", host), ("port", port)) if v is not None}
+    if overrides:
+        config = msgspec.structs.replace(config, **overrides)
+    # pyarrow imports pandas on its first Python-object conversion (seconds): pay that at
+    # start rather than in the first request.
+    importlib.import_module("pandas")
+    configure_logging()
+    app = create_app(config)
+    ssl: dict[str, str | None] = {}
+    if config.ssl is not None:
+        files = tls_files(config.ssl, config.host)
+        ssl = {
+            "ssl_certfile": files.certfile,
+            "ssl_keyfile": files.keyfile,
+            "ssl_keyfile_password": files.password,
+        }
+    logging.getLogger(__name__).info(
+        "serving %d share(s) at %s%s", len(config.shares), public_url(config), config.endpoint
+    )
+    uvicorn.run(
+        app,
+        host=config.host,
+        port=config.port,
+        log_level="info",
+        access_log=config.access_log,
+        **ssl,  # type: ignore[arg-type]
+    )

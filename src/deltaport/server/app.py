@@ -1,0 +1,343 @@
+"""The HTTP layer: Starlette routes that only translate HTTP <-> catalog and service calls."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import logging
+import os
+from collections.abc import Awaitable, Callable
+from datetime import timedelta
+from typing import TypeVar
+
+import msgspec
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import Response, StreamingResponse
+from starlette.routing import BaseRoute, Mount, Route
+
+from deltaport.protocol.actions import (
+    GetShareResponse,
+    ListSchemasResponse,
+    ListSharesResponse,
+    ListTablesResponse,
+    QueryTableRequest,
+    SchemaItem,
+    ShareItem,
+    TableItem,
+)
+from deltaport.protocol.capabilities import HEADER as CAPABILITIES_HEADER
+from deltaport.protocol.capabilities import parse_capabilities, response_header
+from deltaport.protocol.errors import (
+    InternalError,
+    InvalidParameterError,
+    MalformedRequestError,
+    MethodNotAllowedError,
+    ResourceNotFoundError,
+    SharingError,
+)
+from deltaport.server.auth import BearerAuth
+from deltaport.server.catalog import Catalog, Recipient, Share, SharedSchema, SharedTable
+from deltaport.server.changes import ChangeService, changes_query
+from deltaport.server.config import ServerConfig
+from deltaport.server.files import files_routes
+from deltaport.server.ndjson import CONTENT_TYPE as NDJSON
+from deltaport.server.openapi import openapi_document
+from deltaport.server.paging import PageTokens
+from deltaport.server.selection import HintSettings
+from deltaport.server.service import TableResponse, TableService
+from deltaport.server.signing import TableUrlSigner
+from deltaport.server.snapshot_pages import SnapshotPages
+from deltaport.server.table_pages import TableTokens
+from deltaport.server.tokens import TokenSigner
+from deltaport.storage import Location
+from deltaport.storage.local_urls import LocalUrlSigner
+
+log = logging.getLogger(__name__)
+
+JSON = "application/json; charset=utf-8"
+VERSION_HEADER = "Delta-Table-Version"
+FILES_PATH = "/files"
+
+T = TypeVar("T")
+
+Handler = Callable[[Request, Recipient], Awaitable[Response]]
+
+_encode = msgspec.json.encode
+_query_decoder = msgspec.json.Decoder(QueryTableRequest)
+
+
+def create_app(config: ServerConfig) -> Starlette:
+    """The ASGI app serving ``config`` (the sharing API under ``config.endpoint``)."""
+    key = _server_key(config)
+    catalog = Catalog(config)
+    auth = BearerAuth(
+        {config.authorization.bearer_token: Recipient("default")}
+        if config.authorization and config.authorization.bearer_token
+        else {}
+    )
+    local_signer = LocalUrlSigner(
+        _derive(key, "local-file-urls"), public_url(config) + config.endpoint + FILES_PATH
+    )
+    url_signer = TableUrlSigner(local_signer)
+    url_lifetime = timedelta(seconds=config.pre_signed_url_timeout_seconds)
+    table_tokens = TableTokens(TokenSigner(_derive(key, "table-tokens")))
+    service = TableService(
+        url_signer,
+        url_lifetime,
+        HintSettings(config.evaluate_predicate_hints, config.evaluate_json_predicate_hints),
+        pages=SnapshotPages(table_tokens),
+    )
+    changes = ChangeService(url_signer, url_lifetime, table_tokens)
+    pages = PageTokens(_derive(key, "page-tokens"))
+    api = _Api(catalog, auth, pages, service, changes, config)
+
+    def table_root(table_key: str) -> Location | None:
+        table = catalog.table_by_key(table_key)
+        return table.location if table else None
+
+    routes: list[BaseRoute] = [
+        # before the mount, which would otherwise claim every path under the endpoint
+        *files_routes(local_signer, table_root),
+        Mount(config.endpoint, routes=api.routes()),
+    ]
+    app = Starlette(
+        routes=routes,
+        exception_handlers={HTTPException: _http_error, Exception: _unexpected_error},
+    )
+    app.state.openapi = api.openapi
+    return app
+
+
+def public_url(config: ServerConfig) -> str:
+    """Where recipients reach this server (``publicUrl``, else from host, port and TLS)."""
+    if config.public_url:
+        return config.public_url.rstrip("/")
+    scheme = "https" if config.ssl else "http"
+    host = "localhost" if config.host in ("0.0.0.0", "::", "") else config.host
+    if ":" in host:
+        host = f"[{host}]"
+    return f"{scheme}://{host}:{config.port}"
+
+
+def _server_key(config: ServerConfig) -> bytes:
+    if config.signing_key:
+        return hashlib.sha256(config.signing_key.encode()).digest()
+    return os.urandom(32)
+
+
+def _derive(key: bytes, purpose: str) -> bytes:
+    return hmac.digest(key, purpose.encode(), "sha256")
+
+
+class _Api:
+    def __init__(
+        self,
+        catalog: Catalog,
+        auth: BearerAuth,
+        pages: PageTokens,
+        service: TableService,
+        changes: ChangeService,
+        config: ServerConfig,
+    ) -> None:
+        self.catalog = catalog
+        self.auth = auth
+        self.pages = pages
+        self.service = service
+        self.changes = changes
+        self.openapi = openapi_document(config.endpoint)
+        self._openapi_bytes = _encode(self.openapi)
+
+    def routes(self) -> list[BaseRoute]:
+        table = "/shares/{share}/schemas/{schema}/tables/{table}"
+        guard = self._guard
+        return [
+            Route("/shares", guard(self.list_shares), methods=["GET"]),
+            Route("/shares/{share}", guard(self.get_share), methods=["GET"]),
+            Route("/shares/{share}/schemas", guard(self.list_schemas), methods=["GET"]),
+            Route(
+                "/shares/{share}/schemas/{schema}/tables", guard(self.list_tables), methods=["GET"]
+            ),
+            Route("/shares/{share}/all-tables", guard(self.list_all_tables), methods=["GET"]),
+            Route(table, guard(self.head_table), methods=["HEAD"]),
+            Route(f"{table}/version", guard(self.table_version), methods=["GET"]),
+            Route(f"{table}/metadata", guard(self.table_metadata), methods=["GET"]),
+            Route(f"{table}/query", guard(self.query_table), methods=["POST"]),
+            Route(f"{table}/changes", guard(self.table_changes), methods=["GET"]),
+            Route("/openapi.json", self.openapi_json, methods=["GET"]),
+        ]
+
+    def _guard(self, handler: Handler) -> Callable[[Request], Awaitable[Response]]:
+        async def endpoint(request: Request) -> Response:
+            try:
+                recipient = self.auth.authenticate(request.headers.get("authorization"))
+                return await handler(request, recipient)
+            except SharingError as exc:
+                return error_response(exc)
+
+        return endpoint
+
+    # -- listing ---------------------------------------------------------------------------
+    async def list_shares(self, request: Request, recipient: Recipient) -> Response:
+        shares = self.catalog.shares(recipient)
+        page, token = self._page(request, "shares", shares)
+        return _json(ListSharesResponse([_share_item(s) for s in page], token))
+
+    async def get_share(self, request: Request, recipient: Recipient) -> Response:
+        share = self.catalog.share(recipient, request.path_params["share"])
+        return _json(GetShareResponse(_share_item(share)))
+
+    async def list_schemas(self, request: Request, recipient: Recipient) -> Response:
+        share = request.path_params["share"]
+        schemas = self.catalog.schemas(recipient, share)
+        page, token = self._page(request, f"schemas\0{share.casefold()}", schemas)
+        return _json(ListSchemasResponse([_schema_item(s) for s in page], token))
+
+    async def list_tables(self, request: Request, recipient: Recipient) -> Response:
+        share, schema = request.path_params["share"], request.path_params["schema"]
+        tables = self.catalog.tables(recipient, share, schema)
+        scope = f"tables\0{share.casefold()}\0{schema.casefold()}"
+        page, token = self._page(request, scope, tables)
+        return _json(ListTablesResponse([_table_item(t) for t in page], token))
+
+    async def list_all_tables(self, request: Request, recipient: Recipient) -> Response:
+        share = request.path_params["share"]
+        tables = self.catalog.all_tables(recipient, share)
+        page, token = self._page(request, f"all-tables\0{share.casefold()}", tables)
+        return _json(ListTablesResponse([_table_item(t) for t in page], token))
+
+    def _page(self, request: Request, scope: str, items: list[T]) -> tuple[list[T], str | None]:
+        params = request.query_params
+        max_results = _int_param(params.get("maxResults"), "maxResults")
+        return self.pages.page(scope, items, max_results, params.get("pageToken") or None)
+
+    # -- tables ----------------------------------------------------------------------------
+    def _table(self, request: Request, recipient: Recipient) -> SharedTable:
+        p = request.path_params
+        return self.catalog.table(recipient, p["share"], p["schema"], p["table"])
+
+    async def head_table(self, request: Request, recipient: Recipient) -> Response:
+        table = self._table(request, recipient)
+        return Response(headers={VERSION_HEADER: str(await self._latest_version(table))})
+
+    async def table_version(self, request: Request, recipient: Recipient) -> Response:
+        table = self._table(request, recipient)
+        starting = request.query_params.get("startingTimestamp")
+        if starting is None:
+            version = await self._latest_version(table)
+        else:
+            version = await run_in_threadpool(self.service.table_version, table, starting)
+        return Response(headers={VERSION_HEADER: str(version)})
+
+    async def _latest_version(self, table: SharedTable) -> int:
+        """Listing a local ``_delta_log`` takes tens of microseconds, less than a hop to a
+        worker thread, so it runs inline; remote listings go to a worker thread."""
+        if table.location.kind == "local":
+            return self.service.table_version(table, None)
+        return await run_in_threadpool(self.service.table_version, table, None)
+
+    async def table_metadata(self, request: Request, recipient: Recipient) -> Response:
+        table = self._table(request, recipient)
+        caps = parse_capabilities(request.headers.get(CAPABILITIES_HEADER))
+        version = _int_param(request.query_params.get("version"), "version")
+        timestamp = request.query_params.get("timestamp")
+        answer = await run_in_threadpool(self.service.metadata, table, caps, version, timestamp)
+        return _stream(answer)
+
+    async def query_table(self, request: Request, recipient: Recipient) -> Response:
+        table = self._table(request, recipient)
+        caps = parse_capabilities(request.headers.get(CAPABILITIES_HEADER))
+        body = await request.body()
+        query = _decode_query(body)
+        if query.startingVersion is not None:
+            answer = await run_in_threadpool(self.changes.query_range, table, caps, query)
+        else:
+            answer = await run_in_threadpool(self.service.query, table, caps, query)
+        return _stream(answer)
+
+    async def table_changes(self, request: Request, recipient: Recipient) -> Response:
+        table = self._table(request, recipient)
+        caps = parse_capabilities(request.headers.get(CAPABILITIES_HEADER))
+        query = changes_query(request.query_params)
+        answer = await run_in_threadpool(self.changes.changes, table, caps, query)
+        return _stream(answer)
+
+    async def openapi_json(self, request: Request) -> Response:
+        return Response(self._openapi_bytes, media_type=JSON)
+
+
+def _decode_query(body: bytes) -> QueryTableRequest:
+    if not body.strip():
+        return QueryTableRequest()
+    try:
+        return _query_decoder.decode(body)
+    except msgspec.ValidationError as exc:
+        raise MalformedRequestError(f"invalid request body: {exc}") from None
+    except msgspec.DecodeError:
+        raise MalformedRequestError("the request body is not valid JSON") from None
+
+
+def _int_param(value: str | None, name: str) -> int | None:
+    if value is None or value == "":
+        return None
+    try:
+        return int(value)
+    except ValueError:
+        raise InvalidParameterError(f"{name} must be an integer, got {value!r}") from None
+
+
+def _stream(answer: TableResponse) -> Response:
+    headers = {
+        VERSION_HEADER: str(answer.version),
+        CAPABILITIES_HEADER: response_header(
+            answer.response_format, answer.include_end_stream_action
+        ),
+    }
+    return StreamingResponse(answer.body, media_type=NDJSON, headers=headers)
+
+
+def _json(value: object) -> Response:
+    return Response(_encode(value), media_type=JSON)
+
+
+def error_response(error: SharingError) -> Response:
+    return Response(_encode(error.body()), status_code=error.status, media_type=JSON)
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    status = exc.status_code if isinstance(exc, HTTPException) else 500
+    if status == 404:
+        return error_response(ResourceNotFoundError(f"no route for {request.url.path}"))
+    if status == 405:
+        return error_response(MethodNotAllowedError(f"{request.method} is not allowed here"))
+    return error_response(InternalError())
+
+
+async def _unexpected_error(request: Request, exc: Exception) -> Response:
+    log.error("unexpected error on %s %s", request.method, request.url.path, exc_info=exc)
+    return error_response(InternalError())
+
+
+def _share_item(share: Share) -> ShareItem:
+    return ShareItem(share.name, share.id, share.display_name, share.comment, share.properties)
+
+
+def _schema_item(schema: SharedSchema) -> SchemaItem:
+    return SchemaItem(
+        schema.name, schema.share, schema.display_name, schema.comment, schema.properties
+    )
+
+
+def _table_item(table: SharedTable) -> TableItem:
+    return TableItem(
+        table.name,
+        table.schema,
+        table.share,
+        table.share_id,
+        table.id,
+        table.display_name,
+        table.comment,
+        table.properties,
+    )

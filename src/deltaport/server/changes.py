@@ -1,0 +1,385 @@
+"""Version ranges: the change data feed (``/changes``) and ``/query`` with ``startingVersion``.
+
+Both resolve a range ``start..end`` (versions, or timestamps turned into versions), read
+the file actions of those commits and stream them with each commit's version and
+timestamp. ``/changes`` answers the change data feed (cdc files where a commit wrote them,
+else its data-changing adds and removes) and needs the feed on for the whole range;
+``/query`` answers the adds and removes a streaming reader replays. Metadata changes inside
+the range come as ``metaData`` lines with their version, before that version's files.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from deltaport.delta import DeltaTable, TableChanges, open_table
+from deltaport.delta.errors import (
+    CdfNotEnabledError,
+    DeltaError,
+    TableNotFoundError,
+    TimestampOutOfRangeError,
+    UnsupportedFeatureError,
+    VersionNotFoundError,
+)
+from deltaport.delta.model import Metadata
+from deltaport.protocol.actions import EndStreamAction, QueryTableRequest
+from deltaport.protocol.capabilities import DELTA, Capabilities, choose_response_format
+from deltaport.protocol.errors import (
+    InternalError,
+    InvalidParameterError,
+    ResourceNotFoundError,
+    UnsupportedOperationError,
+)
+from deltaport.server.catalog import SharedTable
+from deltaport.server.change_lines import change_file_lines
+from deltaport.server.end_stream import stream_body
+from deltaport.server.lines import metadata_line, protocol_line
+from deltaport.server.ndjson import encode_lines
+from deltaport.server.service import OpenTable, TableResponse, parse_timestamp
+from deltaport.server.signing import UrlSigner
+from deltaport.server.table_pages import TableTokens, page_bounds, query_digest
+from deltaport.storage import StorageError
+
+log = logging.getLogger(__name__)
+
+FILES_PER_SLICE = 1000
+
+
+@dataclass(frozen=True)
+class ChangesQuery:
+    """The parameters of ``GET .../changes``."""
+
+    starting_version: int | None = None
+    starting_timestamp: str | None = None
+    ending_version: int | None = None
+    ending_timestamp: str | None = None
+    include_historical_metadata: bool = False
+    max_files: int | None = None
+    page_token: str | None = None
+
+
+@dataclass(frozen=True)
+class _Range:
+    """A resolved request: what to read and how to page it."""
+
+    start: int
+    end: int
+    offset: int
+    digest: str
+
+
+class ChangeService:
+    def __init__(
+        self,
+        signer: UrlSigner,
+        url_lifetime: timedelta,
+        tokens: TableTokens,
+        opener: OpenTable = open_table,
+    ) -> None:
+        self._signer = signer
+        self._url_lifetime = url_lifetime
+        self._tokens = tokens
+        self._open = opener
+
+    def changes(self, table: SharedTable, caps: Capabilities, query: ChangesQuery) -> TableResponse:
+        """The change data feed of the asked range."""
+        _check_max_files(query.max_files)
+        _require_history(table)
+        with _delta_errors(table):
+            delta_table = self._table(table)
+            digest = query_digest(
+                "changes",
+                query.starting_version,
+                query.starting_timestamp,
+                query.ending_version,
+                query.ending_timestamp,
+                query.include_historical_metadata,
+                caps.response_formats,
+            )
+            span = self._resolve(
+                table,
+                delta_table,
+                digest,
+                query.page_token,
+                lambda: _starting_version(
+                    delta_table, query.starting_version, query.starting_timestamp
+                ),
+                lambda latest: _ending_version(
+                    delta_table, latest, query.ending_version, query.ending_timestamp
+                ),
+            )
+            changes = delta_table.change_data(span.start, span.end)
+        fmt = _range_format(caps, changes)
+        return self._respond(
+            table,
+            caps,
+            changes,
+            changes.files,
+            fmt,
+            span,
+            query.max_files,
+            paged=query.max_files is not None or query.page_token is not None,
+            historical=query.include_historical_metadata,
+        )
+
+    def query_range(
+        self, table: SharedTable, caps: Capabilities, request: QueryTableRequest
+    ) -> TableResponse:
+        """``/query`` with ``startingVersion``: the adds and removes of each version."""
+        _check_max_files(request.maxFiles)
+        if request.version is not None or request.timestamp is not None:
+            raise InvalidParameterError(
+                "startingVersion cannot be combined with version or timestamp"
+            )
+        if request.includeRefreshToken or request.refreshToken:
+            raise InvalidParameterError(
+                "refresh tokens are only supported on queries of the latest snapshot"
+            )
+        _require_history(table)
+        starting = request.startingVersion
+        if starting is None:
+            raise InvalidParameterError("startingVersion is required")
+        with _delta_errors(table):
+            delta_table = self._table(table)
+            digest = query_digest("range", starting, request.endingVersion, caps.response_formats)
+            span = self._resolve(
+                table,
+                delta_table,
+                digest,
+                request.pageToken,
+                lambda: starting,
+                lambda latest: _ending_version(delta_table, latest, request.endingVersion, None),
+            )
+            changes = delta_table.changes(span.start, span.end)
+        fmt = _range_format(caps, changes)
+        files = changes.files
+        keep = pc.not_equal(files.column("action"), "cdc")
+        if fmt != DELTA:  # the parquet format cannot say dataChange=false
+            keep = pc.and_(keep, pc.fill_null(files.column("data_change"), True))
+        return self._respond(
+            table,
+            caps,
+            changes,
+            files.filter(keep),
+            fmt,
+            span,
+            request.maxFiles,
+            paged=request.maxFiles is not None or request.pageToken is not None,
+            historical=True,
+        )
+
+    # -- resolution ------------------------------------------------------------------------
+    def _table(self, table: SharedTable) -> DeltaTable:
+        return self._open(table.location.uri, table.storage_options)
+
+    def _resolve(
+        self,
+        table: SharedTable,
+        delta_table: DeltaTable,
+        digest: str,
+        page_token: str | None,
+        starting: Callable[[], int],
+        ending: Callable[[int], int],
+    ) -> _Range:
+        if page_token:
+            cursor = self._tokens.open_page(page_token, table.key, digest)
+            return _Range(cursor.start, cursor.version, cursor.offset, digest)
+        latest = delta_table.latest_version()
+        start = starting()
+        end = ending(latest)
+        if start < table.start_version:
+            raise InvalidParameterError(
+                f"data of this table is shared from version {table.start_version}; "
+                f"the asked range starts at version {start}"
+            )
+        if start > latest:
+            raise InvalidParameterError(
+                f"the starting version {start} is after the latest version {latest}"
+            )
+        if end < start:
+            raise InvalidParameterError(
+                f"the ending version {end} is before the starting version {start}"
+            )
+        return _Range(start, end, 0, digest)
+
+    # -- the answer ------------------------------------------------------------------------
+    def _respond(
+        self,
+        table: SharedTable,
+        caps: Capabilities,
+        changes: TableChanges,
+        files: pa.Table,
+        fmt: str,
+        span: _Range,
+        max_files: int | None,
+        *,
+        paged: bool,
+        historical: bool,
+    ) -> TableResponse:
+        first, last = page_bounds(files.num_rows, span.offset, max_files)
+        page = files.slice(first, last - first)
+        next_token = None
+        if last < files.num_rows:
+            next_token = self._tokens.page_token(table.key, span.digest, span.start, span.end, last)
+        versions = files.column("version")
+        after = versions[first - 1].as_py() if first > 0 else span.start
+        through = versions[last - 1].as_py() if next_token is not None else span.end
+        changed = (
+            [
+                (e.version, e.metadata)
+                for e in changes.versions
+                if e.metadata is not None and after < e.version <= through
+            ]
+            if historical
+            else []
+        )
+        head = [
+            protocol_line(changes.protocol, fmt),
+            metadata_line(changes.metadata, fmt, version=span.start, size=None, num_files=None),
+        ]
+        expiration_ms = int((time.time() + self._url_lifetime.total_seconds()) * 1000)
+        end = None
+        if caps.include_end_stream_action or paged:
+            end = EndStreamAction(
+                nextPageToken=next_token,
+                minUrlExpirationTimestamp=expiration_ms if page.num_rows else None,
+            )
+
+        def sign(paths: Sequence[str]) -> list[str]:
+            return self._signer.sign_files(table, paths, self._url_lifetime)
+
+        def segments() -> Iterator[bytes]:
+            pending = list(changed)
+            for offset in range(0, page.num_rows, FILES_PER_SLICE):
+                part = page.slice(offset, FILES_PER_SLICE)
+                lines = change_file_lines(part, fmt, sign, expiration_ms)
+                out: list[Any] = []
+                for version, line in zip(part.column("version").to_pylist(), lines, strict=True):
+                    while pending and pending[0][0] <= version:
+                        out.append(_historical(pending.pop(0), fmt))
+                    out.append(line)
+                yield encode_lines(out)
+            yield encode_lines([_historical(entry, fmt) for entry in pending])
+
+        body = stream_body(encode_lines(head), segments(), end, _name(table))
+        return TableResponse(span.start, fmt, end is not None, body)
+
+
+def _historical(entry: tuple[int, Metadata], fmt: str) -> Any:
+    version, metadata = entry
+    return metadata_line(metadata, fmt, version=version, size=None, num_files=None)
+
+
+def _starting_version(delta_table: DeltaTable, version: int | None, timestamp: str | None) -> int:
+    if version is not None and timestamp is not None:
+        raise InvalidParameterError("give startingVersion or startingTimestamp, not both")
+    if version is not None:
+        if version < 0:
+            raise InvalidParameterError("startingVersion cannot be negative")
+        return version
+    if timestamp is None:
+        raise InvalidParameterError("startingVersion or startingTimestamp is required")
+    return delta_table.version_at(parse_timestamp(timestamp), at_or_after=True)
+
+
+def _ending_version(
+    delta_table: DeltaTable, latest: int, version: int | None, timestamp: str | None
+) -> int:
+    if version is not None and timestamp is not None:
+        raise InvalidParameterError("give endingVersion or endingTimestamp, not both")
+    if version is not None:
+        if version > latest:
+            raise InvalidParameterError(
+                f"the ending version {version} is after the latest version {latest}"
+            )
+        return version
+    if timestamp is not None:
+        return delta_table.version_at(parse_timestamp(timestamp))
+    return latest
+
+
+def _check_max_files(max_files: int | None) -> None:
+    if max_files is not None and max_files <= 0:
+        raise InvalidParameterError("maxFiles must be positive")
+
+
+def _range_format(caps: Capabilities, changes: TableChanges) -> str:
+    """The response format able to describe every version of the range."""
+    features: set[str] = set(changes.protocol.reader_features or ())
+    mapping = changes.metadata.column_mapping_mode
+    for entry in changes.versions:
+        if entry.protocol is not None:
+            features.update(entry.protocol.reader_features or ())
+        if entry.metadata is not None and entry.metadata.column_mapping_mode != "none":
+            mapping = entry.metadata.column_mapping_mode
+    return choose_response_format(caps, sorted(features), mapping)
+
+
+def _name(table: SharedTable) -> str:
+    return f"{table.share}.{table.schema}.{table.name}"
+
+
+def _require_history(table: SharedTable) -> None:
+    if not table.history_shared:
+        raise InvalidParameterError(
+            f"table {_name(table)} does not share its history (historyShared is off), so "
+            "version ranges and its change data feed cannot be read"
+        )
+
+
+@contextmanager
+def _delta_errors(table: SharedTable) -> Iterator[None]:
+    """Engine errors as 400s with the engine's message (versions and times, no locations)."""
+    try:
+        yield
+    except (VersionNotFoundError, TimestampOutOfRangeError, CdfNotEnabledError) as exc:
+        raise InvalidParameterError(f"table {_name(table)}: {exc}") from None
+    except UnsupportedFeatureError as exc:
+        raise UnsupportedOperationError(f"table {_name(table)} cannot be shared: {exc}") from None
+    except TableNotFoundError:
+        log.error("no Delta table at the location of %s", _name(table))
+        raise ResourceNotFoundError(f"the data of table {_name(table)} was not found") from None
+    except (DeltaError, StorageError) as exc:
+        log.error("reading table %s failed: %s", _name(table), exc)
+        raise InternalError() from None
+
+
+def changes_query(params: Mapping[str, str]) -> ChangesQuery:
+    """The ``/changes`` parameters from a URL query (400 on values of the wrong type)."""
+    return ChangesQuery(
+        starting_version=_int(params, "startingVersion"),
+        starting_timestamp=params.get("startingTimestamp") or None,
+        ending_version=_int(params, "endingVersion"),
+        ending_timestamp=params.get("endingTimestamp") or None,
+        include_historical_metadata=_bool(params, "includeHistoricalMetadata"),
+        max_files=_int(params, "maxFiles"),
+        page_token=params.get("pageToken") or None,
+    )
+
+
+def _int(params: Mapping[str, str], name: str) -> int | None:
+    value = params.get(name)
+    if value is None or value == "":
+        return None
+    try:
+        return int(value)
+    except ValueError:
+        raise InvalidParameterError(f"{name} must be an integer, got {value!r}") from None
+
+
+def _bool(params: Mapping[str, str], name: str) -> bool:
+    value = params.get(name)
+    if value is None or value == "":
+        return False
+    if value.lower() in ("true", "false"):
+        return value.lower() == "true"
+    raise InvalidParameterError(f"{name} must be true or false, got {value!r}")

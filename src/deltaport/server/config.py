@@ -1,0 +1,227 @@
+"""Server configuration: YAML compatible with the reference Delta Sharing server.
+
+Loading substitutes ``${ENV_VAR}`` in string values, then validates the whole file;
+every problem is reported with its path in the file (``shares[0].schemas[1].tables[2].name``).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import yaml
+
+from deltaport.protocol.names import name_key, name_problem
+
+log = logging.getLogger(__name__)
+
+DEFAULT_ENDPOINT = "/delta-sharing"
+
+# Keys of the reference server's configuration that deltaport accepts and does not need.
+REFERENCE_KEYS_WITHOUT_EFFECT = frozenset(
+    {
+        "deltaTableCacheSize",
+        "stalenessAcceptable",
+        "evaluateJsonPredicateHintsV2",
+        "requestTimeoutSeconds",
+        "queryTablePageSizeLimit",
+        "queryTablePageTokenTtlMs",
+        "refreshTokenTtlMs",
+        "useKernel",
+    }
+)
+
+_ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+class ConfigError(ValueError):
+    """The configuration file cannot be used; the message names the offending path."""
+
+
+class _Config(msgspec.Struct, forbid_unknown_fields=True, rename="camel"):
+    pass
+
+
+class TableConfig(_Config):
+    name: str
+    location: str
+    id: str | None = None
+    history_shared: bool = False
+    cdf_enabled: bool = False
+    start_version: int = 0
+    display_name: str | None = None
+    comment: str | None = None
+    properties: dict[str, str] | None = None
+    storage_options: dict[str, str] | None = None
+
+    @property
+    def shares_history(self) -> bool:
+        """``cdfEnabled`` is the reference server's older name for ``historyShared``."""
+        return self.history_shared or self.cdf_enabled
+
+
+class SchemaConfig(_Config):
+    name: str
+    tables: list[TableConfig] = msgspec.field(default_factory=list)
+    id: str | None = None
+    display_name: str | None = None
+    comment: str | None = None
+    properties: dict[str, str] | None = None
+
+
+class ShareConfig(_Config):
+    name: str
+    schemas: list[SchemaConfig] = msgspec.field(default_factory=list)
+    id: str | None = None
+    display_name: str | None = None
+    comment: str | None = None
+    properties: dict[str, str] | None = None
+
+
+class AuthorizationConfig(_Config):
+    bearer_token: str | None = None
+
+
+class SSLConfig(_Config):
+    self_signed: bool = False
+    certificate_file: str | None = None
+    certificate_key_file: str | None = None
+    certificate_password_file: str | None = None
+
+
+class StorageConfig(_Config):
+    """obstore options for every table whose location starts with ``prefix``."""
+
+    prefix: str
+    options: dict[str, str]
+
+
+class ServerConfig(_Config):
+    version: int = 1
+    shares: list[ShareConfig] = msgspec.field(default_factory=list)
+    authorization: AuthorizationConfig | None = None
+    ssl: SSLConfig | None = None
+    host: str = "localhost"
+    port: int = 8080
+    endpoint: str = DEFAULT_ENDPOINT
+    pre_signed_url_timeout_seconds: int = 3600
+    evaluate_predicate_hints: bool = True
+    evaluate_json_predicate_hints: bool = True
+    storage: list[StorageConfig] = msgspec.field(default_factory=list)
+    public_url: str | None = None
+    signing_key: str | None = None
+    access_log: bool = True
+
+    def storage_options_for(self, table: TableConfig) -> dict[str, str]:
+        """Options of the matching ``storage`` prefixes (longest last), then the table's own."""
+        merged: dict[str, str] = {}
+        matching = [s for s in self.storage if table.location.startswith(s.prefix)]
+        for entry in sorted(matching, key=lambda s: len(s.prefix)):
+            merged.update(entry.options)
+        merged.update(table.storage_options or {})
+        return merged
+
+
+def load_config(path: str | Path) -> ServerConfig:
+    """Read, substitute and validate a configuration file."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"cannot read config file {path}: {exc.strerror}") from exc
+    try:
+        raw = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"config file {path} is not valid YAML: {exc}") from exc
+    return parse_config(raw if raw is not None else {}, os.environ)
+
+
+def parse_config(raw: Any, environ: Mapping[str, str]) -> ServerConfig:
+    """Validate an already parsed YAML document (``environ`` fills ``${VAR}``)."""
+    if not isinstance(raw, dict):
+        raise ConfigError("config: the top level must be a mapping")
+    raw = _substitute(raw, environ, "")
+    for key in sorted(REFERENCE_KEYS_WITHOUT_EFFECT & raw.keys()):
+        log.info("config key %s is accepted for compatibility and has no effect", key)
+        del raw[key]
+    try:
+        config = msgspec.convert(raw, ServerConfig, strict=False)
+    except msgspec.ValidationError as exc:
+        raise ConfigError(_readable_validation_error(str(exc))) from None
+    _check(config)
+    return config
+
+
+def _substitute(value: Any, environ: Mapping[str, str], path: str) -> Any:
+    if isinstance(value, str):
+
+        def repl(match: re.Match[str]) -> str:
+            name = match.group(1)
+            if name not in environ:
+                raise ConfigError(f"{path or 'config'}: environment variable {name} is not set")
+            return environ[name]
+
+        return _ENV_REF.sub(repl, value)
+    if isinstance(value, dict):
+        return {k: _substitute(v, environ, _join(path, str(k))) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_substitute(v, environ, f"{path}[{i}]") for i, v in enumerate(value)]
+    return value
+
+
+def _join(path: str, key: str) -> str:
+    return f"{path}.{key}" if path else key
+
+
+def _readable_validation_error(message: str) -> str:
+    """msgspec says ``... - at `$.shares[0].name` ``; turn that into ``shares[0].name: ...``."""
+    match = re.search(r"^(.*) - at `\$\.?(.*)`$", message)
+    what, where = (match.group(1), match.group(2)) if match else (message, "")
+    unknown = re.fullmatch(r"Object contains unknown field `(.*)`", what)
+    if unknown:
+        return f"{_join(where, unknown.group(1))}: unknown key"
+    return f"{where or 'config'}: {what}"
+
+
+def _check(config: ServerConfig) -> None:
+    if config.version != 1:
+        raise ConfigError(f"version: only version 1 is supported, got {config.version}")
+    if not config.endpoint.startswith("/"):
+        raise ConfigError(f"endpoint: must start with '/', got {config.endpoint!r}")
+    if config.pre_signed_url_timeout_seconds <= 0:
+        raise ConfigError("preSignedUrlTimeoutSeconds: must be positive")
+    if not 0 <= config.port <= 65535:
+        raise ConfigError(f"port: {config.port} is not a TCP port")
+    ssl = config.ssl
+    if ssl and not ssl.self_signed and not (ssl.certificate_file and ssl.certificate_key_file):
+        raise ConfigError(
+            "ssl: set selfSigned: true, or both certificateFile and certificateKeyFile"
+        )
+    share_names: set[str] = set()
+    for i, share in enumerate(config.shares):
+        _check_name(share.name, f"shares[{i}].name", share_names)
+        schema_names: set[str] = set()
+        for j, schema in enumerate(share.schemas):
+            _check_name(schema.name, f"shares[{i}].schemas[{j}].name", schema_names)
+            table_names: set[str] = set()
+            for k, table in enumerate(schema.tables):
+                where = f"shares[{i}].schemas[{j}].tables[{k}]"
+                _check_name(table.name, f"{where}.name", table_names)
+                if not table.location.strip():
+                    raise ConfigError(f"{where}.location: must not be empty")
+                if table.start_version < 0:
+                    raise ConfigError(f"{where}.startVersion: must not be negative")
+
+
+def _check_name(name: str, where: str, seen: set[str]) -> None:
+    problem = name_problem(name)
+    if problem:
+        raise ConfigError(f"{where}: {name!r} {problem}")
+    key = name_key(name)
+    if key in seen:
+        raise ConfigError(f"{where}: {name!r} is defined twice (names are case-insensitive)")
+    seen.add(key)

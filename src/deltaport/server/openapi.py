@@ -1,0 +1,332 @@
+"""The OpenAPI 3.1 document of the sharing API (a test keeps it equal to the real routes)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+_ERROR_CODES = {
+    "400": "The request is malformed or a parameter has a wrong value.",
+    "401": "The bearer token is missing or wrong.",
+    "403": "The request is forbidden.",
+    "404": "The share, schema, table or version does not exist.",
+    "500": "The server failed; the message holds no details.",
+}
+
+_TABLE = "/shares/{share}/schemas/{schema}/tables/{table}"
+
+
+def _path_param(name: str) -> dict[str, Any]:
+    return {
+        "name": name,
+        "in": "path",
+        "required": True,
+        "description": f"The {name} name (case-insensitive).",
+        "schema": {"type": "string"},
+    }
+
+
+def _query_param(name: str, type_: str, description: str) -> dict[str, Any]:
+    schema: dict[str, Any] = {"type": type_}
+    if type_ == "integer":
+        schema["format"] = "int64"
+    return {
+        "name": name,
+        "in": "query",
+        "required": False,
+        "description": description,
+        "schema": schema,
+    }
+
+
+_PAGING = [
+    _query_param("maxResults", "integer", "Items per page (non-negative, default 500)."),
+    _query_param("pageToken", "string", "nextPageToken of the previous page."),
+]
+_CAPABILITIES = {
+    "name": "delta-sharing-capabilities",
+    "in": "header",
+    "required": False,
+    "description": "responseformat=parquet|delta (a comma-separated list), "
+    "readerfeatures=..., includeendstreamaction=true; separated by ';'.",
+    "schema": {"type": "string"},
+}
+
+
+_CHANGES_PARAMS = [
+    _query_param("startingVersion", "integer", "First version of the range (inclusive)."),
+    _query_param(
+        "startingTimestamp",
+        "string",
+        "ISO 8601 time; the range starts at the first version committed at or after it.",
+    ),
+    _query_param("endingVersion", "integer", "Last version of the range (default: latest)."),
+    _query_param(
+        "endingTimestamp",
+        "string",
+        "ISO 8601 time; the range ends at the last version committed at or before it.",
+    ),
+    _query_param(
+        "includeHistoricalMetadata", "boolean", "Send metaData lines where the metadata changed."
+    ),
+    _query_param("maxFiles", "integer", "Files per page (positive)."),
+    _query_param("pageToken", "string", "endStreamAction.nextPageToken of the previous page."),
+]
+
+
+def _errors() -> dict[str, Any]:
+    return {
+        code: {
+            "description": text,
+            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}},
+        }
+        for code, text in _ERROR_CODES.items()
+    }
+
+
+def _json_ok(schema: str) -> dict[str, Any]:
+    return {
+        "200": {
+            "description": "OK",
+            "content": {"application/json": {"schema": {"$ref": f"#/components/schemas/{schema}"}}},
+        },
+        **_errors(),
+    }
+
+
+def _version_ok() -> dict[str, Any]:
+    return {
+        "200": {
+            "description": "The version is in the Delta-Table-Version header; no body.",
+            "headers": {"Delta-Table-Version": {"schema": {"type": "integer"}}},
+        },
+        **_errors(),
+    }
+
+
+def _ndjson_ok(text: str) -> dict[str, Any]:
+    return {
+        "200": {
+            "description": text,
+            "headers": {
+                "Delta-Table-Version": {"schema": {"type": "integer"}},
+                "delta-sharing-capabilities": {
+                    "description": "The response format used: responseformat=parquet|delta.",
+                    "schema": {"type": "string"},
+                },
+            },
+            "content": {"application/x-ndjson": {"schema": {"type": "string"}}},
+        },
+        **_errors(),
+    }
+
+
+def _op(
+    op_id: str, summary: str, params: list[dict[str, Any]], responses: dict[str, Any]
+) -> dict[str, Any]:
+    return {"operationId": op_id, "summary": summary, "parameters": params, "responses": responses}
+
+
+def _names(*names: str) -> list[dict[str, Any]]:
+    return [_path_param(n) for n in names]
+
+
+def openapi_document(endpoint: str) -> dict[str, Any]:
+    """The document for a server whose sharing API lives under ``endpoint``."""
+    table_names = _names("share", "schema", "table")
+    paths: dict[str, Any] = {
+        "/shares": {"get": _op("listShares", "List shares", _PAGING, _json_ok("ListShares"))},
+        "/shares/{share}": {
+            "get": _op("getShare", "Get a share", _names("share"), _json_ok("GetShare"))
+        },
+        "/shares/{share}/schemas": {
+            "get": _op(
+                "listSchemas",
+                "List schemas of a share",
+                _names("share") + _PAGING,
+                _json_ok("ListSchemas"),
+            )
+        },
+        "/shares/{share}/schemas/{schema}/tables": {
+            "get": _op(
+                "listTables",
+                "List tables of a schema",
+                _names("share", "schema") + _PAGING,
+                _json_ok("ListTables"),
+            )
+        },
+        "/shares/{share}/all-tables": {
+            "get": _op(
+                "listAllTables",
+                "List all tables of a share",
+                _names("share") + _PAGING,
+                _json_ok("ListTables"),
+            )
+        },
+        _TABLE: {
+            "head": _op("headTable", "Table version (legacy HEAD form)", table_names, _version_ok())
+        },
+        f"{_TABLE}/version": {
+            "get": _op(
+                "getTableVersion",
+                "Table version",
+                [
+                    *table_names,
+                    _query_param(
+                        "startingTimestamp",
+                        "string",
+                        "Earliest version committed at or after this ISO 8601 time.",
+                    ),
+                ],
+                _version_ok(),
+            )
+        },
+        f"{_TABLE}/metadata": {
+            "get": _op(
+                "getTableMetadata",
+                "Protocol and metadata of a table",
+                [
+                    *table_names,
+                    _CAPABILITIES,
+                    _query_param(
+                        "version", "integer", "Metadata as of this version (history sharing)."
+                    ),
+                    _query_param(
+                        "timestamp",
+                        "string",
+                        "Metadata as of this ISO 8601 time (history sharing).",
+                    ),
+                ],
+                _ndjson_ok("A protocol line and a metaData line."),
+            )
+        },
+        f"{_TABLE}/query": {
+            "post": {
+                **_op(
+                    "queryTable",
+                    "Files of a table snapshot",
+                    [*table_names, _CAPABILITIES],
+                    _ndjson_ok("A protocol line, a metaData line and one file line per file."),
+                ),
+                "requestBody": {
+                    "required": False,
+                    "content": {
+                        "application/json": {"schema": {"$ref": "#/components/schemas/QueryTable"}}
+                    },
+                },
+            }
+        },
+        f"{_TABLE}/changes": {
+            "get": _op(
+                "getTableChanges",
+                "Change data feed of a version range (history sharing)",
+                [*table_names, _CAPABILITIES, *_CHANGES_PARAMS],
+                _ndjson_ok(
+                    "A protocol line, a metaData line, then one add, cdf or remove line per "
+                    "file with its version and timestamp; an endStreamAction line last when "
+                    "asked for or paged."
+                ),
+            )
+        },
+        "/openapi.json": {
+            "get": {
+                "operationId": "getOpenApi",
+                "summary": "This document",
+                "security": [],
+                "responses": {"200": {"description": "OK", "content": {"application/json": {}}}},
+            }
+        },
+        "/files/{table_key}/{file_path}": {
+            "get": {
+                "operationId": "getFile",
+                "summary": "A table file on the server's disk, by signed URL (HEAD and Range "
+                "supported)",
+                "security": [],
+                "parameters": [
+                    _path_param("table_key"),
+                    {**_path_param("file_path"), "description": "Path below the table root."},
+                    _query_param("se", "integer", "Expiry (Unix seconds)."),
+                    _query_param("sp", "string", "Permissions (r)."),
+                    _query_param("sig", "string", "Signature."),
+                    {
+                        "name": "Range",
+                        "in": "header",
+                        "required": False,
+                        "schema": {"type": "string"},
+                    },
+                ],
+                "responses": {
+                    "200": {"description": "The file"},
+                    "206": {"description": "The asked ranges"},
+                    "403": {"description": "Bad, expired or foreign signature"},
+                    "404": {"description": "No such file"},
+                    "416": {"description": "Unsatisfiable range"},
+                },
+            }
+        },
+    }
+    return {
+        "openapi": "3.1.0",
+        "info": {"title": "deltaport Delta Sharing server", "version": "1"},
+        "servers": [{"url": endpoint}],
+        "security": [{"bearer": []}],
+        "paths": paths,
+        "components": {
+            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
+            "schemas": _SCHEMAS,
+        },
+    }
+
+
+def _obj(props: dict[str, Any], required: list[str] | None = None) -> dict[str, Any]:
+    out: dict[str, Any] = {"type": "object", "properties": props}
+    if required:
+        out["required"] = required
+    return out
+
+
+_STR = {"type": "string"}
+_PROPS = {"type": "object", "additionalProperties": {"type": "string"}}
+_EXTRAS = {"displayName": _STR, "comment": _STR, "properties": _PROPS}
+_SCHEMAS: dict[str, Any] = {
+    "Error": _obj({"errorCode": _STR, "message": _STR}, ["errorCode", "message"]),
+    "Share": _obj({"name": _STR, "id": _STR, **_EXTRAS}, ["name"]),
+    "Schema": _obj({"name": _STR, "share": _STR, **_EXTRAS}, ["name", "share"]),
+    "Table": _obj(
+        {"name": _STR, "schema": _STR, "share": _STR, "shareId": _STR, "id": _STR, **_EXTRAS},
+        ["name", "schema", "share"],
+    ),
+    "ListShares": _obj(
+        {
+            "items": {"type": "array", "items": {"$ref": "#/components/schemas/Share"}},
+            "nextPageToken": _STR,
+        }
+    ),
+    "GetShare": _obj({"share": {"$ref": "#/components/schemas/Share"}}, ["share"]),
+    "ListSchemas": _obj(
+        {
+            "items": {"type": "array", "items": {"$ref": "#/components/schemas/Schema"}},
+            "nextPageToken": _STR,
+        }
+    ),
+    "ListTables": _obj(
+        {
+            "items": {"type": "array", "items": {"$ref": "#/components/schemas/Table"}},
+            "nextPageToken": _STR,
+        }
+    ),
+    "QueryTable": _obj(
+        {
+            "predicateHints": {"type": "array", "items": _STR},
+            "jsonPredicateHints": _STR,
+            "limitHint": {"type": "integer", "minimum": 0},
+            "version": {"type": "integer", "minimum": 0},
+            "timestamp": _STR,
+            "startingVersion": {"type": "integer", "minimum": 0},
+            "endingVersion": {"type": "integer", "minimum": 0},
+            "maxFiles": {"type": "integer", "minimum": 1},
+            "pageToken": _STR,
+            "includeRefreshToken": {"type": "boolean"},
+            "refreshToken": _STR,
+        }
+    ),
+}

@@ -1,0 +1,140 @@
+"""Which files a query returns: predicate hints first, then the limit hint.
+
+Both are best effort by the protocol: a hint that cannot be parsed or evaluated is
+skipped (all files stay), and a file is only dropped when its partition values or stats
+prove that no row of it can match.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+import msgspec
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from deltaport.delta.model import Metadata
+from deltaport.protocol.predicates import (
+    And,
+    Expr,
+    PredicateError,
+    file_mask,
+    parse_json_predicate,
+    parse_sql_predicate,
+)
+from deltaport.protocol.schema import DecimalType, PrimitiveType, StructType, parse_schema
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class HintSettings:
+    evaluate_sql_hints: bool = True
+    evaluate_json_hints: bool = True
+
+
+class _NumRecords(msgspec.Struct):
+    numRecords: int | None = None
+
+
+_STATS_DECODER = msgspec.json.Decoder(list[_NumRecords | None])
+
+
+def select_files(
+    files: pa.Table,
+    metadata: Metadata,
+    predicate_hints: Sequence[str] | None,
+    json_predicate_hints: str | None,
+    limit_hint: int | None,
+    settings: HintSettings,
+) -> pa.Table:
+    selected = files
+    predicates = _hint_predicates(predicate_hints, json_predicate_hints, settings)
+    if predicates and files.num_rows:
+        types, physical = _column_info(metadata.schema_string)
+        expr = predicates[0] if len(predicates) == 1 else And(tuple(predicates))
+        try:
+            mask = file_mask(expr, files, types, metadata.partition_columns, physical)
+        except Exception:
+            log.warning("predicate hints could not be evaluated; all files are kept", exc_info=True)
+        else:
+            selected = files.filter(mask)
+    if limit_hint is not None:
+        selected = apply_limit_hint(selected, limit_hint)
+    return selected
+
+
+def _hint_predicates(
+    predicate_hints: Sequence[str] | None,
+    json_predicate_hints: str | None,
+    settings: HintSettings,
+) -> list[Expr]:
+    """The hints that parse; one that does not is skipped (it may only keep more files)."""
+    out: list[Expr] = []
+    if predicate_hints and settings.evaluate_sql_hints:
+        for hint in predicate_hints:
+            try:
+                out.append(parse_sql_predicate(hint))
+            except PredicateError as exc:
+                log.info("skipping predicate hint %r: %s", hint, exc)
+    if json_predicate_hints and settings.evaluate_json_hints:
+        try:
+            out.append(parse_json_predicate(json_predicate_hints))
+        except PredicateError as exc:
+            log.info("skipping jsonPredicateHints: %s", exc)
+    return out
+
+
+@lru_cache(maxsize=256)
+def _column_info(schema_string: str) -> tuple[dict[str, str], dict[str, str]]:
+    """Delta type and physical name of every column reachable through structs, by dotted
+    logical name; empty when the schema cannot be parsed (then nothing is skipped)."""
+    try:
+        schema = parse_schema(schema_string)
+    except ValueError:
+        return {}, {}
+    types: dict[str, str] = {}
+    physical: dict[str, str] = {}
+
+    def walk(struct: StructType, logical: str, physical_prefix: str) -> None:
+        for f in struct.fields:
+            name = f"{logical}{f.name}"
+            physical_name = f"{physical_prefix}{f.physical_name}"
+            if isinstance(f.type, StructType):
+                walk(f.type, name + ".", physical_name + ".")
+            elif isinstance(f.type, PrimitiveType | DecimalType):
+                types[name] = f.type.name
+                physical[name] = physical_name
+
+    walk(schema, "", "")
+    return types, physical
+
+
+def apply_limit_hint(files: pa.Table, limit: int) -> pa.Table:
+    """The shortest prefix of ``files`` holding at least ``limit`` live rows by their stats.
+
+    A file without ``numRecords`` could hold any number of rows, so from the first such
+    file on every file is kept.
+    """
+    if files.num_rows == 0:
+        return files
+    texts = files.column("stats").to_pylist()
+    try:
+        parsed = _STATS_DECODER.decode(
+            ("[" + ",".join("null" if t is None else t for t in texts) + "]").encode()
+        )
+    except msgspec.DecodeError:
+        return files
+    cardinality = pc.struct_field(files.column("deletion_vector"), "cardinality")
+    deleted = pc.fill_null(cardinality, 0).to_pylist()
+    total = 0
+    for i, (stats, gone) in enumerate(zip(parsed, deleted, strict=True)):
+        if total >= limit:
+            return files.slice(0, i)
+        if stats is None or stats.numRecords is None:
+            return files
+        total += stats.numRecords - gone
+    return files

@@ -1,0 +1,283 @@
+"""The table service: a request on a shared table -> resolved snapshot -> response lines.
+
+Everything here blocks (log reads, signing); the HTTP layer calls it from worker threads.
+The snapshot and the selected files are resolved before the response starts, so errors
+still get proper statuses; the file lines are then built and encoded slice by slice while
+the body streams.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+import msgspec
+import pyarrow as pa
+
+from deltaport.delta import DeltaTable, Snapshot, open_table
+from deltaport.delta.errors import (
+    DeltaError,
+    TableNotFoundError,
+    TimestampOutOfRangeError,
+    UnsupportedFeatureError,
+    VersionNotFoundError,
+)
+from deltaport.protocol.actions import EndStreamAction, QueryTableRequest
+from deltaport.protocol.capabilities import DELTA, Capabilities, choose_response_format
+from deltaport.protocol.errors import (
+    InternalError,
+    InvalidParameterError,
+    ResourceNotFoundError,
+    UnsupportedOperationError,
+)
+from deltaport.server.catalog import SharedTable
+from deltaport.server.end_stream import stream_body
+from deltaport.server.lines import delta_files, metadata_line, parquet_files, protocol_line
+from deltaport.server.ndjson import encode_lines, encode_wrapped
+from deltaport.server.selection import HintSettings, select_files
+from deltaport.server.signing import UrlSigner
+from deltaport.server.snapshot_pages import SnapshotPages
+from deltaport.server.table_pages import TableTokens
+from deltaport.server.tokens import TokenSigner
+from deltaport.storage import StorageError
+
+log = logging.getLogger(__name__)
+
+FILES_PER_SLICE = 1000
+
+OpenTable = Callable[[str, Mapping[str, str]], DeltaTable]
+
+
+@dataclass
+class TableResponse:
+    """A table answer: its ``Delta-Table-Version``, the format used and the NDJSON body."""
+
+    version: int
+    response_format: str
+    include_end_stream_action: bool
+    body: Iterator[bytes]
+
+
+class TableService:
+    def __init__(
+        self,
+        signer: UrlSigner,
+        url_lifetime: timedelta,
+        hints: HintSettings,
+        opener: OpenTable = open_table,
+        pages: SnapshotPages | None = None,
+    ) -> None:
+        self._signer = signer
+        self._url_lifetime = url_lifetime
+        self._hints = hints
+        self._open = opener
+        # without a shared key, tokens are only valid on this process
+        self._pages = pages or SnapshotPages(TableTokens(TokenSigner(os.urandom(32))))
+
+    # -- version -------------------------------------------------------------------------
+    def table_version(self, table: SharedTable, starting_timestamp: str | None) -> int:
+        """Latest version, or the earliest version at or after ``starting_timestamp``."""
+        with _delta_errors(table):
+            delta_table = self._table(table)
+            if starting_timestamp is None:
+                return delta_table.latest_version()
+            _require_history(table)
+            version = delta_table.version_at(parse_timestamp(starting_timestamp), at_or_after=True)
+        if version < table.start_version:
+            raise InvalidParameterError(
+                f"data of this table is shared from version {table.start_version}; "
+                f"the timestamp {starting_timestamp} corresponds to version {version}"
+            )
+        return version
+
+    # -- metadata and query ----------------------------------------------------------------
+    def metadata(
+        self,
+        table: SharedTable,
+        caps: Capabilities,
+        version: int | None = None,
+        timestamp: str | None = None,
+    ) -> TableResponse:
+        snapshot = self._snapshot(table, version, timestamp)
+        fmt = _response_format(caps, snapshot)
+        travelled = version is not None or timestamp is not None
+        lines = [
+            protocol_line(snapshot.protocol, fmt),
+            metadata_line(
+                snapshot.metadata,
+                fmt,
+                version=snapshot.version if travelled or fmt == DELTA else None,
+                size=snapshot.size_in_bytes,
+                num_files=snapshot.num_files,
+            ),
+        ]
+        return TableResponse(snapshot.version, fmt, False, iter([encode_lines(lines)]))
+
+    def query(
+        self, table: SharedTable, caps: Capabilities, request: QueryTableRequest
+    ) -> TableResponse:
+        _check_query(request)
+        pin = self._pages.pin(table, request, caps)
+        snapshot = (
+            self._snapshot(table, request.version, request.timestamp)
+            if pin.version is None
+            else self._pinned_snapshot(table, pin.version)
+        )
+        fmt = _response_format(caps, snapshot)
+        files = select_files(
+            snapshot.files,
+            snapshot.metadata,
+            request.predicateHints,
+            request.jsonPredicateHints,
+            request.limitHint,
+            self._hints,
+        )
+        travelled = request.version is not None or request.timestamp is not None
+        page = self._pages.page(table, request, caps, pin, snapshot.version, files)
+        body = self._query_body(table, snapshot, page.files, fmt, travelled, page.end)
+        return TableResponse(snapshot.version, fmt, page.end is not None, body)
+
+    def _query_body(
+        self,
+        table: SharedTable,
+        snapshot: Snapshot,
+        files: pa.Table,
+        fmt: str,
+        travelled: bool,
+        end: EndStreamAction | None,
+    ) -> Iterator[bytes]:
+        head = [
+            protocol_line(snapshot.protocol, fmt),
+            metadata_line(
+                snapshot.metadata,
+                fmt,
+                version=snapshot.version if travelled or fmt == DELTA else None,
+                size=snapshot.size_in_bytes,
+                num_files=snapshot.num_files,
+            ),
+        ]
+        expiration_ms = int((time.time() + self._url_lifetime.total_seconds()) * 1000)
+        version = snapshot.version if travelled else None
+        timestamp = snapshot.timestamp if travelled else None
+        build = delta_files if fmt == DELTA else parquet_files
+
+        def sign(paths: Sequence[str]) -> list[str]:
+            return self._signer.sign_files(table, paths, self._url_lifetime)
+
+        def segments() -> Iterator[bytes]:
+            for offset in range(0, files.num_rows, FILES_PER_SLICE):
+                part = files.slice(offset, FILES_PER_SLICE)
+                yield encode_wrapped("file", build(part, sign, expiration_ms, version, timestamp))
+
+        if end is not None and files.num_rows:
+            end = msgspec.structs.replace(end, minUrlExpirationTimestamp=expiration_ms)
+        return stream_body(encode_lines(head), segments(), end, table.key)
+
+    # -- helpers ---------------------------------------------------------------------------
+    def _table(self, table: SharedTable) -> DeltaTable:
+        return self._open(table.location.uri, table.storage_options)
+
+    def _pinned_snapshot(self, table: SharedTable, version: int) -> Snapshot:
+        """The snapshot a page or refresh token pinned (the history setting does not
+        apply: the first request asked for the latest version)."""
+        with _delta_errors(table):
+            return self._table(table).snapshot(version)
+
+    def _snapshot(self, table: SharedTable, version: int | None, timestamp: str | None) -> Snapshot:
+        if version is not None and timestamp is not None:
+            raise InvalidParameterError("version and timestamp cannot both be set")
+        if version is not None or timestamp is not None:
+            _require_history(table)
+        if version is not None:
+            if version < 0:
+                raise InvalidParameterError("version cannot be negative")
+            if version < table.start_version:
+                raise InvalidParameterError(
+                    f"data of this table is shared from version {table.start_version}"
+                )
+        at = parse_timestamp(timestamp) if timestamp is not None else None
+        with _delta_errors(table):
+            delta_table = self._table(table)
+            snapshot = (
+                delta_table.snapshot(version, timestamp=at) if at else delta_table.snapshot(version)
+            )
+        if snapshot.version < table.start_version:
+            raise InvalidParameterError(
+                f"data of this table is shared from version {table.start_version}; "
+                f"the timestamp corresponds to version {snapshot.version}"
+            )
+        return snapshot
+
+
+def parse_timestamp(text: str) -> datetime:
+    """An ISO 8601 timestamp (``2023-01-31T08:00:00Z``, with offset, or naive meaning UTC)."""
+    try:
+        value = datetime.fromisoformat(text.strip())
+    except ValueError:
+        raise InvalidParameterError(
+            f"timestamp {text!r} is not in ISO 8601 format (e.g. 2023-01-31T08:00:00Z)"
+        ) from None
+    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+
+
+def _require_history(table: SharedTable) -> None:
+    if not table.history_shared:
+        raise InvalidParameterError(
+            "reading the table by version or timestamp is not supported because history "
+            f"sharing is not enabled on table {table.share}.{table.schema}.{table.name}"
+        )
+
+
+def _check_query(request: QueryTableRequest) -> None:
+    given = [
+        name
+        for name, value in (
+            ("version", request.version),
+            ("timestamp", request.timestamp),
+            ("startingVersion", request.startingVersion),
+        )
+        if value is not None
+    ]
+    if len(given) > 1:
+        raise InvalidParameterError(f"only one of {', '.join(given)} may be set")
+    if request.startingVersion is not None and request.startingVersion < 0:
+        raise InvalidParameterError("startingVersion cannot be negative")
+    if request.endingVersion is not None and request.startingVersion is None:
+        raise InvalidParameterError("endingVersion needs startingVersion")
+    if request.limitHint is not None and request.limitHint < 0:
+        raise InvalidParameterError("limitHint cannot be negative")
+    if request.maxFiles is not None and request.maxFiles <= 0:
+        raise InvalidParameterError("maxFiles must be positive")
+
+
+def _response_format(caps: Capabilities, snapshot: Snapshot) -> str:
+    protocol = snapshot.protocol
+    features = protocol.reader_features or ()
+    return choose_response_format(caps, features, snapshot.metadata.column_mapping_mode)
+
+
+@contextmanager
+def _delta_errors(table: SharedTable) -> Iterator[None]:
+    """Engine errors as protocol errors, without storage locations in the message."""
+    name = f"{table.share}.{table.schema}.{table.name}"
+    try:
+        yield
+    except VersionNotFoundError:
+        raise InvalidParameterError(f"the asked version of table {name} is not available") from None
+    except TimestampOutOfRangeError:
+        raise InvalidParameterError(
+            f"no version of table {name} matches the asked timestamp"
+        ) from None
+    except UnsupportedFeatureError as exc:
+        raise UnsupportedOperationError(f"table {name} cannot be shared: {exc}") from None
+    except TableNotFoundError:
+        log.error("no Delta table at the location of %s", name)
+        raise ResourceNotFoundError(f"the data of table {name} was not found") from None
+    except (DeltaError, StorageError) as exc:
+        log.error("reading table %s failed: %s", name, exc)
+        raise InternalError() from None

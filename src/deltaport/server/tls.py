@@ -1,0 +1,76 @@
+"""TLS settings for uvicorn: given certificate files, or a generated self-signed one."""
+
+from __future__ import annotations
+
+import datetime as dt
+import ipaddress
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
+
+from deltaport.server.config import ConfigError, SSLConfig
+
+
+@dataclass(frozen=True)
+class TlsFiles:
+    certfile: str
+    keyfile: str
+    password: str | None = None
+
+
+def tls_files(ssl: SSLConfig, host: str) -> TlsFiles:
+    """The certificate and key uvicorn should use."""
+    if ssl.self_signed:
+        return self_signed_certificate(host, Path(tempfile.mkdtemp(prefix="deltaport-tls-")))
+    assert ssl.certificate_file and ssl.certificate_key_file  # checked when loading
+    password = None
+    if ssl.certificate_password_file:
+        try:
+            password = Path(ssl.certificate_password_file).read_text(encoding="utf-8").strip()
+        except OSError as exc:
+            raise ConfigError(f"ssl.certificatePasswordFile: cannot read: {exc.strerror}") from exc
+    return TlsFiles(ssl.certificate_file, ssl.certificate_key_file, password)
+
+
+def self_signed_certificate(host: str, directory: Path) -> TlsFiles:
+    """A fresh key and a one-year certificate for ``host``, localhost and 127.0.0.1."""
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, host or "localhost")])
+    alt_names: list[x509.GeneralName] = [
+        x509.DNSName("localhost"),
+        x509.IPAddress(ipaddress.ip_address("127.0.0.1")),
+    ]
+    try:
+        alt_names.append(x509.IPAddress(ipaddress.ip_address(host)))
+    except ValueError:
+        if host and host != "localhost":
+            alt_names.append(x509.DNSName(host))
+    now = dt.datetime.now(dt.UTC)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - dt.timedelta(minutes=5))
+        .not_valid_after(now + dt.timedelta(days=365))
+        .add_extension(x509.SubjectAlternativeName(alt_names), critical=False)
+        .sign(key, hashes.SHA256())
+    )
+    certfile = directory / "cert.pem"
+    keyfile = directory / "key.pem"
+    certfile.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    keyfile.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    keyfile.chmod(0o600)
+    return TlsFiles(str(certfile), str(keyfile))

@@ -1,0 +1,270 @@
+"""Helpers for the version-range, change-data, paging and end-of-stream tests: tables with a
+history written by deltalake, a server sharing them, and readers of its answers."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pyarrow as pa
+import pyarrow.parquet as pq
+from deltalake import DeltaTable, write_deltalake
+
+from conftest import TOKEN, set_commit_times, table_entry
+
+ENABLE_CDF = {"delta.enableChangeDataFeed": "true"}
+DELTA_CAPS = {"delta-sharing-capabilities": "responseformat=delta"}
+END_CAPS = {"delta-sharing-capabilities": "responseformat=parquet;includeendstreamaction=true"}
+TABLES = "/shares/hist/schemas/s/tables"
+
+
+def rows(ids: range | list[int], tag: str) -> pa.Table:
+    return pa.table(
+        {
+            "id": pa.array(list(ids), pa.int64()),
+            "part": pa.array([f"p{i % 2}" for i in ids]),
+            "value": pa.array([f"{tag}{i}" for i in ids]),
+        }
+    )
+
+
+def write_cdf_table(path: Path) -> Path:
+    """v0 insert, v1 append, v2 update, v3 delete, v4 merge; CDF on from the start;
+    commit v at 2024-01-01 + v hours."""
+    write_deltalake(path, rows(range(10), "a"), partition_by=["part"], configuration=ENABLE_CDF)
+    write_deltalake(path, rows(range(10, 15), "b"), mode="append")
+    DeltaTable(path).update(updates={"value": "'updated'"}, predicate="id < 3")
+    DeltaTable(path).delete("id = 5")
+    (
+        DeltaTable(path)
+        .merge(rows([1, 20, 21], "m"), "t.id = s.id", source_alias="s", target_alias="t")
+        .when_matched_update_all()
+        .when_not_matched_insert_all()
+        .execute()
+    )
+    set_commit_times(path, {v: v for v in range(5)})
+    return path
+
+
+def write_late_cdf_table(path: Path) -> Path:
+    """CDF switched on at v2 (v0 and v1 without it), an update at v3."""
+    write_deltalake(path, rows(range(4), "a"))
+    write_deltalake(path, rows(range(4, 8), "b"), mode="append")
+    DeltaTable(path).alter.set_table_properties(ENABLE_CDF)
+    DeltaTable(path).update(updates={"value": "'updated'"}, predicate="id = 1")
+    set_commit_times(path, {v: v for v in range(4)})
+    return path
+
+
+def write_evolving_table(path: Path) -> Path:
+    """v0 insert, v1 append, v2 append adding column ``extra`` (a metaData change),
+    v3 delete (adds and removes), v4 optimize (dataChange=false only)."""
+    write_deltalake(path, rows(range(4), "a"), configuration=ENABLE_CDF)
+    write_deltalake(path, rows(range(4, 8), "b"), mode="append")
+    wider = rows(range(8, 10), "c").append_column("extra", pa.array([1.5, 2.5]))
+    write_deltalake(path, wider, mode="append", schema_mode="merge")
+    DeltaTable(path).delete("id = 2")
+    DeltaTable(path).optimize.compact()
+    set_commit_times(path, {v: v for v in range(5)})
+    return path
+
+
+def write_appends(path: Path, commits: int) -> Path:
+    """``commits`` commits of one 3-row file each (CDF on), then a delete of ids 0..5."""
+    write_deltalake(path, rows(range(3), "c0"), configuration=ENABLE_CDF)
+    for c in range(1, commits):
+        write_deltalake(path, rows(range(c * 3, c * 3 + 3), f"c{c}"), mode="append")
+    DeltaTable(path).delete("id < 6")
+    return path
+
+
+def history_config(tables: dict[str, Path], **table_extra: dict[str, Any]) -> dict[str, Any]:
+    """A server config sharing ``tables`` with history under share ``hist``, schema ``s``."""
+    return {
+        "version": 1,
+        "authorization": {"bearerToken": "${DELTAPORT_TEST_TOKEN}"},
+        "signingKey": "history-tests-key",
+        "shares": [
+            {
+                "name": "hist",
+                "schemas": [
+                    {
+                        "name": "s",
+                        "tables": [
+                            table_entry(
+                                name,
+                                path,
+                                **({"historyShared": True} | table_extra.get(name, {})),
+                            )
+                            for name, path in tables.items()
+                        ],
+                    }
+                ],
+            }
+        ],
+    }
+
+
+def lines_of(response: httpx.Response) -> list[dict[str, Any]]:
+    assert response.status_code == 200, response.text
+    return [json.loads(line) for line in response.text.splitlines() if line]
+
+
+def changes(client: httpx.Client, table: str, **params: Any) -> httpx.Response:
+    headers = params.pop("headers", None)
+    return client.get(f"{TABLES}/{table}/changes", params=params, headers=headers)
+
+
+def query(client: httpx.Client, table: str, body: dict[str, Any], **kw: Any) -> httpx.Response:
+    return client.post(f"{TABLES}/{table}/query", json=body, **kw)
+
+
+def row_key(record: dict[str, Any]) -> str:
+    """A row as comparable text (values as strings: partition values arrive as text)."""
+    return json.dumps({k: None if v is None else str(v) for k, v in sorted(record.items())})
+
+
+def change_rows(client: httpx.Client, lines: list[dict[str, Any]]) -> list[str]:
+    """Every row (with ``_change_type`` and ``_commit_version``) a parquet-format answer of
+    ``/changes`` describes, sorted; files are fetched through their URLs."""
+    out: list[str] = []
+    for line in lines:
+        kind = next(iter(line))
+        if kind not in ("add", "remove", "cdf"):
+            continue
+        file = line[kind]
+        response = client.get(file["url"])
+        assert response.status_code == 200
+        data = pq.read_table(io.BytesIO(response.content))
+        for record in data.to_pylist():
+            record.update(file["partitionValues"])
+            if kind != "cdf":
+                record["_change_type"] = "insert" if kind == "add" else "delete"
+            record["_commit_version"] = file["version"]
+            out.append(row_key(record))
+    return sorted(out)
+
+
+def deltalake_change_rows(path: Path, start: int, end: int | None = None) -> list[str]:
+    reader = DeltaTable(path).load_cdf(starting_version=start, ending_version=end)
+    table = pa.table(reader.read_all()).drop_columns(["_commit_timestamp"])
+    return sorted(row_key(r) for r in table.to_pylist())
+
+
+OFFICIAL_SCRIPT = """
+import json, sys, traceback
+import delta_sharing
+for job in json.loads(sys.argv[1]):
+    url = job["profile"] + "#hist.s." + job["table"]
+    delta = job["format"] == "delta"
+    try:
+        if job["kind"] == "changes":
+            df = delta_sharing.load_table_changes_as_pandas(
+                url, starting_version=job["start"], ending_version=job.get("end"),
+                use_delta_format=delta)
+            df = df.drop(columns=["_commit_timestamp"])
+        else:
+            df = delta_sharing.load_as_pandas(url, version=job.get("version"),
+                                              use_delta_format=delta)
+        out = {"rows": df.to_dict("records")}
+    except Exception:
+        out = {"error": traceback.format_exc()}
+    print("RESULT " + json.dumps(out, default=str), flush=True)
+"""
+
+
+def write_token_profile(directory: Path, endpoint: str) -> Path:
+    profile = {"shareCredentialsVersion": 1, "endpoint": endpoint, "bearerToken": TOKEN}
+    path = directory / "history.share"
+    path.write_text(json.dumps(profile))
+    return path
+
+
+def run_official_client(python: Path, jobs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each job's answer from the official client: ``{"rows": [row keys, sorted]}`` or
+    ``{"error": traceback}`` (all jobs in one process: importing the client is slow)."""
+    argument = json.dumps(
+        [{k: str(v) if k == "profile" else v for k, v in j.items()} for j in jobs]
+    )
+    result = subprocess.run(
+        [str(python), "-c", OFFICIAL_SCRIPT, argument], capture_output=True, text=True, timeout=600
+    )
+    outputs = [
+        json.loads(line.removeprefix("RESULT "))
+        for line in result.stdout.splitlines()
+        if line.startswith("RESULT ")
+    ]
+    if len(outputs) != len(jobs):
+        raise RuntimeError(f"the official client crashed:\n{result.stderr[-3000:]}")
+    return [
+        {"rows": sorted(row_key(_plain(r)) for r in out["rows"])} if "rows" in out else out
+        for out in outputs
+    ]
+
+
+def _plain(record: dict[str, Any]) -> dict[str, Any]:
+    """pandas gives NaN for missing values."""
+    return {k: None if isinstance(v, float) and v != v else v for k, v in record.items()}
+
+
+def write_log_only_table(path: Path, n_files: int, outside: int | None, cdf: bool) -> Path:
+    """One commit adding ``n_files`` files that do not exist (the answer is only URLs); the
+    file at index ``outside`` has an absolute path outside the table, which the server's
+    local URL signer refuses: a real failure in the middle of a stream. With ``cdf`` a
+    second commit writes the same number of cdc files (same failure position)."""
+    log = path / "_delta_log"
+    log.mkdir(parents=True)
+    schema = {
+        "type": "struct",
+        "fields": [{"name": "id", "type": "long", "nullable": True, "metadata": {}}],
+    }
+    head = [
+        {"protocol": {"minReaderVersion": 1, "minWriterVersion": 4}},
+        {
+            "metaData": {
+                "id": "log-only",
+                "format": {"provider": "parquet", "options": {}},
+                "schemaString": json.dumps(schema),
+                "partitionColumns": [],
+                "configuration": ENABLE_CDF if cdf else {},
+                "createdTime": 0,
+            }
+        },
+    ]
+
+    def file_path(i: int, prefix: str) -> str:
+        if i == outside:
+            return f"file:///{path.parent.as_posix().lstrip('/')}/elsewhere/part-{i:06d}.parquet"
+        return f"{prefix}part-{i:06d}.parquet"
+
+    adds = [
+        {
+            "add": {
+                "path": file_path(i, ""),
+                "partitionValues": {},
+                "size": 100,
+                "modificationTime": 0,
+                "dataChange": True,
+            }
+        }
+        for i in range(n_files)
+    ]
+    (log / f"{0:020d}.json").write_text("\n".join(json.dumps(a) for a in head + adds) + "\n")
+    if cdf:
+        cdcs = [
+            {
+                "cdc": {
+                    "path": file_path(i, "_change_data/"),
+                    "partitionValues": {},
+                    "size": 100,
+                    "dataChange": False,
+                }
+            }
+            for i in range(n_files)
+        ]
+        (log / f"{1:020d}.json").write_text("\n".join(json.dumps(c) for c in cdcs) + "\n")
+    return path
