@@ -62,6 +62,26 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--port", type=int, default=8080)
     demo.set_defaults(handler=_cmd_demo)
 
+    shares = commands.add_parser("shares", help="list the shares a profile can read")
+    shares.add_argument("profile", help="profile file (JSON) from the data provider")
+    shares.set_defaults(handler=_cmd_shares)
+
+    tables = commands.add_parser("tables", help="list the tables a profile can read")
+    tables.add_argument("profile", help="profile file (JSON) from the data provider")
+    tables.add_argument("share", nargs="?", help="only the tables of this share")
+    tables.set_defaults(handler=_cmd_tables)
+
+    cat = commands.add_parser("cat", help="print rows of a shared table")
+    cat.add_argument("url", help="PROFILE#share.schema.table")
+    cat.add_argument("--limit", type=_non_negative, help="at most this many rows")
+    cat.add_argument("--version", type=_non_negative, help="table version to read")
+    cat.set_defaults(handler=_cmd_cat)
+
+    download = commands.add_parser("download", help="save a shared table as a parquet file")
+    download.add_argument("url", help="PROFILE#share.schema.table")
+    download.add_argument("-o", "--output", required=True, help="parquet file to write")
+    download.set_defaults(handler=_cmd_download)
+
     diff = commands.add_parser(
         "diff",
         help="commits one copy of a table has that another lacks",
@@ -112,6 +132,35 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     from deltaport.demo import run_demo
 
     run_demo(args.dir, host=args.host, port=args.port)
+    return 0
+
+
+def _cmd_shares(args: argparse.Namespace) -> int:
+    from deltaport.client.cli_commands import shares
+
+    print(shares(args.profile))
+    return 0
+
+
+def _cmd_tables(args: argparse.Namespace) -> int:
+    from deltaport.client.cli_commands import tables
+
+    print(tables(args.profile, args.share))
+    return 0
+
+
+def _cmd_cat(args: argparse.Namespace) -> int:
+    from deltaport.client.cli_commands import cat
+
+    print(cat(args.url, limit=args.limit, version=args.version))
+    return 0
+
+
+def _cmd_download(args: argparse.Namespace) -> int:
+    from deltaport.client.cli_commands import download
+
+    rows = download(args.url, args.output, progress=sys.stderr.isatty())
+    print(f"wrote {rows} rows to {args.output}")
     return 0
 
 
@@ -180,10 +229,20 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _user_errors() -> tuple[type[Exception], ...]:
     """Errors whose message is meant for the user: printed without a traceback."""
+    from deltaport.client.errors import SharingError
     from deltaport.delta.errors import DeltaError
+    from deltaport.protocol.profile import ProfileError
+    from deltaport.server.config import ConfigError
     from deltaport.storage import InvalidLocationError, StorageError
 
-    return (DeltaError, StorageError, InvalidLocationError)
+    return (
+        DeltaError,
+        StorageError,
+        InvalidLocationError,
+        SharingError,
+        ProfileError,
+        ConfigError,
+    )
 
 
 if __name__ == "__main__":

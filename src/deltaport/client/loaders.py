@@ -1,0 +1,189 @@
+"""The official client's module-level functions, same names and arguments: switching is
+a one-line import change. ``url`` is ``<profile file>#<share>.<schema>.<table>``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, TypeVar
+
+import pyarrow as pa
+
+from deltaport.client.models import Table
+from deltaport.client.scan import TableScan
+from deltaport.client.sharing_client import SharingClient
+from deltaport.client.table import TableHandle
+from deltaport.delta.model import Metadata, Protocol
+from deltaport.protocol.profile import split_table_url
+
+if TYPE_CHECKING:
+    import pandas as pd
+    import polars as pl
+
+T = TypeVar("T")
+
+
+def _with_table(url: str, use: Callable[[TableHandle], T]) -> T:
+    profile, share, schema, name = split_table_url(url)
+    with SharingClient(profile) as client:
+        return use(client.table(Table(name, share, schema)))
+
+
+def _snapshot(
+    url: str,
+    limit: int | None,
+    version: int | None,
+    timestamp: str | None,
+    json_predicate_hints: str | None,
+    use_delta_format: bool | None,
+    convert: Callable[[TableScan], T],
+) -> T:
+    return _with_table(
+        url,
+        lambda t: convert(
+            t.snapshot(version, timestamp, json_predicate_hints, limit, use_delta_format)
+        ),
+    )
+
+
+def load_as_arrow(
+    url: str,
+    limit: int | None = None,
+    version: int | None = None,
+    timestamp: str | None = None,
+    jsonPredicateHints: str | None = None,
+    use_delta_format: bool | None = None,
+) -> pa.Table:
+    """The table (at ``version`` or ``timestamp``; default latest) as an Arrow table,
+    ``jsonPredicateHints`` and ``limit`` applied to the rows."""
+    return _snapshot(
+        url, limit, version, timestamp, jsonPredicateHints, use_delta_format, TableScan.to_arrow
+    )
+
+
+def load_as_pandas(
+    url: str,
+    limit: int | None = None,
+    version: int | None = None,
+    timestamp: str | None = None,
+    jsonPredicateHints: str | None = None,
+    use_delta_format: bool | None = None,
+    convert_in_batches: bool = False,
+) -> pd.DataFrame:
+    """As :func:`load_as_arrow`, as a pandas DataFrame. ``convert_in_batches`` is accepted
+    for compatibility; files are always read batch by batch."""
+    return _snapshot(
+        url, limit, version, timestamp, jsonPredicateHints, use_delta_format, TableScan.to_pandas
+    )
+
+
+def load_as_polars(
+    url: str,
+    limit: int | None = None,
+    version: int | None = None,
+    timestamp: str | None = None,
+    jsonPredicateHints: str | None = None,
+    use_delta_format: bool | None = None,
+) -> pl.DataFrame:
+    """As :func:`load_as_arrow`, as a polars DataFrame (needs ``polars``)."""
+    return _snapshot(
+        url, limit, version, timestamp, jsonPredicateHints, use_delta_format, TableScan.to_polars
+    )
+
+
+def _changes(
+    url: str,
+    starting_version: int | None,
+    ending_version: int | None,
+    starting_timestamp: str | None,
+    ending_timestamp: str | None,
+    use_delta_format: bool | None,
+    convert: Callable[[TableScan], T],
+) -> T:
+    return _with_table(
+        url,
+        lambda t: convert(
+            t.changes(
+                starting_version,
+                ending_version,
+                starting_timestamp,
+                ending_timestamp,
+                use_delta_format,
+            )
+        ),
+    )
+
+
+def load_table_changes_as_arrow(
+    url: str,
+    starting_version: int | None = None,
+    ending_version: int | None = None,
+    starting_timestamp: str | None = None,
+    ending_timestamp: str | None = None,
+    use_delta_format: bool | None = None,
+) -> pa.Table:
+    """The change data feed between two versions or timestamps (inclusive), with
+    ``_change_type``, ``_commit_version`` and ``_commit_timestamp``."""
+    return _changes(
+        url,
+        starting_version,
+        ending_version,
+        starting_timestamp,
+        ending_timestamp,
+        use_delta_format,
+        TableScan.to_arrow,
+    )
+
+
+def load_table_changes_as_pandas(
+    url: str,
+    starting_version: int | None = None,
+    ending_version: int | None = None,
+    starting_timestamp: str | None = None,
+    ending_timestamp: str | None = None,
+    use_delta_format: bool | None = None,
+    convert_in_batches: bool = False,
+) -> pd.DataFrame:
+    """As :func:`load_table_changes_as_arrow`, as pandas (``convert_in_batches`` is
+    accepted for compatibility)."""
+    return _changes(
+        url,
+        starting_version,
+        ending_version,
+        starting_timestamp,
+        ending_timestamp,
+        use_delta_format,
+        TableScan.to_pandas,
+    )
+
+
+def load_table_changes_as_polars(
+    url: str,
+    starting_version: int | None = None,
+    ending_version: int | None = None,
+    starting_timestamp: str | None = None,
+    ending_timestamp: str | None = None,
+    use_delta_format: bool | None = None,
+) -> pl.DataFrame:
+    """As :func:`load_table_changes_as_arrow`, as polars."""
+    return _changes(
+        url,
+        starting_version,
+        ending_version,
+        starting_timestamp,
+        ending_timestamp,
+        use_delta_format,
+        TableScan.to_polars,
+    )
+
+
+def get_table_version(url: str, starting_timestamp: str | None = None) -> int:
+    """The latest version, or the first version at or after ``starting_timestamp``."""
+    return _with_table(url, lambda t: t.version(starting_timestamp))
+
+
+def get_table_metadata(url: str, use_delta_format: bool = True) -> Metadata:
+    return _with_table(url, lambda t: t.metadata(use_delta_format))
+
+
+def get_table_protocol(url: str, use_delta_format: bool = True) -> Protocol:
+    return _with_table(url, lambda t: t.protocol(use_delta_format))

@@ -1,0 +1,100 @@
+"""Small values a recipient handles: shares, schemas, tables, and the files of a scan."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from deltaport.delta.model import DeletionVector, Metadata, Protocol
+
+CHANGE_TYPES = {"add": "insert", "remove": "delete", "cdc": None}
+"""The ``_change_type`` of each change-file action; ``None``: the file carries its own."""
+
+
+@dataclass(frozen=True)
+class Share:
+    name: str
+    id: str | None = None
+
+
+@dataclass(frozen=True)
+class Schema:
+    name: str
+    share: str
+
+
+@dataclass(frozen=True)
+class Table:
+    name: str
+    share: str
+    schema: str
+
+    @property
+    def full_name(self) -> str:
+        return f"{self.share}.{self.schema}.{self.name}"
+
+
+@dataclass(frozen=True)
+class RemoteFile:
+    """One data file of a scan, as the server described it (picklable, for executors).
+
+    ``action`` is ``file`` for snapshot files, or ``add``/``remove``/``cdc`` for change
+    data. ``deletion_vector`` is the delta-format descriptor (stored DVs point at a URL);
+    ``partner_deletion_vector`` is set on a change file whose version also removes (or
+    re-adds) the same file: only the rows between the two DVs are changes then.
+    """
+
+    id: str
+    url: str
+    size: int
+    partition_values: Mapping[str, str | None] = field(default_factory=dict)
+    stats: str | None = None
+    expiration_timestamp: int | None = None
+    deletion_vector: DeletionVector | None = None
+    partner_deletion_vector: DeletionVector | None = None
+    has_partner: bool = False
+    action: str = "file"
+    version: int | None = None
+    timestamp: int | None = None
+
+    @property
+    def key(self) -> tuple[str, str, int | None]:
+        """Identifies the file across responses of the same query (ids repeat in CDF)."""
+        return (self.id, self.action, None if self.action == "file" else self.version)
+
+    @property
+    def change_type(self) -> str | None:
+        return CHANGE_TYPES.get(self.action)
+
+
+@dataclass(frozen=True)
+class QuerySpec:
+    """What to ask the server again to refresh a plan's URLs."""
+
+    table: Table
+    kind: str
+    """``snapshot`` or ``changes``."""
+    body: Mapping[str, Any]
+    """The query body (snapshot) or the query parameters (changes)."""
+    response_formats: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ScanPlan:
+    """The files of one snapshot or change range, with what is needed to read them."""
+
+    table: Table
+    version: int
+    protocol: Protocol
+    metadata: Metadata
+    files: tuple[RemoteFile, ...]
+    response_format: str
+    cdf: bool
+    query: QuerySpec
+    refresh_token: str | None = None
+
+    @property
+    def min_url_expiration(self) -> int | None:
+        stamps = [f.expiration_timestamp for f in self.files if f.expiration_timestamp]
+        return min(stamps) if stamps else None

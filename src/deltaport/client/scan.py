@@ -1,0 +1,173 @@
+"""A scan of a snapshot or a change range: its plan, and its rows as Arrow batches read
+in parallel, in file order, with URLs refreshed when they expire mid-read."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING
+
+import pyarrow as pa
+
+from deltaport.client.errors import UrlExpiredError
+from deltaport.client.fetch import is_expired
+from deltaport.client.models import QuerySpec, RemoteFile, ScanPlan
+from deltaport.client.planning import fetch_plan, refresh_plan
+from deltaport.client.prefetch import ordered_map
+from deltaport.client.remote_file import FileReader
+from deltaport.client.rest import RestClient
+from deltaport.protocol.predicates import Expr, parse_json_predicate, referenced_columns
+from deltaport.read import ReadPlan
+
+if TYPE_CHECKING:
+    import pandas as pd
+    import polars as pl
+
+DEFAULT_CONCURRENCY = 16
+BATCH_ROWS = 1 << 20
+"""Rows per batch read from a file: large batches make few chunks, so converting the
+result to pandas or polars needs no concatenation of many small pieces."""
+MAX_URL_REFRESHES = 3
+
+FileDone = Callable[[RemoteFile, int], None]
+"""Called (on the consuming thread) after each file's rows were handed out."""
+
+
+class FreshFiles:
+    """The current (most recently refreshed) version of each file of a plan."""
+
+    def __init__(self, rest: RestClient, plan: ScanPlan) -> None:
+        self._rest = rest
+        self._plan = plan
+        self._lock = threading.Lock()
+        self._by_key = {f.key: f for f in plan.files}
+        self.refreshes = 0
+
+    def current(self, file: RemoteFile) -> RemoteFile:
+        with self._lock:
+            return self._by_key[file.key]
+
+    def renew(self, stale: RemoteFile) -> RemoteFile:
+        """A fresh copy of ``stale``; asks the server only if nobody did since."""
+        with self._lock:
+            if self._by_key[stale.key] is stale:
+                self._plan = refresh_plan(self._rest, self._plan)
+                self._by_key = {f.key: f for f in self._plan.files}
+                self.refreshes += 1
+            return self._by_key[stale.key]
+
+
+class TableScan:
+    """Rows of one query. Nothing is asked of the server until the plan is needed."""
+
+    def __init__(
+        self,
+        rest: RestClient,
+        query: QuerySpec,
+        *,
+        predicate: str | None = None,
+        limit: int | None = None,
+        columns: Sequence[str] | None = None,
+        concurrency: int = DEFAULT_CONCURRENCY,
+    ) -> None:
+        if limit is not None and limit < 0:
+            raise ValueError("'limit' must be a non-negative int")
+        self._rest = rest
+        self._query = query
+        self._predicate: Expr | None = parse_json_predicate(predicate) if predicate else None
+        self._limit = limit
+        self._columns = tuple(columns) if columns is not None else None
+        self._concurrency = max(1, concurrency)
+        self._plan: ScanPlan | None = None
+        self.url_refreshes = 0
+
+    def plan(self) -> ScanPlan:
+        """The files to read (asked of the server once, then kept)."""
+        if self._plan is None:
+            self._plan = fetch_plan(self._rest, self._query)
+        return self._plan
+
+    @property
+    def schema(self) -> pa.Schema:
+        plan = self.plan()
+        return ReadPlan.build(plan.metadata, columns=self._columns, cdf=plan.cdf).schema
+
+    def _reader(self, plan: ScanPlan) -> FileReader:
+        """Reads the asked columns plus those the row filter needs (dropped afterwards)."""
+        read_columns = self._columns
+        if read_columns is not None and self._predicate is not None:
+            extra = [c.name.split(".")[0] for c in referenced_columns(self._predicate)]
+            read_columns = tuple(dict.fromkeys([*read_columns, *extra]))
+        read_plan = ReadPlan.build(plan.metadata, columns=read_columns, cdf=plan.cdf)
+        output = self.schema.names if read_columns != self._columns else None
+        return FileReader(
+            read_plan,
+            self._rest.http,
+            self._rest.retry,
+            predicate=self._predicate,
+            output=tuple(output) if output is not None else None,
+            batch_size=BATCH_ROWS,
+        )
+
+    def to_batches(self, on_file: FileDone | None = None) -> Iterator[pa.RecordBatch]:
+        """Record batches in file order; files are fetched ``concurrency`` at a time and
+        only a bounded number ahead of the consumer."""
+        plan = self.plan()
+        if self._limit == 0 or not plan.files:
+            return
+        reader = self._reader(plan)
+        fresh = FreshFiles(self._rest, plan)
+
+        def read(file: RemoteFile) -> tuple[RemoteFile, list[pa.RecordBatch]]:
+            current = fresh.current(file)
+            if is_expired(current):
+                current = fresh.renew(current)
+            refreshes = 0
+            while True:
+                try:
+                    return file, reader.read(current)
+                except UrlExpiredError:
+                    refreshes += 1
+                    if refreshes > MAX_URL_REFRESHES:
+                        raise
+                    current = fresh.renew(current)
+
+        remaining = self._limit
+        window = self._concurrency + self._concurrency // 2
+        try:
+            for file, batches in ordered_map(
+                read, plan.files, workers=self._concurrency, window=window
+            ):
+                rows = 0
+                for batch in batches:
+                    if remaining is not None and batch.num_rows >= remaining:
+                        batch = batch.slice(0, remaining)
+                    rows += batch.num_rows
+                    if remaining is not None:
+                        remaining -= batch.num_rows
+                    if batch.num_rows:
+                        yield batch
+                    if remaining == 0:
+                        break
+                if on_file is not None:
+                    on_file(file, rows)
+                if remaining == 0:
+                    return
+        finally:
+            self.url_refreshes += fresh.refreshes
+
+    def to_arrow(self) -> pa.Table:
+        return pa.Table.from_batches(list(self.to_batches()), schema=self.schema)
+
+    def to_pandas(self) -> pd.DataFrame:
+        # one block per column, freeing Arrow buffers as they are converted: about half
+        # the peak memory, and no copy to consolidate blocks
+        frame: pd.DataFrame = self.to_arrow().to_pandas(split_blocks=True, self_destruct=True)
+        return frame
+
+    def to_polars(self) -> pl.DataFrame:
+        import polars as pl
+
+        frame = pl.from_arrow(self.to_arrow())
+        assert isinstance(frame, pl.DataFrame)
+        return frame
