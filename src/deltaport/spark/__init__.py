@@ -1,0 +1,32 @@
+"""PySpark connector: ``spark.read.format("deltaSharing")`` and ``spark.readStream``
+over the Delta Sharing protocol, as a pure-Python Spark data source (no jar).
+
+    import deltaport.spark
+    deltaport.spark.register(spark)
+    df = spark.read.format("deltaSharing").load("profile.share#share.schema.table")
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import SparkSession
+
+from deltaport.spark.options import OptionError, SharingOptions, parse_options
+from deltaport.spark.source import FORMAT_NAME, DeltaSharingDataSource
+from deltaport.spark.types import spark_schema, spark_type
+
+
+def register(spark: SparkSession) -> None:
+    """Make ``format("deltaSharing")`` available in ``spark``'s session."""
+    spark.dataSource.register(DeltaSharingDataSource)
+
+
+__all__ = [
+    "FORMAT_NAME",
+    "DeltaSharingDataSource",
+    "OptionError",
+    "SharingOptions",
+    "parse_options",
+    "register",
+    "spark_schema",
+    "spark_type",
+]

@@ -1,0 +1,33 @@
+"""Stream offsets: a position in the table's history, stored as JSON in checkpoints.
+
+``version`` and ``index``: every file before the ``index``-th one of ``version`` has been
+read (files of a version are in a fixed order). ``snapshot``: the position is in the
+initial snapshot of ``version`` rather than in the changes committed at ``version``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True, order=True)
+class Position:
+    version: int
+    index: int = 0
+    snapshot: bool = False
+
+    def to_offset(self) -> dict[str, Any]:
+        return {"version": self.version, "index": self.index, "snapshot": self.snapshot}
+
+    @classmethod
+    def from_offset(cls, offset: dict[str, Any]) -> Position:
+        try:
+            return cls(int(offset["version"]), int(offset["index"]), bool(offset["snapshot"]))
+        except (KeyError, TypeError, ValueError):
+            raise ValueError(
+                f"the checkpoint holds an offset {offset!r} that is not a deltaSharing offset"
+            ) from None
+
+    def next_version(self) -> Position:
+        return Position(self.version + 1)

@@ -1,0 +1,204 @@
+"""Driver side of a stream: the files each table version contributes, fetched from the
+server a range of versions at a time and kept until the stream has committed past them."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+import pyarrow as pa
+
+from deltaport.client import RemoteFile, ScanPlan, SharingClient, SharingError, Table
+from deltaport.client.models import QuerySpec
+from deltaport.client.planning import capabilities, response_formats
+from deltaport.client.responses import parse_page
+from deltaport.client.rest import CAPABILITIES_HEADER, table_path
+from deltaport.delta.model import Metadata
+from deltaport.read import table_arrow_schema
+from deltaport.spark.options import SharingOptions
+
+
+class StreamError(RuntimeError):
+    """The stream cannot go on (a delete the options do not allow, a schema change)."""
+
+
+@dataclass(frozen=True)
+class VersionFiles:
+    """The files a stream reads for one version (snapshot files, or that version's
+    changes), in a fixed order, and a plan (without files) to read them with."""
+
+    version: int
+    files: tuple[RemoteFile, ...]
+    plan: ScanPlan
+
+
+def file_order(f: RemoteFile) -> tuple[str, str]:
+    return (f.id, f.action)
+
+
+class VersionSource:
+    """Fetches and keeps the files of versions for one stream."""
+
+    def __init__(self, options: SharingOptions, schema: pa.Schema) -> None:
+        self.options = options
+        self.schema = schema
+        self._snapshot: VersionFiles | None = None
+        self._changes: dict[int, VersionFiles] = {}
+        self._query_supported = True
+        """Whether the server answers ``/query`` with ``startingVersion``; servers that
+        do not are asked for the change data feed instead."""
+
+    def _client(self) -> SharingClient:
+        return SharingClient(self.options.profile, concurrency=1)
+
+    def latest_version(self) -> int:
+        with self._client() as client:
+            return client.table(self.options.table).version()
+
+    def version_at(self, timestamp: str) -> int:
+        with self._client() as client:
+            return client.table(self.options.table).version(starting_timestamp=timestamp)
+
+    def snapshot(self, version: int) -> VersionFiles:
+        """The files of the table at ``version`` (the stream's initial snapshot)."""
+        if self._snapshot is None or self._snapshot.version != version:
+            with self._client() as client:
+                plan = (
+                    client.table(self.options.table)
+                    .snapshot(version=version, use_delta_format=self.options.use_delta_format)
+                    .plan()
+                )
+            self._check_schema(plan.metadata, version)
+            files = tuple(sorted(plan.files, key=file_order))
+            self._snapshot = VersionFiles(version, files, dataclasses.replace(plan, files=()))
+        return self._snapshot
+
+    def changes(self, version: int, latest: int) -> VersionFiles:
+        """The files the stream reads for the commit of ``version`` (<= ``latest``);
+        fetches up to ``maxVersionsPerRpc`` versions at once."""
+        if version not in self._changes:
+            end = min(latest, version + self.options.max_versions_per_rpc - 1)
+            self._fetch(version, end)
+        return self._changes[version]
+
+    def forget_before(self, version: int) -> None:
+        for v in [v for v in self._changes if v < version]:
+            del self._changes[v]
+
+    def _fetch(self, start: int, end: int) -> None:
+        with self._client() as client:
+            if self.options.read_change_feed:
+                plan = (
+                    client.table(self.options.table)
+                    .changes(
+                        starting_version=start,
+                        ending_version=end,
+                        use_delta_format=self.options.use_delta_format,
+                    )
+                    .plan()
+                )
+                self._check_schema(plan.metadata, end)
+                metadata_changes: list[tuple[int, Metadata]] = []
+            elif self._query_supported:
+                try:
+                    plan, metadata_changes = _query_versions(client, self.options, start, end)
+                except SharingError as exc:
+                    if exc.status != 400 or "startingVersion" not in exc.message:
+                        raise
+                    self._query_supported = False
+                    return self._fetch(start, end)
+            else:
+                plan = self._change_files(client, start, end)
+                metadata_changes = []
+        for version, metadata in metadata_changes:
+            self._check_schema(metadata, version)
+        empty = dataclasses.replace(plan, files=())
+        by_version: dict[int, list[RemoteFile]] = {v: [] for v in range(start, end + 1)}
+        for f in plan.files:
+            if f.version is not None and start <= f.version <= end:
+                by_version[f.version].append(f)
+        for version, files in by_version.items():
+            chosen = files if self.options.read_change_feed else self._appends(version, files)
+            self._changes[version] = VersionFiles(
+                version, tuple(sorted(chosen, key=file_order)), empty
+            )
+
+    def _change_files(self, client: SharingClient, start: int, end: int) -> ScanPlan:
+        plan = (
+            client.table(self.options.table)
+            .changes(
+                starting_version=start,
+                ending_version=end,
+                use_delta_format=self.options.use_delta_format,
+            )
+            .plan()
+        )
+        self._check_schema(plan.metadata, end)
+        return dataclasses.replace(plan, cdf=False)
+
+    def _appends(self, version: int, files: list[RemoteFile]) -> list[RemoteFile]:
+        """The files a (non change-feed) stream reads from one commit, by the options
+        for commits that delete or rewrite rows. Change-data (cdc) files mark a commit
+        that deleted or updated rows."""
+        adds = [f for f in files if f.action in ("add", "file")]
+        removes = [f for f in files if f.action in ("remove", "cdc")]
+        if not removes:
+            return adds
+        o = self.options
+        if o.skip_change_commits:
+            return []
+        if o.ignore_changes:
+            return adds
+        if o.ignore_deletes and not adds:
+            return []
+        kind = "updates or rewrites" if adds else "deletes"
+        raise StreamError(
+            f"version {version} of {o.table} {kind} rows ({len(removes)} files removed), "
+            "which a stream of appends cannot carry. Set ignoreDeletes (skip commits that "
+            "only delete), ignoreChanges (also re-read rewritten files, rows may repeat) or "
+            "skipChangeCommits (skip such commits), or read the change data feed with "
+            "readChangeFeed=true"
+        )
+
+    def _check_schema(self, metadata: Metadata, version: int) -> None:
+        schema = table_arrow_schema(metadata, cdf=self.options.read_change_feed)
+        if not schema.equals(self.schema):
+            raise StreamError(
+                f"the schema of {self.options.table} changed at version {version}: the stream "
+                f"reads {_columns(self.schema)}, the table now has {_columns(schema)}. "
+                "Restart the stream with a new checkpoint to read the new schema"
+            )
+
+
+def _columns(schema: pa.Schema) -> str:
+    return ", ".join(f"{f.name} {f.type}" for f in schema)
+
+
+def _query_versions(
+    client: SharingClient, options: SharingOptions, start: int, end: int
+) -> tuple[ScanPlan, list[tuple[int, Metadata]]]:
+    """The add and remove files of versions ``start..end`` (``/query`` with
+    ``startingVersion``), and the metadata changes among them."""
+    share, schema, name = options.table.split(".")
+    table = Table(name, share, schema)
+    formats = response_formats(options.use_delta_format)
+    body = {"startingVersion": start, "endingVersion": end}
+    answer = client.rest.lines(
+        "POST",
+        table_path(table) + "/query",
+        json=body,
+        headers={CAPABILITIES_HEADER: capabilities(formats)},
+    )
+    page = parse_page(answer, formats, cdf=True)
+    assert page.protocol is not None and page.metadata is not None
+    plan = ScanPlan(
+        table=table,
+        version=page.version,
+        protocol=page.protocol,
+        metadata=page.metadata,
+        files=tuple(page.files),
+        response_format=page.response_format,
+        cdf=False,
+        query=QuerySpec(table, "snapshot", body, formats),
+    )
+    return plan, page.metadata_versions
