@@ -18,10 +18,10 @@ from typing import Any
 import pyarrow as pa
 import pytest
 from deltalake import write_deltalake
-from sharing_proxy import SharingProxy
 
 from corpus import corpus_table
 from emulators import serve_asgi
+from sharing_proxy import SharingProxy
 
 
 def _load_server_fixtures() -> ModuleType:

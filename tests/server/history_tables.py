@@ -3,23 +3,30 @@ history written by deltalake, a server sharing them, and readers of its answers.
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import hmac
 import io
 import json
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
 import httpx
+import msgspec
 import pyarrow as pa
 import pyarrow.parquet as pq
 from deltalake import DeltaTable, write_deltalake
 
 from conftest import TOKEN, set_commit_times, table_entry
+from deltaport.server.tokens import TokenSigner
 
 ENABLE_CDF = {"delta.enableChangeDataFeed": "true"}
 DELTA_CAPS = {"delta-sharing-capabilities": "responseformat=delta"}
 END_CAPS = {"delta-sharing-capabilities": "responseformat=parquet;includeendstreamaction=true"}
 TABLES = "/shares/hist/schemas/s/tables"
+SIGNING_KEY = "history-tests-key"
 
 
 def rows(ids: range | list[int], tag: str) -> pa.Table:
@@ -87,7 +94,7 @@ def history_config(tables: dict[str, Path], **table_extra: dict[str, Any]) -> di
     return {
         "version": 1,
         "authorization": {"bearerToken": "${DELTAPORT_TEST_TOKEN}"},
-        "signingKey": "history-tests-key",
+        "signingKey": SIGNING_KEY,
         "shares": [
             {
                 "name": "hist",
@@ -107,6 +114,16 @@ def history_config(tables: dict[str, Path], **table_extra: dict[str, Any]) -> di
             }
         ],
     }
+
+
+def expired_copy(token: str) -> str:
+    """``token`` re-signed with the test servers' key, with an expiry in the past."""
+    server_key = hashlib.sha256(SIGNING_KEY.encode()).digest()
+    signer = TokenSigner(hmac.digest(server_key, b"table-tokens", "sha256"))
+    body = token.partition(".")[0]
+    raw = base64.urlsafe_b64decode(body + "=" * (-len(body) % 4))
+    purpose, _, payload = msgspec.msgpack.decode(raw)
+    return signer.seal(purpose, payload, int(time.time()) - 60)
 
 
 def lines_of(response: httpx.Response) -> list[dict[str, Any]]:
@@ -147,6 +164,13 @@ def change_rows(client: httpx.Client, lines: list[dict[str, Any]]) -> list[str]:
             record["_commit_version"] = file["version"]
             out.append(row_key(record))
     return sorted(out)
+
+
+def with_all_columns(keys: list[str]) -> list[str]:
+    """Rows written before a column was added lack it: give them the column as null."""
+    records = [json.loads(k) for k in keys]
+    columns = {c for r in records for c in r}
+    return sorted(row_key({c: None for c in columns} | r) for r in records)
 
 
 def deltalake_change_rows(path: Path, start: int, end: int | None = None) -> list[str]:

@@ -9,6 +9,10 @@ from typing import Any
 
 import httpx
 import pytest
+
+from conftest import RunningServer, start_server, stop_server
+from corpus import corpus_table
+from deltaport.client import load_table_changes_as_arrow
 from history_tables import (
     DELTA_CAPS,
     change_rows,
@@ -16,12 +20,13 @@ from history_tables import (
     deltalake_change_rows,
     history_config,
     lines_of,
+    row_key,
+    with_all_columns,
     write_cdf_table,
+    write_evolving_table,
     write_late_cdf_table,
+    write_token_profile,
 )
-
-from conftest import RunningServer, start_server, stop_server
-from corpus import corpus_table
 
 CORPUS = {
     "drs_cdf": "drs__cdf-table",
@@ -42,6 +47,7 @@ def tables(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     own = {
         "cdf": write_cdf_table(root / "cdf"),
         "late": write_late_cdf_table(root / "late"),
+        "evolving": write_evolving_table(root / "evolving"),
     }
     return (
         own
@@ -77,6 +83,25 @@ def test_changes_match_deltalake(
     lines = lines_of(response)
     assert "protocol" in lines[0] and "metaData" in lines[1]
     assert change_rows(client, lines) == deltalake_change_rows(tables["cdf"], start, end)
+
+
+def test_schema_change_in_range_matches_deltalake(
+    client: httpx.Client, tables: dict[str, Path]
+) -> None:
+    lines = lines_of(changes(client, "evolving", startingVersion=0))
+    expected = with_all_columns(deltalake_change_rows(tables["evolving"], 0))
+    assert with_all_columns(change_rows(client, lines)) == expected
+
+
+@pytest.mark.parametrize("delta_format", [False, True])
+def test_deltaport_client_reads_the_feed(
+    server: RunningServer, tables: dict[str, Path], tmp_path: Path, delta_format: bool
+) -> None:
+    profile = write_token_profile(tmp_path, server.url)
+    url = f"{profile}#hist.s.cdf"
+    table = load_table_changes_as_arrow(url, starting_version=1, use_delta_format=delta_format)
+    got = sorted(row_key(r) for r in table.drop_columns(["_commit_timestamp"]).to_pylist())
+    assert got == deltalake_change_rows(tables["cdf"], 1)
 
 
 def test_every_file_carries_version_and_timestamp(client: httpx.Client) -> None:
@@ -176,6 +201,7 @@ def test_historical_metadata(client: httpx.Client) -> None:
         ("cdf", {"startingVersion": 0, "endingVersion": 7}, "ending version 7 is after"),
         ("cdf", {"startingVersion": 3, "endingVersion": 1}, "before the starting version 3"),
         ("cdf", {"startingVersion": -1}, "cannot be negative"),
+        ("ckpt_cdf", {"startingVersion": 0}, "no longer in the log"),
         ("cdf", {}, "startingVersion or startingTimestamp is required"),
         ("cdf", {"startingVersion": 0, "startingTimestamp": "2024-01-01T00:00:00Z"}, "not both"),
         ("cdf", {"startingTimestamp": "2030-01-01T00:00:00Z"}, "after the latest version 4"),

@@ -15,6 +15,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from conftest import RunningServer, start_server, stop_server
+from corpus import corpus_table
 from history_tables import (
     deltalake_change_rows,
     history_config,
@@ -22,9 +25,6 @@ from history_tables import (
     write_cdf_table,
     write_token_profile,
 )
-
-from conftest import RunningServer, start_server, stop_server
-from corpus import corpus_table
 
 COMPARED = {
     "cdf": None,

@@ -3,30 +3,26 @@ versions, replicas and token checks."""
 
 from __future__ import annotations
 
-import base64
-import hashlib
-import hmac
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
-import msgspec
 import pytest
 from deltalake import write_deltalake
+
+from conftest import RunningServer, start_server, stop_server, write_many_files_table
 from history_tables import (
     DELTA_CAPS,
     changes,
+    expired_copy,
     history_config,
     lines_of,
     query,
     rows,
     write_appends,
+    write_evolving_table,
 )
-
-from conftest import RunningServer, start_server, stop_server, write_many_files_table
-from deltaport.server.tokens import TokenSigner
 
 Ask = Callable[[httpx.Client, dict[str, Any]], httpx.Response]
 
@@ -38,6 +34,7 @@ def tables(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         "many": write_many_files_table(root / "many", 300),
         "appends": write_appends(root / "appends", 12),
         "growing": write_appends(root / "growing", 6),
+        "evolving": write_evolving_table(root / "evolving"),
     }
 
 
@@ -82,6 +79,17 @@ def files_of(lines: list[dict[str, Any]]) -> list[tuple[str, str, Any]]:
     return out
 
 
+def sequence_of(lines: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
+    """Files as (kind, id, version) and metaData lines as ("metaData", version)."""
+    out: list[tuple[Any, ...]] = []
+    for line in lines:
+        if "metaData" in line:
+            out.append(("metaData", line["metaData"]["version"]))
+        elif "endStreamAction" not in line:
+            out.extend(files_of([line]))
+    return out
+
+
 def walk(
     client: httpx.Client, ask: Ask, body: dict[str, Any], max_files: int
 ) -> tuple[list[list[dict[str, Any]]], list[str]]:
@@ -101,6 +109,12 @@ def walk(
 
 
 CASES = [
+    ("range-metadata", ask_query("evolving"), {"startingVersion": 0}),
+    (
+        "changes-metadata",
+        ask_changes("evolving"),
+        {"startingVersion": 0, "includeHistoricalMetadata": "true"},
+    ),
     ("snapshot", ask_query("many"), {}),
     ("predicate", ask_query("many"), {"predicateHints": ["id >= 1500"]}),
     ("time-travel", ask_query("appends"), {"version": 6}),
@@ -138,6 +152,10 @@ def test_union_of_pages_is_the_unpaged_answer(
     # metaData lines inside the answer (historical metadata) come once, across all pages
     inner = [line for page in pages for line in page[2:] if "metaData" in line]
     assert inner == [line for line in whole[2:] if "metaData" in line]
+    assert bool(inner) == name.endswith("-metadata")
+    # ...each at the same place relative to the files
+    paged_sequence = [item for page in pages for item in sequence_of(page[2:])]
+    assert paged_sequence == sequence_of(whole[2:])
     if len(files_of(whole)) > max_files:
         assert len(pages) == -(-len(files_of(whole)) // max_files)
 
@@ -187,24 +205,13 @@ def _tampered(token: str) -> str:
     return f"{flipped}.{mac}"
 
 
-def _expired(token: str) -> str:
-    """The same token, re-signed with the server's key with an expiry in the past."""
-    server_key = hashlib.sha256(b"history-tests-key").digest()
-    signer = TokenSigner(hmac.digest(server_key, b"table-tokens", "sha256"))
-    body = token.partition(".")[0]
-    purpose, _, payload = msgspec.msgpack.decode(
-        base64.urlsafe_b64decode(body + "=" * (-len(body) % 4))
-    )
-    return signer.seal(purpose, payload, int(time.time()) - 60)
-
-
 @pytest.mark.parametrize(
     ("change", "fragment"),
     [
         (lambda t, b: (_tampered(t), b), "not valid"),
         (lambda t, b: (t[:-3], b), "not valid"),
         (lambda t, b: ("garbage", b), "not valid"),
-        (lambda t, b: (_expired(t), b), "expired"),
+        (lambda t, b: (expired_copy(t), b), "expired"),
         (lambda t, b: (t, b | {"limitHint": 5}), "other parameters"),
         (lambda t, b: (t, b | {"version": 3}), "other parameters"),
     ],

@@ -10,9 +10,9 @@ from typing import Any
 
 import httpx
 import pytest
-from history_tables import DELTA_CAPS, history_config, lines_of, query, write_evolving_table
 
 from conftest import RunningServer, start_server, stop_server
+from history_tables import DELTA_CAPS, history_config, lines_of, query, write_evolving_table
 
 
 @pytest.fixture(scope="module")
@@ -115,6 +115,7 @@ def test_changes_with_historical_metadata(client: httpx.Client) -> None:
         ("plain", {"startingVersion": 0}, "does not share its history"),
         ("evolving", {"startingVersion": 0, "version": 1}, "cannot be combined"),
         ("evolving", {"startingVersion": 5}, "after the latest version 4"),
+        ("evolving", {"startingVersion": -2}, "cannot be negative"),
         ("evolving", {"startingVersion": 2, "endingVersion": 1}, "before the starting version"),
         ("evolving", {"startingVersion": 0, "includeRefreshToken": True}, "latest snapshot"),
         ("evolving", {"endingVersion": 1}, "endingVersion needs startingVersion"),

@@ -10,9 +10,17 @@ from typing import Any
 import httpx
 import pytest
 from deltalake import write_deltalake
-from history_tables import END_CAPS, history_config, lines_of, query, rows, write_appends
 
 from conftest import RunningServer, start_server, stop_server
+from history_tables import (
+    END_CAPS,
+    expired_copy,
+    history_config,
+    lines_of,
+    query,
+    rows,
+    write_appends,
+)
 
 
 @pytest.fixture(scope="module")
@@ -25,7 +33,10 @@ def tables(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 def server(
     tables: dict[str, Path], tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[RunningServer]:
-    running = start_server(history_config(tables), tmp_path_factory.mktemp("refresh-server"))
+    # short URL lifetime: URL expiries are rounded to a tenth of it, so one second apart
+    # a refresh gets new URLs
+    config = history_config(tables) | {"preSignedUrlTimeoutSeconds": 10}
+    running = start_server(config, tmp_path_factory.mktemp("refresh-server"))
     yield running
     stop_server(running)
 
@@ -48,7 +59,7 @@ def test_refresh_gives_new_urls_for_the_same_files(
     token = lines[-1]["endStreamAction"]["refreshToken"]
     before = _files(lines)
     write_deltalake(tables["t"], rows(range(500, 503), "new"), mode="append")
-    time.sleep(1.1)  # URL expiry has a one-second resolution
+    time.sleep(1.1)  # the next expiry step
     refreshed = query(client, "t", {"includeRefreshToken": True, "refreshToken": token})
     assert refreshed.headers["delta-table-version"] == first.headers["delta-table-version"]
     again = lines_of(refreshed)
@@ -107,6 +118,13 @@ def test_bad_refresh_requests_are_400(
     response = query(client, table, {"refreshToken": token} | body)
     assert response.status_code == 400, response.text
     assert fragment in response.json()["message"]
+
+
+def test_expired_refresh_token(client: httpx.Client) -> None:
+    end = lines_of(query(client, "t", {"includeRefreshToken": True}))[-1]["endStreamAction"]
+    response = query(client, "t", {"refreshToken": expired_copy(end["refreshToken"])})
+    assert response.status_code == 400
+    assert "refreshToken has expired" in response.json()["message"]
 
 
 def test_tampered_refresh_token_and_refresh_token_as_page_token(client: httpx.Client) -> None:

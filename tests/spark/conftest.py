@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 from pyspark.sql import SparkSession
-from spark_support import CORPUS_TABLES, STREAM_TABLES, TOKEN, append, server_process
 
 from corpus import corpus_table
+from spark_support import CORPUS_TABLES, STREAM_TABLES, TOKEN, append, server_process
 
 
 @pytest.fixture(scope="session")

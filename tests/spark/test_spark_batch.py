@@ -8,9 +8,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from pyspark.sql import SparkSession
-from spark_support import CORPUS_TABLES, TOKEN, table_url
 
 from corpus import corpus_table
+from spark_support import CORPUS_TABLES, TOKEN, table_url
 
 
 def sorted_rows(table: pa.Table) -> list[tuple[Any, ...]]:

@@ -11,6 +11,7 @@ import pytest
 from deltalake import DeltaTable
 from pyspark.errors import StreamingQueryException
 from pyspark.sql import DataFrame, SparkSession
+
 from spark_support import append, table_url
 
 

@@ -6,12 +6,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxBytes, ReadMaxFiles
-from spark_support import append, table_url
 
 from deltaport.spark.options import parse_options
 from deltaport.spark.partitions import FilesPartition
 from deltaport.spark.scans import read_schema
 from deltaport.spark.stream import StreamReader
+from spark_support import append, table_url
 
 
 def reader(url: str, **options: str) -> StreamReader:

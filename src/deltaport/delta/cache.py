@@ -16,13 +16,21 @@ def open_table(
     location: str | Location, storage_options: Mapping[str, str] | None = None
 ) -> DeltaTable:
     """The shared :class:`DeltaTable` for ``location`` and ``storage_options``."""
+    options = tuple(sorted((storage_options or {}).items()))
+    if isinstance(location, str):
+        # also keyed by the location as given: parsing it costs more than the lookup
+        given = _TABLES.get((location, options))
+        if given is not None:
+            return given
     loc = parse_location(location) if isinstance(location, str) else location
-    key = (loc.uri, tuple(sorted((storage_options or {}).items())))
+    key = (loc.uri, options)
     with _LOCK:
         table = _TABLES.get(key)
         if table is None:
             table = DeltaTable(loc, storage_options)
             _TABLES[key] = table
+        if isinstance(location, str):
+            _TABLES[(location, options)] = table
         return table
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -16,9 +17,13 @@ from deltaport.delta.log_segment import LOG_DIR, LogListing
 from deltaport.delta.snapshot import Snapshot, load_snapshot, update_snapshot
 from deltaport.delta.timestamps import commit_time, uses_ict
 from deltaport.delta.version_search import find_version
-from deltaport.storage import Location, Storage, parse_location
+from deltaport.storage import Location, ObjectNotFoundError, Storage, parse_location
 
 _SNAPSHOT_CACHE_SIZE = 8
+_QUIET_LOG_MS = 5000
+"""How long a local ``_delta_log`` must have been unchanged before its listing is reused:
+longer than any file system's timestamp granularity, so a change after the listing
+always moves the directory's modification time."""
 
 
 @dataclass(frozen=True)
@@ -46,6 +51,7 @@ class DeltaTable:
         self._snapshots: OrderedDict[int, Snapshot] = OrderedDict()
         self._icts: dict[int, int | None] = {}
         self._seen: dict[int, tuple[str, int, int]] = {}
+        self._latest_by_log_stamp: tuple[int, int, int] | None = None
 
     def __repr__(self) -> str:
         return f"DeltaTable({self.location.uri!r})"
@@ -61,7 +67,24 @@ class DeltaTable:
         return LogListing.parse(objects, self.location.uri)
 
     def latest_version(self) -> int:
-        return self.listing().latest_version
+        """The latest version. On local disk the last listing's answer is reused while the
+        ``_delta_log`` directory is unchanged (a new or removed log file changes its
+        modification time), which saves listing it on every ``/version`` request."""
+        if self.location.kind != "local":
+            return self.listing().latest_version
+        try:
+            log_dir = self.storage.head(self.storage.resolve(LOG_DIR))
+        except ObjectNotFoundError:
+            return self.listing().latest_version  # raises TableNotFoundError
+        stamp = (log_dir.last_modified_ms, log_dir.size)
+        known = self._latest_by_log_stamp
+        if known is not None and known[:2] == stamp:
+            return known[2]
+        listed_at = time.time() * 1000
+        version = self.listing().latest_version
+        if listed_at - log_dir.last_modified_ms > _QUIET_LOG_MS:
+            self._latest_by_log_stamp = (*stamp, version)
+        return version
 
     # -- snapshots --------------------------------------------------------------------
     def snapshot(

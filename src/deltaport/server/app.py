@@ -125,6 +125,11 @@ def public_url(config: ServerConfig) -> str:
 def _server_key(config: ServerConfig) -> bytes:
     if config.signing_key:
         return hashlib.sha256(config.signing_key.encode()).digest()
+    log.warning(
+        "signingKey is not set: page tokens, refresh tokens and local file URLs are only "
+        "valid on this server process until it restarts; set signingKey (the same on every "
+        "replica) to make them work across replicas and restarts"
+    )
     return os.urandom(32)
 
 

@@ -148,6 +148,8 @@ class ChangeService:
         starting = request.startingVersion
         if starting is None:
             raise InvalidParameterError("startingVersion is required")
+        if starting < 0:
+            raise InvalidParameterError("startingVersion cannot be negative")
         with _delta_errors(table):
             delta_table = self._table(table)
             digest = query_digest("range", starting, request.endingVersion, caps.response_formats)

@@ -1,4 +1,6 @@
-"""Response lines of a snapshot, in the parquet or the delta response format."""
+"""Protocol and metaData lines in the parquet or the delta response format, file ids,
+and deletion-vector descriptors with signed URLs. A snapshot's file lines are encoded
+column-wise by :mod:`deltaport.server.snapshot_lines`."""
 
 from __future__ import annotations
 
@@ -7,16 +9,12 @@ from collections.abc import Callable, Sequence
 from typing import Any
 from urllib.parse import quote
 
-import pyarrow as pa
-
 from deltaport.delta.model import DeletionVector, Metadata, Protocol
 from deltaport.protocol.actions import (
-    DeltaFile,
     DeltaMetadata,
     DeltaProtocol,
     Format,
     MetadataLine,
-    ParquetFile,
     ParquetMetadata,
     ParquetProtocol,
     ProtocolLine,
@@ -66,80 +64,7 @@ def metadata_line(
     )
 
 
-def parquet_files(
-    files: pa.Table,
-    sign: SignPaths,
-    expiration_ms: int,
-    version: int | None,
-    timestamp: int | None,
-) -> list[ParquetFile]:
-    """The ``file`` objects of the parquet response format (to wrap as ``{"file": ...}``)."""
-    paths = files.column("path").to_pylist()
-    urls = sign(paths)
-    sizes = files.column("size").to_pylist()
-    stats = files.column("stats").to_pylist()
-    partition_column = files.column("partition_values")
-    if partition_column.null_count == len(partition_column) or _all_empty(partition_column):
-        partitions: list[dict[str, str]] = [{}] * len(paths)
-    else:
-        partitions = [dict(pv) if pv else {} for pv in partition_column.to_pylist()]
-    md5 = hashlib.md5
-    return [
-        ParquetFile(
-            url,
-            md5(path.encode(), usedforsecurity=False).hexdigest(),
-            pv,
-            size,
-            st,
-            version,
-            timestamp,
-            expiration_ms,
-        )
-        for path, url, pv, size, st in zip(paths, urls, partitions, sizes, stats, strict=True)
-    ]
-
-
-def _all_empty(maps: pa.ChunkedArray) -> bool:
-    return all(len(chunk.keys) == 0 for chunk in maps.chunks)
-
-
-def delta_files(
-    files: pa.Table,
-    sign: SignPaths,
-    expiration_ms: int,
-    version: int | None,
-    timestamp: int | None,
-) -> list[DeltaFile]:
-    """The ``file`` objects of the delta response format (Delta ``add`` actions)."""
-    rows = files.to_pylist()
-    paths = [row["path"] for row in rows]
-    urls = sign(paths)
-    dv_urls = signed_deletion_vectors(rows, sign)
-    out = []
-    for row, url in zip(rows, urls, strict=True):
-        add: dict[str, Any] = {
-            "path": url,
-            "partitionValues": dict(row["partition_values"] or ()),
-            "size": row["size"],
-            "modificationTime": row["modification_time"],
-            "dataChange": bool(row["data_change"]) if row["data_change"] is not None else True,
-        }
-        if row["stats"] is not None:
-            add["stats"] = row["stats"]
-        if row["tags"]:
-            add["tags"] = dict(row["tags"])
-        dv = row["deletion_vector"]
-        if dv is not None:
-            add["deletionVector"] = deletion_vector_json(dv, dv_urls)
-        if row["base_row_id"] is not None:
-            add["baseRowId"] = row["base_row_id"]
-        if row["default_row_commit_version"] is not None:
-            add["defaultRowCommitVersion"] = row["default_row_commit_version"]
-        out.append(DeltaFile(file_id(row["path"]), {"add": add}, version, timestamp, expiration_ms))
-    return out
-
-
-def _dv_log_path(dv: dict[str, Any]) -> str | None:
+def dv_log_path(dv: dict[str, Any]) -> str | None:
     """The path (as a log path) of a deletion vector stored in a file, None when inline."""
     kind = dv["storageType"]
     if kind == "u":
@@ -156,7 +81,7 @@ def signed_deletion_vectors(rows: list[dict[str, Any]], sign: SignPaths) -> dict
             p
             for row in rows
             if row["deletion_vector"] is not None
-            and (p := _dv_log_path(row["deletion_vector"])) is not None
+            and (p := dv_log_path(row["deletion_vector"])) is not None
         }
     )
     return dict(zip(paths, sign(paths), strict=True)) if paths else {}
@@ -164,7 +89,7 @@ def signed_deletion_vectors(rows: list[dict[str, Any]], sign: SignPaths) -> dict
 
 def deletion_vector_json(dv: dict[str, Any], dv_urls: dict[str, str]) -> dict[str, Any]:
     """File-backed DVs become absolute (``p``) descriptors pointing at signed URLs."""
-    path = _dv_log_path(dv)
+    path = dv_log_path(dv)
     out = {
         "storageType": "p" if path is not None else dv["storageType"],
         "pathOrInlineDv": dv_urls[path] if path is not None else dv["pathOrInlineDv"],

@@ -1,47 +1,41 @@
 """Page tokens for the listing routes.
 
 A token holds the offset of the next item and the listing it belongs to, signed with the
-server's key: a forged token, or one taken from another listing (another share or route),
-is rejected with 400 instead of silently paging something else.
+server's key (the token format of :mod:`deltaport.server.tokens`, shared with the table
+page and refresh tokens): a forged token, or one taken from another listing (another share
+or route), is rejected with 400 instead of silently paging something else.
 """
 
 from __future__ import annotations
 
-import base64
-import hmac
+import time
 from collections.abc import Sequence
+from datetime import timedelta
 from typing import TypeVar
 
 from deltaport.protocol.errors import InvalidParameterError
+from deltaport.server.tokens import TokenSigner
 
 T = TypeVar("T")
 
 DEFAULT_MAX_RESULTS = 500
-_MAC_BYTES = 16
+LISTING_TOKEN_LIFETIME = timedelta(hours=24)
+_PURPOSE = "listing-page"
 
 
 class PageTokens:
     def __init__(self, key: bytes) -> None:
-        self._key = key
-
-    def _mac(self, scope: str, offset: int) -> bytes:
-        message = f"page\0{scope}\0{offset}".encode()
-        return hmac.digest(self._key, message, "sha256")[:_MAC_BYTES]
+        self._signer = TokenSigner(key)
 
     def encode(self, scope: str, offset: int) -> str:
-        raw = offset.to_bytes(8, "big") + self._mac(scope, offset)
-        return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
+        expires_at = int(time.time() + LISTING_TOKEN_LIFETIME.total_seconds())
+        return self._signer.seal(_PURPOSE, (scope, offset), expires_at)
 
     def decode(self, scope: str, token: str) -> int:
-        try:
-            raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
-        except ValueError:
-            raw = b""
-        if len(raw) == 8 + _MAC_BYTES:
-            offset = int.from_bytes(raw[:8], "big")
-            if hmac.compare_digest(raw[8:], self._mac(scope, offset)):
-                return offset
-        raise InvalidParameterError("pageToken is not valid for this request")
+        token_scope, offset = self._signer.open(_PURPOSE, token, tuple[str, int], "pageToken")
+        if token_scope != scope:
+            raise InvalidParameterError("pageToken is not valid for this request")
+        return offset
 
     def page(
         self, scope: str, items: Sequence[T], max_results: int | None, page_token: str | None

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import logging
 import os
-import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -37,18 +36,18 @@ from deltaport.protocol.errors import (
 )
 from deltaport.server.catalog import SharedTable
 from deltaport.server.end_stream import stream_body
-from deltaport.server.lines import delta_files, metadata_line, parquet_files, protocol_line
-from deltaport.server.ndjson import encode_lines, encode_wrapped
+from deltaport.server.lines import metadata_line, protocol_line
+from deltaport.server.ndjson import encode_lines
 from deltaport.server.selection import HintSettings, select_files
-from deltaport.server.signing import UrlSigner
+from deltaport.server.signing import UrlSigner, url_expiry
+from deltaport.server.snapshot_cache import PreparedSnapshot
+from deltaport.server.snapshot_lines import SnapshotLines
 from deltaport.server.snapshot_pages import SnapshotPages
 from deltaport.server.table_pages import TableTokens
 from deltaport.server.tokens import TokenSigner
 from deltaport.storage import StorageError
 
 log = logging.getLogger(__name__)
-
-FILES_PER_SLICE = 1000
 
 OpenTable = Callable[[str, Mapping[str, str]], DeltaTable]
 
@@ -78,6 +77,7 @@ class TableService:
         self._open = opener
         # without a shared key, tokens are only valid on this process
         self._pages = pages or SnapshotPages(TableTokens(TokenSigner(os.urandom(32))))
+        self._lines = SnapshotLines(signer)
 
     # -- version -------------------------------------------------------------------------
     def table_version(self, table: SharedTable, starting_timestamp: str | None) -> int:
@@ -129,8 +129,9 @@ class TableService:
             else self._pinned_snapshot(table, pin.version)
         )
         fmt = _response_format(caps, snapshot)
+        prepared = self._lines.prepared(table, snapshot)
         files = select_files(
-            snapshot.files,
+            prepared.files,
             snapshot.metadata,
             request.predicateHints,
             request.jsonPredicateHints,
@@ -139,18 +140,21 @@ class TableService:
         )
         travelled = request.version is not None or request.timestamp is not None
         page = self._pages.page(table, request, caps, pin, snapshot.version, files)
-        body = self._query_body(table, snapshot, page.files, fmt, travelled, page.end)
+        selection = (pin.digest, pin.offset, request.maxFiles)
+        body = self._query_body(table, prepared, page.files, fmt, travelled, page.end, selection)
         return TableResponse(snapshot.version, fmt, page.end is not None, body)
 
     def _query_body(
         self,
         table: SharedTable,
-        snapshot: Snapshot,
+        prepared: PreparedSnapshot,
         files: pa.Table,
         fmt: str,
         travelled: bool,
         end: EndStreamAction | None,
+        selection: Hashable,
     ) -> Iterator[bytes]:
+        snapshot = prepared.snapshot
         head = [
             protocol_line(snapshot.protocol, fmt),
             metadata_line(
@@ -161,22 +165,15 @@ class TableService:
                 num_files=snapshot.num_files,
             ),
         ]
-        expiration_ms = int((time.time() + self._url_lifetime.total_seconds()) * 1000)
+        expires_at = url_expiry(self._url_lifetime)
         version = snapshot.version if travelled else None
         timestamp = snapshot.timestamp if travelled else None
-        build = delta_files if fmt == DELTA else parquet_files
-
-        def sign(paths: Sequence[str]) -> list[str]:
-            return self._signer.sign_files(table, paths, self._url_lifetime)
-
-        def segments() -> Iterator[bytes]:
-            for offset in range(0, files.num_rows, FILES_PER_SLICE):
-                part = files.slice(offset, FILES_PER_SLICE)
-                yield encode_wrapped("file", build(part, sign, expiration_ms, version, timestamp))
-
+        segments = self._lines.segments(
+            table, prepared, files, fmt, version, timestamp, expires_at, selection
+        )
         if end is not None and files.num_rows:
-            end = msgspec.structs.replace(end, minUrlExpirationTimestamp=expiration_ms)
-        return stream_body(encode_lines(head), segments(), end, table.key)
+            end = msgspec.structs.replace(end, minUrlExpirationTimestamp=expires_at * 1000)
+        return stream_body(encode_lines(head), segments, end, table.key)
 
     # -- helpers ---------------------------------------------------------------------------
     def _table(self, table: SharedTable) -> DeltaTable:

@@ -6,17 +6,45 @@ the server's disk get HMAC-signed URLs served by the local file endpoint.
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Protocol
 from urllib.parse import unquote
 
-from deltaport.protocol.errors import InternalError
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from deltaport.protocol.errors import InternalError, SharingError
 from deltaport.server.catalog import SharedTable
 from deltaport.storage import Location, Storage, resolve_log_path
-from deltaport.storage.local_urls import LocalUrlSigner
+from deltaport.storage.local_urls import LocalUrlSigner, PreparedPaths, raise_first_failure
+
+MAX_EXPIRY_STEP_SECONDS = 60
+
+
+def url_expiry(lifetime: timedelta, now: float | None = None) -> int:
+    """When URLs signed now expire (Unix seconds): ``now + lifetime`` rounded up to a step
+    of a tenth of the lifetime (at most 60 s), so the requests of one step get the same
+    URLs and a repeated answer can be reused. A URL lives at most lifetime + step."""
+    seconds = lifetime.total_seconds()
+    step = max(1, min(MAX_EXPIRY_STEP_SECONDS, int(seconds // 10)))
+    at = (time.time() if now is None else now) + seconds
+    return math.ceil(at / step) * step
+
+
+@dataclass(frozen=True)
+class SignableFiles:
+    """The files of one table prepared once for signing (local: HMAC messages and URL
+    paths; cloud: object locations), then signed per page and expiry. ``failures`` holds
+    the rows that cannot be signed: they fail when signed, not the whole table."""
+
+    local: PreparedPaths | None
+    remote: list[Location] | None
+    failures: dict[int, Exception]
 
 
 class UrlSigner(Protocol):
@@ -24,6 +52,20 @@ class UrlSigner(Protocol):
         self, table: SharedTable, paths: Sequence[str], expires_in: timedelta
     ) -> list[str]:
         """URLs for ``paths`` as written in the table's log (relative ones URL-encoded)."""
+        ...
+
+    def sign_until(self, table: SharedTable, paths: Sequence[str], expires_at: int) -> list[str]:
+        """Like :meth:`sign_files`, valid until ``expires_at`` (Unix seconds)."""
+        ...
+
+    def prepare(self, table: SharedTable, paths: pa.StringArray) -> SignableFiles:
+        """``paths`` (as in the log) made ready for :meth:`sign_prepared`."""
+        ...
+
+    def sign_prepared(
+        self, table: SharedTable, files: SignableFiles, rows: Sequence[int], expires_at: int
+    ) -> pa.Array:
+        """URLs of the ``rows`` of ``files``, valid until ``expires_at`` (Unix seconds)."""
         ...
 
 
@@ -38,13 +80,53 @@ class TableUrlSigner:
     def sign_files(
         self, table: SharedTable, paths: Sequence[str], expires_in: timedelta
     ) -> list[str]:
+        return self.sign_until(table, paths, int(time.time() + expires_in.total_seconds()))
+
+    def sign_until(self, table: SharedTable, paths: Sequence[str], expires_at: int) -> list[str]:
+        prepared = self.prepare(table, pa.array(paths, pa.string()))
+        urls: list[str] = self.sign_prepared(
+            table, prepared, range(len(paths)), expires_at
+        ).to_pylist()
+        return urls
+
+    def prepare(self, table: SharedTable, paths: pa.StringArray) -> SignableFiles:
         root = table.location
+        failures: dict[int, Exception] = {}
         if root.kind == "local":
-            expires_at = int(time.time() + expires_in.total_seconds())
-            relative = [_relative_to_root(root, p) for p in paths]
-            return self._local.sign_many(table.key, relative, expires_at)
-        locations = [_resolve(root, p) for p in paths]
-        return self._storage(table).sign(locations, expires_in)
+            # only absolute and URL-encoded paths need work; the others are relative as they are
+            data = paths.buffers()[2]
+            text = b"" if data is None else data.to_pybytes()
+            relative = paths
+            if b":" in text or b"%" in text:
+                odd = pc.or_(pc.match_substring(paths, ":"), pc.match_substring(paths, "%"))
+                texts = paths.to_pylist()
+                for row in pc.indices_nonzero(odd).to_pylist():
+                    try:
+                        texts[row] = _relative_to_root(root, texts[row])
+                    except SharingError as exc:
+                        failures[row] = exc
+                relative = pa.array(texts, pa.string())
+            return SignableFiles(self._local.prepare(table.key, relative), None, failures)
+        remote = []
+        for row, path in enumerate(paths.to_pylist()):
+            try:
+                remote.append(_resolve(root, path))
+            except (SharingError, ValueError) as exc:
+                failures[row] = exc
+                remote.append(root)
+        return SignableFiles(None, remote, failures)
+
+    def sign_prepared(
+        self, table: SharedTable, files: SignableFiles, rows: Sequence[int], expires_at: int
+    ) -> pa.Array:
+        raise_first_failure(files.failures, rows)
+        if files.local is not None:
+            return self._local.sign_prepared(files.local, rows, expires_at)
+        assert files.remote is not None
+        remote = files.remote
+        expires_in = timedelta(seconds=max(1.0, expires_at - time.time()))
+        urls = self._storage(table).sign([remote[i] for i in rows], expires_in)
+        return pa.array(urls, pa.string())
 
     def _storage(self, table: SharedTable) -> Storage:
         with self._lock:

@@ -1,0 +1,199 @@
+"""Per-snapshot pieces of answer lines, built once and shared by later requests.
+
+Everything in a file line except its URL and expiry depends only on the snapshot: the id
+(MD5 of the path), partition values, size, stats, ... and, for local tables, the HMAC
+message and URL path of each file. :class:`PreparedSnapshot` builds these per format on
+first use; :class:`SnapshotCache` keeps the prepared snapshots of recent (table, version)
+pairs, so a repeated request only signs and joins.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TypeVar
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from deltaport.delta import Snapshot
+from deltaport.server.catalog import SharedTable
+from deltaport.server.line_encoding import (
+    file_ids,
+    joined,
+    json_maps,
+    json_strings,
+    json_values,
+    optional_member,
+)
+from deltaport.server.lines import dv_log_path
+from deltaport.server.signing import SignableFiles, UrlSigner
+
+ROW_COLUMN = "_row"
+"""Column appended to a prepared snapshot's files: the row number in the snapshot, which
+survives filtering and paging and indexes the prepared pieces."""
+
+SNAPSHOTS_KEPT = 4
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class DeltaPieces:
+    """A delta-format line is ``head + URL + middle + DV URL + tail`` (then the suffix);
+    ``dv_paths`` holds the log path of file-backed deletion vectors (None: none at all)."""
+
+    head: pa.Array
+    middle: pa.Array
+    tail: pa.Array
+    dv_paths: pa.Array | None
+
+
+class PreparedSnapshot:
+    """A snapshot's files with :data:`ROW_COLUMN`, and their line pieces (built lazily)."""
+
+    def __init__(self, table: SharedTable, snapshot: Snapshot, signer: UrlSigner) -> None:
+        self.snapshot = snapshot
+        rows = np.arange(snapshot.files.num_rows, dtype=np.int64)
+        self.files = snapshot.files.append_column(ROW_COLUMN, pa.array(rows))
+        self._table = table
+        self._signer = signer
+        self._lock = threading.RLock()  # builders share pieces (ids) through _once
+        self._built: dict[str, object] = {}
+
+    @property
+    def signable(self) -> SignableFiles:
+        return self._once("signable", self._build_signable)
+
+    @property
+    def parquet(self) -> pa.Array:
+        """What follows the URL in a parquet-format line, up to the suffix."""
+        return self._once("parquet", self._build_parquet)
+
+    @property
+    def delta(self) -> DeltaPieces:
+        return self._once("delta", self._build_delta)
+
+    def _once(self, name: str, build: Callable[[], T]) -> T:
+        with self._lock:
+            if name not in self._built:
+                self._built[name] = build()
+            return self._built[name]  # type: ignore[return-value]
+
+    def _column(self, name: str) -> pa.Array:
+        return self.snapshot.files.column(name).combine_chunks()
+
+    def _ids(self) -> pa.Array:
+        return self._once("ids", lambda: file_ids(self._column("path")))
+
+    def _build_signable(self) -> SignableFiles:
+        return self._signer.prepare(self._table, self._column("path"))
+
+    def _common(self) -> tuple[pa.Array, pa.Array, pa.Array]:
+        """Partition values, size and optional stats member."""
+        partitions = json_maps(self._column("partition_values"))
+        size = pc.fill_null(json_values(self._column("size")), "null")
+        stats = optional_member("stats", json_strings(self._column("stats")))
+        return partitions, size, stats
+
+    def _build_parquet(self) -> pa.Array:
+        partitions, size, stats = self._common()
+        return joined(
+            [',"id":"', self._ids(), '","partitionValues":', partitions, ',"size":', size, stats]
+        )
+
+    def _build_delta(self) -> DeltaPieces:
+        partitions, size, stats = self._common()
+        modified = pc.fill_null(json_values(self._column("modification_time")), "null")
+        data_change = json_values(pc.fill_null(self._column("data_change"), True))
+        tags = self._column("tags")
+        tag_count = pc.subtract(tags.offsets.slice(1), tags.offsets.slice(0, len(tags)))
+        has_tags = pc.fill_null(pc.and_(tags.is_valid(), pc.greater(tag_count, 0)), False)
+        tags_member = pc.if_else(has_tags, optional_member("tags", json_maps(tags)), "")
+        dv_head, dv_tail, dv_paths = self._deletion_vectors()
+        head = joined(['{"file":{"id":"', self._ids(), '","deltaSingleAction":{"add":{"path":'])
+        middle = joined(
+            [
+                ',"partitionValues":',
+                partitions,
+                ',"size":',
+                size,
+                ',"modificationTime":',
+                modified,
+                ',"dataChange":',
+                data_change,
+                stats,
+                tags_member,
+                dv_head,
+            ]
+        )
+        row_ids = optional_member("baseRowId", json_values(self._column("base_row_id")))
+        commit_versions = optional_member(
+            "defaultRowCommitVersion", json_values(self._column("default_row_commit_version"))
+        )
+        tail = joined([dv_tail, row_ids, commit_versions, "}}"])
+        return DeltaPieces(head, middle, tail, dv_paths)
+
+    def _deletion_vectors(self) -> tuple[pa.Array | str, pa.Array | str, pa.Array | None]:
+        """The DV member around its URL: file-backed DVs get ``storageType`` ``p`` and a
+        signed URL as ``pathOrInlineDv``; inline ones are kept as they are."""
+        dvs = self._column("deletion_vector")
+        if dvs.null_count == len(dvs):
+            return "", "", None
+        present = dvs.is_valid()
+        kind, path_or_inline, offset, size, cardinality = dvs.flatten()
+        file_backed = pc.fill_null(pc.and_(present, pc.is_in(kind, pa.array(["u", "p"]))), False)
+        storage_type = pc.if_else(file_backed, '"p"', pc.fill_null(json_strings(kind), "null"))
+        inline = pc.if_else(file_backed, "", pc.fill_null(json_strings(path_or_inline), "null"))
+        opening = ',"deletionVector":{"storageType":'
+        head = joined([opening, storage_type, ',"pathOrInlineDv":', inline])
+        tail = joined(
+            [
+                ',"sizeInBytes":',
+                pc.fill_null(json_values(size), "null"),
+                ',"cardinality":',
+                pc.fill_null(json_values(cardinality), "null"),
+                optional_member("offset", json_values(offset)),
+                "}",
+            ]
+        )
+        rows = pc.indices_nonzero(file_backed).to_pylist()
+        paths: list[str | None] = [None] * len(dvs)
+        for row, dv in zip(rows, dvs.take(rows).to_pylist(), strict=True):
+            paths[row] = dv_log_path(dv)
+        return (
+            pc.if_else(present, head, ""),
+            pc.if_else(present, tail, ""),
+            pa.array(paths, pa.string()) if rows else None,
+        )
+
+
+class SnapshotCache:
+    """The prepared snapshots of the last :data:`SNAPSHOTS_KEPT` (table, version) pairs.
+
+    An entry is reused only for the very snapshot object it was built from: when the
+    engine replays the version again (its cache evicted it, or the table was replaced),
+    the pieces are rebuilt.
+    """
+
+    def __init__(self, signer: UrlSigner, size: int = SNAPSHOTS_KEPT) -> None:
+        self._signer = signer
+        self._size = size
+        self._entries: OrderedDict[tuple[str, int], PreparedSnapshot] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def prepared(self, table: SharedTable, snapshot: Snapshot) -> PreparedSnapshot:
+        key = (table.key, snapshot.version)
+        with self._lock:
+            entry = self._entries.get(key)
+            if entry is not None and entry.snapshot is snapshot:
+                self._entries.move_to_end(key)
+                return entry
+            entry = PreparedSnapshot(table, snapshot, self._signer)
+            self._entries[key] = entry
+            while len(self._entries) > self._size:
+                self._entries.popitem(last=False)
+            return entry

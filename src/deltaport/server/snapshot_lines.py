@@ -1,0 +1,171 @@
+"""The file lines of snapshot answers (``/query`` without ``startingVersion``).
+
+A slice of lines is the prepared per-file pieces of its rows (see
+:mod:`deltaport.server.snapshot_cache`) joined with freshly signed URLs and a constant
+suffix (version, timestamp, expiry). URL expiries are rounded to steps
+(:func:`deltaport.server.signing.url_expiry`), so a repeated request in the same step
+gets the same bytes: :class:`AnswerCache` keeps recent encoded answers, within a byte
+budget, and serves them again without signing.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Hashable, Iterator
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from deltaport.delta import Snapshot
+from deltaport.protocol.capabilities import DELTA
+from deltaport.server.catalog import SharedTable
+from deltaport.server.line_encoding import joined, json_escaped, json_strings, text_bytes
+from deltaport.server.signing import UrlSigner
+from deltaport.server.snapshot_cache import ROW_COLUMN, PreparedSnapshot, SnapshotCache
+
+FILES_PER_SLICE = 1000
+ANSWER_CACHE_BYTES = 256 * 2**20
+"""Memory for reusable encoded answers (a 100,000-file answer takes about 45 MB)."""
+
+
+class AnswerCache:
+    """Encoded file lines of recent answers, least recently used dropped first once the
+    total passes ``budget`` bytes. An entry only serves the snapshot object it came from."""
+
+    def __init__(self, budget: int = ANSWER_CACHE_BYTES) -> None:
+        self.budget = budget
+        self._entries: OrderedDict[Hashable, tuple[Snapshot, list[bytes], int]] = OrderedDict()
+        self._bytes = 0
+        self._lock = threading.Lock()
+
+    def get(self, key: Hashable, snapshot: Snapshot) -> list[bytes] | None:
+        with self._lock:
+            entry = self._entries.get(key)
+            if entry is None or entry[0] is not snapshot:
+                return None
+            self._entries.move_to_end(key)
+            return entry[1]
+
+    def put(self, key: Hashable, snapshot: Snapshot, chunks: list[bytes]) -> None:
+        size = sum(len(c) for c in chunks)
+        if size > self.budget:
+            return
+        with self._lock:
+            old = self._entries.pop(key, None)
+            if old is not None:
+                self._bytes -= old[2]
+            self._entries[key] = (snapshot, chunks, size)
+            self._bytes += size
+            while self._bytes > self.budget:
+                _, (_, _, dropped) = self._entries.popitem(last=False)
+                self._bytes -= dropped
+
+
+class SnapshotLines:
+    """Encodes the file lines of snapshot answers, reusing prepared snapshots and answers."""
+
+    def __init__(
+        self,
+        signer: UrlSigner,
+        snapshots: SnapshotCache | None = None,
+        answers: AnswerCache | None = None,
+    ) -> None:
+        self._signer = signer
+        self._snapshots = snapshots or SnapshotCache(signer)
+        self._answers = answers or AnswerCache()
+
+    def prepared(self, table: SharedTable, snapshot: Snapshot) -> PreparedSnapshot:
+        return self._snapshots.prepared(table, snapshot)
+
+    def segments(
+        self,
+        table: SharedTable,
+        prepared: PreparedSnapshot,
+        files: pa.Table,
+        response_format: str,
+        version: int | None,
+        timestamp: int | None,
+        expires_at: int,
+        selection: Hashable | None,
+    ) -> Iterator[bytes]:
+        """Encoded lines of ``files`` (rows of ``prepared.files``), slice by slice.
+
+        ``selection`` identifies which rows ``files`` holds (the hints, limit and page of
+        the request); answers are reused only when it is given.
+        """
+        suffix = file_line_suffix(version, timestamp, expires_at * 1000)
+        key = None
+        if selection is not None:
+            key = (table.key, prepared.snapshot.version, response_format, suffix, selection)
+            cached = self._answers.get(key, prepared.snapshot)
+            if cached is not None:
+                yield from cached
+                return
+        chunks: list[bytes] = []
+        size = 0
+        for offset in range(0, files.num_rows, FILES_PER_SLICE):
+            rows = files.column(ROW_COLUMN).slice(offset, FILES_PER_SLICE).combine_chunks()
+            chunk = self._encode(table, prepared, rows, response_format, suffix, expires_at)
+            size += len(chunk)
+            if key is not None and size <= self._answers.budget:
+                chunks.append(chunk)
+            yield chunk
+        if key is not None and size <= self._answers.budget:
+            self._answers.put(key, prepared.snapshot, chunks)
+
+    def _encode(
+        self,
+        table: SharedTable,
+        prepared: PreparedSnapshot,
+        rows: pa.Array,
+        response_format: str,
+        suffix: str,
+        expires_at: int,
+    ) -> bytes:
+        indices = rows.to_pylist()
+        urls = json_escaped(
+            self._signer.sign_prepared(table, prepared.signable, indices, expires_at)
+        )
+        if response_format != DELTA:
+            pieces = prepared.parquet.take(rows)
+            return text_bytes(joined(['{"file":{"url":"', urls, '"', pieces, suffix]))
+        delta = prepared.delta
+        dv_urls: pa.Array | str = ""
+        if delta.dv_paths is not None:
+            dv_urls = self._dv_urls(table, delta.dv_paths.take(rows), expires_at)
+        return text_bytes(
+            joined(
+                [
+                    delta.head.take(rows),
+                    '"',
+                    urls,
+                    '"',
+                    delta.middle.take(rows),
+                    dv_urls,
+                    delta.tail.take(rows),
+                    suffix,
+                ]
+            )
+        )
+
+    def _dv_urls(self, table: SharedTable, paths: pa.Array, expires_at: int) -> pa.Array | str:
+        """Signed URLs (as JSON strings) of file-backed deletion vectors, each signed once."""
+        distinct = pc.unique(paths.drop_null())
+        if not len(distinct):
+            return ""
+        signed = pa.array(
+            self._signer.sign_until(table, distinct.to_pylist(), expires_at), pa.string()
+        )
+        urls = signed.take(pc.index_in(paths, distinct))
+        return pc.fill_null(json_strings(urls), "")
+
+
+def file_line_suffix(version: int | None, timestamp: int | None, expiration_ms: int) -> str:
+    """The members after a file's own ones, closing the ``file`` object and the line."""
+    text = ""
+    if version is not None:
+        text += f',"version":{version}'
+    if timestamp is not None:
+        text += f',"timestamp":{timestamp}'
+    return text + f',"expirationTimestamp":{expiration_ms}}}}}\n'

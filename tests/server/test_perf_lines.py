@@ -1,0 +1,175 @@
+"""The column-wise file lines equal the protocol structs encoded one by one with msgspec."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+from urllib.parse import quote
+
+import msgspec
+import pyarrow as pa
+import pytest
+
+from corpus import CorpusTable, corpus_tables
+from deltaport.delta import DeltaTable, Snapshot
+from deltaport.delta.errors import UnsupportedFeatureError
+from deltaport.protocol.actions import DeltaFile, FileLine, ParquetFile
+from deltaport.server.catalog import SharedTable
+from deltaport.server.line_encoding import json_maps, json_strings, text_bytes
+from deltaport.server.lines import deletion_vector_json, dv_log_path, file_id
+from deltaport.server.signing import TableUrlSigner
+from deltaport.server.snapshot_lines import SnapshotLines
+from deltaport.storage import parse_location
+from deltaport.storage.local_urls import LocalUrlSigner, quote_paths
+
+EXPIRES_AT = 1_900_000_000
+FEATURES = {"deletion-vectors", "row-tracking", "special-chars", "null-partition", "absolute-paths"}
+
+
+def _tables() -> list[CorpusTable]:
+    return [
+        t
+        for t in corpus_tables()
+        if not t.negative and t.tags & FEATURES and "data-files-missing" not in t.tags
+    ]
+
+
+def _reference_lines(
+    snapshot: Snapshot, sign: Any, fmt: str, version: int | None, timestamp: int | None
+) -> bytes:
+    """The file lines built as one protocol struct per file."""
+    out: list[FileLine] = []
+    expiration = EXPIRES_AT * 1000
+    for row in snapshot.files.to_pylist():
+        url = sign([row["path"]])[0]
+        partitions = dict(row["partition_values"] or ())
+        if fmt == "parquet":
+            out.append(
+                FileLine(
+                    ParquetFile(
+                        url,
+                        file_id(row["path"]),
+                        partitions,
+                        row["size"],
+                        row["stats"],
+                        version,
+                        timestamp,
+                        expiration,
+                    )
+                )
+            )
+            continue
+        add: dict[str, Any] = {
+            "path": url,
+            "partitionValues": partitions,
+            "size": row["size"],
+            "modificationTime": row["modification_time"],
+            "dataChange": True if row["data_change"] is None else row["data_change"],
+        }
+        if row["stats"] is not None:
+            add["stats"] = row["stats"]
+        if row["tags"]:
+            add["tags"] = dict(row["tags"])
+        dv = row["deletion_vector"]
+        if dv is not None:
+            path = dv_log_path(dv)
+            add["deletionVector"] = deletion_vector_json(
+                dv, {path: sign([path])[0]} if path else {}
+            )
+        for key, column in (
+            ("baseRowId", "base_row_id"),
+            ("defaultRowCommitVersion", "default_row_commit_version"),
+        ):
+            if row[column] is not None:
+                add[key] = row[column]
+        out.append(
+            FileLine(DeltaFile(file_id(row["path"]), {"add": add}, version, timestamp, expiration))
+        )
+    return msgspec.json.Encoder().encode_lines(out)
+
+
+@pytest.mark.parametrize("corpus", _tables(), ids=lambda t: t.name)
+def test_lines_equal_the_struct_encoding(corpus: CorpusTable) -> None:
+    try:
+        snapshot = DeltaTable(str(corpus.path)).snapshot()
+    except UnsupportedFeatureError:
+        pytest.skip("the engine does not read this table")
+    signer = TableUrlSigner(LocalUrlSigner(b"k" * 32, "http://127.0.0.1:1/files"))
+    table = SharedTable("s", "sc", "t", parse_location(str(corpus.path)), {})
+    lines = SnapshotLines(signer)
+    prepared = lines.prepared(table, snapshot)
+
+    def sign(paths: Sequence[str]) -> list[str]:
+        return signer.sign_until(table, paths, EXPIRES_AT)
+
+    for fmt in ("parquet", "delta"):
+        for version, timestamp in ((None, None), (snapshot.version, snapshot.timestamp)):
+            try:
+                expected = _reference_lines(snapshot, sign, fmt, version, timestamp)
+            except Exception as exc:  # a file that cannot be served fails both ways
+                with pytest.raises(type(exc)):
+                    b"".join(
+                        lines.segments(
+                            table,
+                            prepared,
+                            prepared.files,
+                            fmt,
+                            version,
+                            timestamp,
+                            EXPIRES_AT,
+                            None,
+                        )
+                    )
+                continue
+            got = b"".join(
+                lines.segments(
+                    table, prepared, prepared.files, fmt, version, timestamp, EXPIRES_AT, None
+                )
+            )
+            assert got == expected
+
+
+TEXTS = ["plain", 'q"uote', "back\\slash", "new\nline", "tab\t\x01", "é ü 😀", "\u2028", "", None]
+
+
+def test_json_strings_match_msgspec() -> None:
+    got = json_strings(pa.array(TEXTS, pa.string())).to_pylist()
+    assert got == [None if t is None else msgspec.json.encode(t).decode() for t in TEXTS]
+    without_controls = [t for t in TEXTS if t is None or all(ord(c) >= 0x20 for c in t)]
+    got = json_strings(pa.array(without_controls, pa.string())).to_pylist()
+    assert got == [None if t is None else msgspec.json.encode(t).decode() for t in without_controls]
+
+
+def test_json_maps() -> None:
+    maps = pa.array(
+        [[("a", "1"), ("b", None)], None, [], [('k"', "v\\")]], pa.map_(pa.string(), pa.string())
+    )
+    expected = ['{"a":"1","b":null}', "{}", "{}", '{"k\\"":"v\\\\"}']
+    assert json_maps(maps).to_pylist() == expected
+    assert json_maps(maps.slice(2)).to_pylist() == expected[2:]
+    assert [json.loads(m) for m in expected] == [{"a": "1", "b": None}, {}, {}, {'k"': "v\\"}]
+
+
+def test_text_bytes_of_a_slice() -> None:
+    lines = pa.array(["a\n", "bb\n", "ccc\n"])
+    assert text_bytes(lines) == b"a\nbb\nccc\n"
+    assert text_bytes(lines.slice(1, 1)) == b"bb\n"
+    assert text_bytes(lines.slice(3)) == b""
+
+
+PATHS = [
+    "part-0.parquet",
+    "p=1/x y%z.parquet",
+    "é/ü+&.parquet",
+    "x\x01y",
+    "p=%41/q",
+    "100% [x]\\",
+    "a~b_c-d.e/f",
+]
+
+
+def test_quote_paths_equals_quote() -> None:
+    assert quote_paths(pa.array(PATHS)).to_pylist() == [quote(p) for p in PATHS]
+    ascii_only = [p for p in PATHS if p.isascii() and p.isprintable()]
+    assert quote_paths(pa.array(ascii_only)).to_pylist() == [quote(p) for p in ascii_only]
