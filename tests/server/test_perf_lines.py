@@ -15,6 +15,7 @@ from corpus import CorpusTable, corpus_tables
 from deltaport.delta import DeltaTable, Snapshot
 from deltaport.delta.errors import UnsupportedFeatureError
 from deltaport.protocol.actions import DeltaFile, FileLine, ParquetFile
+from deltaport.server import snapshot_cache, snapshot_lines
 from deltaport.server.catalog import SharedTable
 from deltaport.server.line_encoding import json_maps, json_strings, text_bytes
 from deltaport.server.lines import deletion_vector_json, dv_log_path, file_id
@@ -89,8 +90,14 @@ def _reference_lines(
     return msgspec.json.Encoder().encode_lines(out)
 
 
+@pytest.mark.parametrize("preparation", ["whole", "by-slice"])
 @pytest.mark.parametrize("corpus", _tables(), ids=lambda t: t.name)
-def test_lines_equal_the_struct_encoding(corpus: CorpusTable) -> None:
+def test_lines_equal_the_struct_encoding(
+    corpus: CorpusTable, preparation: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if preparation == "by-slice":  # as for a snapshot too large to prepare as a whole
+        monkeypatch.setattr(snapshot_cache, "WHOLE_SNAPSHOT_LIMIT", -1)
+        monkeypatch.setattr(snapshot_lines, "FILES_PER_SLICE", 2)
     try:
         snapshot = DeltaTable(str(corpus.path)).snapshot()
     except UnsupportedFeatureError:
@@ -99,6 +106,7 @@ def test_lines_equal_the_struct_encoding(corpus: CorpusTable) -> None:
     table = SharedTable("s", "sc", "t", parse_location(str(corpus.path)), {})
     lines = SnapshotLines(signer)
     prepared = lines.prepared(table, snapshot)
+    assert prepared.whole == (preparation == "whole")
 
     def sign(paths: Sequence[str]) -> list[str]:
         return signer.sign_until(table, paths, EXPIRES_AT)

@@ -38,6 +38,10 @@ survives filtering and paging and indexes the prepared pieces."""
 
 SNAPSHOTS_KEPT = 4
 
+WHOLE_SNAPSHOT_LIMIT = 200_000
+"""Snapshots with more files than this are not prepared as a whole (about 0.8 KB a file):
+their pieces are built slice by slice, so serving a huge table stays within bounded memory."""
+
 T = TypeVar("T")
 
 
@@ -53,12 +57,24 @@ class DeltaPieces:
 
 
 class PreparedSnapshot:
-    """A snapshot's files with :data:`ROW_COLUMN`, and their line pieces (built lazily)."""
+    """A snapshot's files with :data:`ROW_COLUMN`, and their line pieces (built lazily).
 
-    def __init__(self, table: SharedTable, snapshot: Snapshot, signer: UrlSigner) -> None:
+    ``files`` limits it to some of the snapshot's files (one slice of a huge answer);
+    ``whole`` says whether the pieces may be built for every file of the snapshot.
+    """
+
+    def __init__(
+        self,
+        table: SharedTable,
+        snapshot: Snapshot,
+        signer: UrlSigner,
+        files: pa.Table | None = None,
+    ) -> None:
         self.snapshot = snapshot
-        rows = np.arange(snapshot.files.num_rows, dtype=np.int64)
-        self.files = snapshot.files.append_column(ROW_COLUMN, pa.array(rows))
+        self._source = snapshot.files if files is None else files
+        self.whole = files is None and snapshot.files.num_rows <= WHOLE_SNAPSHOT_LIMIT
+        rows = np.arange(self._source.num_rows, dtype=np.int64)
+        self.files = self._source.append_column(ROW_COLUMN, pa.array(rows))
         self._table = table
         self._signer = signer
         self._lock = threading.RLock()  # builders share pieces (ids) through _once
@@ -84,7 +100,13 @@ class PreparedSnapshot:
             return self._built[name]  # type: ignore[return-value]
 
     def _column(self, name: str) -> pa.Array:
-        return self.snapshot.files.column(name).combine_chunks()
+        return self._source.column(name).combine_chunks()
+
+    def subset(self, files: pa.Table) -> PreparedSnapshot:
+        """A preparation of just ``files`` (rows of :attr:`files`), renumbered from 0."""
+        return PreparedSnapshot(
+            self._table, self.snapshot, self._signer, files.drop_columns([ROW_COLUMN])
+        )
 
     def _ids(self) -> pa.Array:
         return self._once("ids", lambda: file_ids(self._column("path")))
@@ -193,6 +215,8 @@ class SnapshotCache:
                 self._entries.move_to_end(key)
                 return entry
             entry = PreparedSnapshot(table, snapshot, self._signer)
+            if not entry.whole:
+                return entry
             self._entries[key] = entry
             while len(self._entries) > self._size:
                 self._entries.popitem(last=False)

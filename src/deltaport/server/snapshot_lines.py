@@ -105,8 +105,10 @@ class SnapshotLines:
         chunks: list[bytes] = []
         size = 0
         for offset in range(0, files.num_rows, FILES_PER_SLICE):
-            rows = files.column(ROW_COLUMN).slice(offset, FILES_PER_SLICE).combine_chunks()
-            chunk = self._encode(table, prepared, rows, response_format, suffix, expires_at)
+            part = files.slice(offset, FILES_PER_SLICE)
+            source = prepared if prepared.whole else prepared.subset(part)
+            rows = (part if prepared.whole else source.files).column(ROW_COLUMN).combine_chunks()
+            chunk = self._encode(table, source, rows, response_format, suffix, expires_at)
             size += len(chunk)
             if key is not None and size <= self._answers.budget:
                 chunks.append(chunk)
