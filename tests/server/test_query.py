@@ -70,7 +70,20 @@ def test_metadata_parquet_format(client: httpx.Client, tables: dict[str, Path]) 
     actions = pa.table(expected.get_add_actions(flatten=True))
     assert meta["numFiles"] == actions.num_rows == 3
     assert meta["size"] == sum(actions.column("size_bytes").to_pylist())
+    assert meta["accessModes"] == ["url"]
     assert "version" not in meta
+
+
+def test_metadata_delta_format_carries_size_files_and_access_modes(client: httpx.Client) -> None:
+    response = client.get(
+        f"{TABLE}/parted/metadata", headers={"delta-sharing-capabilities": "responseformat=delta"}
+    )
+    assert response.headers["delta-sharing-capabilities"].startswith("responseformat=delta")
+    meta = ndjson(response)[1]["metaData"]
+    assert meta["numFiles"] == 3
+    assert meta["size"] > 0
+    assert meta["accessModes"] == ["url"]
+    assert meta["deltaMetadata"]["partitionColumns"] == ["region"]
 
 
 def test_metadata_time_travel(client: httpx.Client) -> None:

@@ -96,6 +96,7 @@ class ParquetMetadata(msgspec.Struct, omit_defaults=True):
     version: int | None = None
     size: int | None = None
     numFiles: int | None = None
+    accessModes: list[str] | None = None
 
 
 class ParquetFile(msgspec.Struct, omit_defaults=True):
@@ -119,6 +120,7 @@ class DeltaMetadata(msgspec.Struct, omit_defaults=True):
     version: int | None = None
     size: int | None = None
     numFiles: int | None = None
+    accessModes: list[str] | None = None
 
 
 class DeltaFile(msgspec.Struct, omit_defaults=True):

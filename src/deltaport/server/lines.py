@@ -21,6 +21,10 @@ from deltaport.protocol.actions import (
 )
 from deltaport.protocol.capabilities import DELTA
 
+ACCESS_MODES = ("url",)
+"""How recipients may read a table's files: by pre-signed URL (directory access with
+temporary credentials, ``dir``, is not offered)."""
+
 SignPaths = Callable[[Sequence[str]], list[str]]
 """Signs paths as written in the log (relative ones URL-encoded) into fetchable URLs."""
 
@@ -47,7 +51,9 @@ def metadata_line(
 ) -> MetadataLine:
     """``version`` is set when the request travelled in time (always in delta format)."""
     if response_format == DELTA:
-        return MetadataLine(DeltaMetadata(metadata.to_json(), version, size, num_files))
+        return MetadataLine(
+            DeltaMetadata(metadata.to_json(), version, size, num_files, list(ACCESS_MODES))
+        )
     return MetadataLine(
         ParquetMetadata(
             id=metadata.id,
@@ -60,6 +66,7 @@ def metadata_line(
             version=version,
             size=size,
             numFiles=num_files,
+            accessModes=list(ACCESS_MODES),
         )
     )
 
