@@ -1,40 +1,25 @@
 """Fixtures: a real deltaport server process over deltalake-written and corpus tables, and
 profile files pointing at it.
 
-The server-process helpers live in ``tests/server/conftest.py``; they are loaded from
-there under another module name (both folders have a ``conftest`` module).
+The server-process helpers live in ``tests/sharing_server.py``.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from collections.abc import Iterator
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pyarrow as pa
 import pytest
 from deltalake import write_deltalake
 
+import sharing_server as server_process
 from corpus import corpus_table
 from emulators import serve_asgi
 from sharing_proxy import SharingProxy
 
-
-def _load_server_fixtures() -> ModuleType:
-    path = Path(__file__).resolve().parents[1] / "server" / "conftest.py"
-    spec = importlib.util.spec_from_file_location("server_process_fixtures", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-server_process = _load_server_fixtures()
 TOKEN: str = server_process.TOKEN
 
 

@@ -19,8 +19,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from deltalake import DeltaTable, write_deltalake
 
-from conftest import TOKEN, set_commit_times, table_entry
 from deltaport.server.tokens import TokenSigner
+from sharing_server import TOKEN, set_commit_times, table_entry
 
 ENABLE_CDF = {"delta.enableChangeDataFeed": "true"}
 DELTA_CAPS = {"delta-sharing-capabilities": "responseformat=delta"}

@@ -10,7 +10,6 @@ from typing import Any
 import httpx
 import pytest
 
-from conftest import RunningServer, start_server, stop_server
 from corpus import corpus_table
 from deltaport.client import load_table_changes_as_arrow
 from history_tables import (
@@ -27,6 +26,7 @@ from history_tables import (
     write_late_cdf_table,
     write_token_profile,
 )
+from sharing_server import RunningServer, start_server, stop_server
 
 CORPUS = {
     "drs_cdf": "drs__cdf-table",

@@ -16,7 +16,6 @@ from typing import Any
 
 import pytest
 
-from conftest import RunningServer, start_server, stop_server
 from corpus import corpus_table
 from history_tables import (
     deltalake_change_rows,
@@ -25,6 +24,7 @@ from history_tables import (
     write_cdf_table,
     write_token_profile,
 )
+from sharing_server import RunningServer, start_server, stop_server
 
 COMPARED = {
     "cdf": None,

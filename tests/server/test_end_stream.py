@@ -9,7 +9,6 @@ from pathlib import Path
 import httpx
 import pytest
 
-from conftest import RunningServer, start_server, stop_server
 from history_tables import (
     END_CAPS,
     changes,
@@ -19,6 +18,7 @@ from history_tables import (
     write_cdf_table,
     write_log_only_table,
 )
+from sharing_server import RunningServer, start_server, stop_server
 
 DELTA_END_CAPS = {"delta-sharing-capabilities": "responseformat=delta;includeendstreamaction=true"}
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import httpx
 
-from conftest import RunningServer
+from sharing_server import RunningServer
 
 
 def collect(client: httpx.Client, path: str, page_size: int) -> tuple[list[dict[str, Any]], int]:

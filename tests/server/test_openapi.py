@@ -8,9 +8,9 @@ import httpx
 import msgspec
 from starlette.routing import Mount, Route
 
-from conftest import RunningServer
 from deltaport.server import create_app
 from deltaport.server.config import parse_config
+from sharing_server import RunningServer
 
 
 def served_operations(app: Any, endpoint: str) -> set[tuple[str, str]]:

@@ -11,7 +11,6 @@ import httpx
 import pytest
 from deltalake import write_deltalake
 
-from conftest import RunningServer, start_server, stop_server, write_many_files_table
 from history_tables import (
     DELTA_CAPS,
     changes,
@@ -23,6 +22,7 @@ from history_tables import (
     write_appends,
     write_evolving_table,
 )
+from sharing_server import RunningServer, start_server, stop_server, write_many_files_table
 
 Ask = Callable[[httpx.Client, dict[str, Any]], httpx.Response]
 

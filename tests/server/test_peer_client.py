@@ -13,7 +13,7 @@ import pyarrow as pa
 import pytest
 from deltalake import DeltaTable, QueryBuilder
 
-from conftest import TOKEN, RunningServer
+from sharing_server import TOKEN, RunningServer
 
 REPO = Path(__file__).resolve().parents[2]
 PEER_VENV = REPO / ".cache" / "peer-venv"

@@ -11,7 +11,7 @@ import httpx
 import pyarrow as pa
 from deltalake import DeltaTable
 
-from conftest import ndjson
+from sharing_server import ndjson
 
 TABLE = "/shares/sales/schemas/default/tables"
 DELTA_CAPS = {"delta-sharing-capabilities": "responseformat=delta"}

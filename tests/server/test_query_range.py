@@ -11,8 +11,8 @@ from typing import Any
 import httpx
 import pytest
 
-from conftest import RunningServer, start_server, stop_server
 from history_tables import DELTA_CAPS, history_config, lines_of, query, write_evolving_table
+from sharing_server import RunningServer, start_server, stop_server
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,6 @@ import httpx
 import pytest
 from deltalake import write_deltalake
 
-from conftest import RunningServer, start_server, stop_server
 from history_tables import (
     END_CAPS,
     expired_copy,
@@ -21,6 +20,7 @@ from history_tables import (
     rows,
     write_appends,
 )
+from sharing_server import RunningServer, start_server, stop_server
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 import pytest
 
-from conftest import start_server, stop_server, table_entry
+from sharing_server import start_server, stop_server, table_entry
 
 
 def test_self_signed_tls_open_server(tables: dict[str, Path], tmp_path: Path) -> None:

@@ -1,8 +1,7 @@
 """Fixtures: one local SparkSession for all Spark tests, and a real deltaport server over
 corpus tables and tables written here with deltalake.
 
-The server-process helpers live in ``tests/server/conftest.py``; they are loaded from
-there under another module name (several folders have a ``conftest`` module).
+The server-process helpers live in ``tests/sharing_server.py``.
 """
 
 from __future__ import annotations

@@ -4,13 +4,12 @@ and deltalake writes."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
-from types import ModuleType
 
 import pyarrow as pa
 from deltalake import write_deltalake
+
+import sharing_server as server_process
 
 CORPUS_TABLES = (
     "dat__all_primitive_types",
@@ -31,17 +30,6 @@ STREAM_TABLES = ("snap", "grow", "deletes", "polled")
 """Tables of three appends (ids 0-5, two per commit) that streaming tests read and write."""
 
 
-def _load_server_fixtures() -> ModuleType:
-    path = Path(__file__).resolve().parents[1] / "server" / "conftest.py"
-    spec = importlib.util.spec_from_file_location("spark_server_process_fixtures", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-server_process = _load_server_fixtures()
 TOKEN: str = server_process.TOKEN
 
 
