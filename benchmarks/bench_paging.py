@@ -24,111 +24,19 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
-import pyarrow as pa
-import pyarrow.compute as pc
-import pyarrow.parquet as pq
 import yaml
+from checkpointed_log import CHECKPOINT_VERSION, write_checkpoint, write_commit
 
 N_FILES = 1_000_000
 PAGE_FILES = 100_000
-CHECKPOINT_VERSION = 10
 MEMORY_BUDGET = 1 << 30
 QUERY = "/delta-sharing/shares/bench/schemas/default/tables/big/query"
-SCHEMA_STRING = json.dumps(
-    {
-        "type": "struct",
-        "fields": [
-            {"name": "id", "type": "long", "nullable": True, "metadata": {}},
-            {"name": "part", "type": "string", "nullable": True, "metadata": {}},
-        ],
-    }
-)
-STRING_MAP = pa.map_(pa.string(), pa.string())
-ADD_TYPE = pa.struct(
-    [
-        ("path", pa.string()),
-        ("partitionValues", STRING_MAP),
-        ("size", pa.int64()),
-        ("modificationTime", pa.int64()),
-        ("dataChange", pa.bool_()),
-        ("stats", pa.string()),
-        ("tags", STRING_MAP),
-    ]
-)
-METADATA_TYPE = pa.struct(
-    [
-        ("id", pa.string()),
-        ("name", pa.string()),
-        ("description", pa.string()),
-        ("format", pa.struct([("provider", pa.string()), ("options", STRING_MAP)])),
-        ("schemaString", pa.string()),
-        ("partitionColumns", pa.list_(pa.string())),
-        ("configuration", STRING_MAP),
-        ("createdTime", pa.int64()),
-    ]
-)
-PROTOCOL_TYPE = pa.struct([("minReaderVersion", pa.int32()), ("minWriterVersion", pa.int32())])
-REMOVE_TYPE = pa.struct(
-    [("path", pa.string()), ("deletionTimestamp", pa.int64()), ("dataChange", pa.bool_())]
-)
-
-
-def _text(*parts: pa.Array | str) -> pa.Array:
-    return pc.binary_join_element_wise(*parts, "")
 
 
 def write_table(root: Path) -> None:
-    """Checkpoint at version 10 with N_FILES adds (built with Arrow kernels), commit 11."""
-    log = root / "_delta_log"
-    log.mkdir(parents=True)
-    n = N_FILES
-    ids = pa.array(range(n), pa.int64())
-    digits = pc.utf8_lpad(pc.cast(ids, pa.string()), 7, "0")
-    part = pc.cast(pc.bit_wise_and(ids, 63), pa.string())
-    paths = _text("part=", part, "/part-", digits, "-0f4c1f2e-6a8e-4d7b-9a57-c000.snappy.parquet")
-    low = pc.cast(pc.multiply(ids, 100), pa.string())
-    high = pc.cast(pc.add(pc.multiply(ids, 100), 99), pa.string())
-    stats = _text('{"numRecords":100,"minValues":{"id":', low, '},"maxValues":{"id":', high, "}}")
-    offsets = pa.array(range(0, n + 1), pa.int32())
-    partition_values = pa.MapArray.from_arrays(offsets, pa.array(["part"] * n), part)
-    adds = pa.StructArray.from_arrays(
-        [
-            paths,
-            partition_values,
-            pa.array([1000] * n, pa.int64()),
-            pa.array([1_700_000_000_000] * n, pa.int64()),
-            pa.array([False] * n),
-            stats,
-            pa.nulls(n, STRING_MAP),
-        ],
-        fields=list(ADD_TYPE),
-    )
-    metadata = {
-        "id": "bench-paging",
-        "name": None,
-        "description": None,
-        "format": {"provider": "parquet", "options": []},
-        "schemaString": SCHEMA_STRING,
-        "partitionColumns": ["part"],
-        "configuration": [],
-        "createdTime": 1_700_000_000_000,
-    }
-    rows = n + 2
-    table = pa.table(
-        {
-            "add": pa.concat_arrays([pa.nulls(2, ADD_TYPE), adds]),
-            "remove": pa.nulls(rows, REMOVE_TYPE),
-            "metaData": pa.array([metadata, *[None] * (rows - 1)], METADATA_TYPE),
-            "protocol": pa.array(
-                [None, {"minReaderVersion": 1, "minWriterVersion": 2}, *[None] * n],
-                PROTOCOL_TYPE,
-            ),
-        }
-    )
-    pq.write_table(table, log / f"{CHECKPOINT_VERSION:020d}.checkpoint.parquet")
-    (log / "_last_checkpoint").write_text(json.dumps({"version": CHECKPOINT_VERSION, "size": rows}))
-    commit = {"commitInfo": {"timestamp": 1_700_000_000_000, "operation": "WRITE"}}
-    (log / f"{CHECKPOINT_VERSION + 1:020d}.json").write_text(json.dumps(commit) + "\n")
+    """Checkpoint at version 10 with N_FILES adds, then an empty commit 11."""
+    write_checkpoint(root / "_delta_log", N_FILES, "bench-paging")
+    write_commit(root / "_delta_log", CHECKPOINT_VERSION + 1, N_FILES, adds=0)
 
 
 def free_port() -> int:

@@ -36,7 +36,8 @@ import deltalake
 import httpx
 import pyarrow as pa
 import yaml
-from bench_snapshot import CHECKPOINT_VERSION, N_FILES, write_checkpoint, write_commit
+from bench_snapshot import N_FILES
+from checkpointed_log import CHECKPOINT_VERSION, write_checkpoint, write_commit
 
 T = TypeVar("T")
 CONCURRENCY = 50
@@ -127,10 +128,9 @@ def requests_per_second(port: int, path: str, token: str | None = None) -> float
 
 def build_big_table(root: Path) -> None:
     log = root / "_delta_log"
-    log.mkdir(parents=True)
-    write_checkpoint(log)
+    write_checkpoint(log, N_FILES, "bench")
     for version in range(CHECKPOINT_VERSION + 1, CHECKPOINT_VERSION + 4):
-        write_commit(log, version)
+        write_commit(log, version, N_FILES)
 
 
 def write_config(tmp: Path, big: Path, small: Path) -> Path:
