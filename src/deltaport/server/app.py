@@ -32,7 +32,6 @@ from deltaport.protocol.capabilities import HEADER as CAPABILITIES_HEADER
 from deltaport.protocol.capabilities import parse_capabilities, response_header
 from deltaport.protocol.errors import (
     InternalError,
-    InvalidParameterError,
     MalformedRequestError,
     MethodNotAllowedError,
     ResourceNotFoundError,
@@ -46,6 +45,7 @@ from deltaport.server.files import files_routes
 from deltaport.server.ndjson import CONTENT_TYPE as NDJSON
 from deltaport.server.openapi import openapi_document
 from deltaport.server.paging import PageTokens
+from deltaport.server.params import int_param
 from deltaport.server.selection import HintSettings
 from deltaport.server.service import TableResponse, TableService
 from deltaport.server.signing import TableUrlSigner
@@ -215,7 +215,7 @@ class _Api:
 
     def _page(self, request: Request, scope: str, items: list[T]) -> tuple[list[T], str | None]:
         params = request.query_params
-        max_results = _int_param(params.get("maxResults"), "maxResults")
+        max_results = int_param(params.get("maxResults"), "maxResults")
         return self.pages.page(scope, items, max_results, params.get("pageToken") or None)
 
     # -- tables ----------------------------------------------------------------------------
@@ -246,7 +246,7 @@ class _Api:
     async def table_metadata(self, request: Request, recipient: Recipient) -> Response:
         table = self._table(request, recipient)
         caps = parse_capabilities(request.headers.get(CAPABILITIES_HEADER))
-        version = _int_param(request.query_params.get("version"), "version")
+        version = int_param(request.query_params.get("version"), "version")
         timestamp = request.query_params.get("timestamp")
         answer = await run_in_threadpool(self.service.metadata, table, caps, version, timestamp)
         return _stream(answer)
@@ -282,15 +282,6 @@ def _decode_query(body: bytes) -> QueryTableRequest:
         raise MalformedRequestError(f"invalid request body: {exc}") from None
     except msgspec.DecodeError:
         raise MalformedRequestError("the request body is not valid JSON") from None
-
-
-def _int_param(value: str | None, name: str) -> int | None:
-    if value is None or value == "":
-        return None
-    try:
-        return int(value)
-    except ValueError:
-        raise InvalidParameterError(f"{name} must be an integer, got {value!r}") from None
 
 
 def _stream(answer: TableResponse) -> Response:

@@ -44,6 +44,7 @@ from deltaport.server.change_lines import change_file_lines
 from deltaport.server.end_stream import stream_body
 from deltaport.server.lines import metadata_line, protocol_line
 from deltaport.server.ndjson import encode_lines
+from deltaport.server.params import bool_param, int_param
 from deltaport.server.service import OpenTable, TableResponse, parse_timestamp
 from deltaport.server.signing import UrlSigner
 from deltaport.server.table_pages import TableTokens, page_bounds, query_digest
@@ -358,30 +359,13 @@ def _delta_errors(table: SharedTable) -> Iterator[None]:
 def changes_query(params: Mapping[str, str]) -> ChangesQuery:
     """The ``/changes`` parameters from a URL query (400 on values of the wrong type)."""
     return ChangesQuery(
-        starting_version=_int(params, "startingVersion"),
+        starting_version=int_param(params.get("startingVersion"), "startingVersion"),
         starting_timestamp=params.get("startingTimestamp") or None,
-        ending_version=_int(params, "endingVersion"),
+        ending_version=int_param(params.get("endingVersion"), "endingVersion"),
         ending_timestamp=params.get("endingTimestamp") or None,
-        include_historical_metadata=_bool(params, "includeHistoricalMetadata"),
-        max_files=_int(params, "maxFiles"),
+        include_historical_metadata=bool_param(
+            params.get("includeHistoricalMetadata"), "includeHistoricalMetadata"
+        ),
+        max_files=int_param(params.get("maxFiles"), "maxFiles"),
         page_token=params.get("pageToken") or None,
     )
-
-
-def _int(params: Mapping[str, str], name: str) -> int | None:
-    value = params.get(name)
-    if value is None or value == "":
-        return None
-    try:
-        return int(value)
-    except ValueError:
-        raise InvalidParameterError(f"{name} must be an integer, got {value!r}") from None
-
-
-def _bool(params: Mapping[str, str], name: str) -> bool:
-    value = params.get(name)
-    if value is None or value == "":
-        return False
-    if value.lower() in ("true", "false"):
-        return value.lower() == "true"
-    raise InvalidParameterError(f"{name} must be true or false, got {value!r}")

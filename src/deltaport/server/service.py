@@ -26,7 +26,12 @@ from deltaport.delta.errors import (
     UnsupportedFeatureError,
     VersionNotFoundError,
 )
-from deltaport.protocol.actions import EndStreamAction, QueryTableRequest
+from deltaport.protocol.actions import (
+    EndStreamAction,
+    MetadataLine,
+    ProtocolLine,
+    QueryTableRequest,
+)
 from deltaport.protocol.capabilities import DELTA, Capabilities, choose_response_format
 from deltaport.protocol.errors import (
     InternalError,
@@ -106,16 +111,7 @@ class TableService:
         snapshot = self._snapshot(table, version, timestamp)
         fmt = _response_format(caps, snapshot)
         travelled = version is not None or timestamp is not None
-        lines = [
-            protocol_line(snapshot.protocol, fmt),
-            metadata_line(
-                snapshot.metadata,
-                fmt,
-                version=snapshot.version if travelled or fmt == DELTA else None,
-                size=snapshot.size_in_bytes,
-                num_files=snapshot.num_files,
-            ),
-        ]
+        lines = _head_lines(snapshot, fmt, travelled)
         return TableResponse(snapshot.version, fmt, False, iter([encode_lines(lines)]))
 
     def query(
@@ -155,16 +151,7 @@ class TableService:
         selection: Hashable,
     ) -> Iterator[bytes]:
         snapshot = prepared.snapshot
-        head = [
-            protocol_line(snapshot.protocol, fmt),
-            metadata_line(
-                snapshot.metadata,
-                fmt,
-                version=snapshot.version if travelled or fmt == DELTA else None,
-                size=snapshot.size_in_bytes,
-                num_files=snapshot.num_files,
-            ),
-        ]
+        head = _head_lines(snapshot, fmt, travelled)
         expires_at = url_expiry(self._url_lifetime)
         version = snapshot.version if travelled else None
         timestamp = snapshot.timestamp if travelled else None
@@ -278,3 +265,18 @@ def _delta_errors(table: SharedTable) -> Iterator[None]:
     except (DeltaError, StorageError) as exc:
         log.error("reading table %s failed: %s", name, exc)
         raise InternalError() from None
+
+
+def _head_lines(snapshot: Snapshot, fmt: str, travelled: bool) -> list[ProtocolLine | MetadataLine]:
+    """The protocol and metadata lines that open a snapshot's answer; the metadata names the
+    version when the request travelled in time, and always in delta format."""
+    return [
+        protocol_line(snapshot.protocol, fmt),
+        metadata_line(
+            snapshot.metadata,
+            fmt,
+            version=snapshot.version if travelled or fmt == DELTA else None,
+            size=snapshot.size_in_bytes,
+            num_files=snapshot.num_files,
+        ),
+    ]

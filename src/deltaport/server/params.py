@@ -1,0 +1,24 @@
+"""Query-string parameters of the sharing routes: typed values or a precise 400."""
+
+from __future__ import annotations
+
+from deltaport.protocol.errors import InvalidParameterError
+
+
+def int_param(value: str | None, name: str) -> int | None:
+    """An integer parameter; absent or empty is None."""
+    if value is None or value == "":
+        return None
+    try:
+        return int(value)
+    except ValueError:
+        raise InvalidParameterError(f"{name} must be an integer, got {value!r}") from None
+
+
+def bool_param(value: str | None, name: str) -> bool:
+    """A ``true``/``false`` parameter (any case); absent or empty is false."""
+    if value is None or value == "":
+        return False
+    if value.lower() in ("true", "false"):
+        return value.lower() == "true"
+    raise InvalidParameterError(f"{name} must be true or false, got {value!r}")
