@@ -85,25 +85,23 @@ class RestClient:
         url = self.profile.endpoint + path
         refused_once = False
 
-        def attempt() -> httpx.Response:
-            nonlocal refused_once
-            request_headers = {"Authorization": self._credentials.authorization()}
-            request_headers.update(headers or {})
+        def send(request_headers: Mapping[str, str]) -> httpx.Response:
             response = self.http.request(
                 method, url, params=params, json=json, headers=request_headers
             )
             response.read()
+            return response
+
+        def attempt() -> httpx.Response:
+            nonlocal refused_once
+            request_headers = {"Authorization": self._credentials.authorization()}
+            request_headers.update(headers or {})
+            response = send(request_headers)
             if response.status_code == 401 and not refused_once:
                 refused_once = True
                 self._credentials.invalidate()
-                response = self.http.request(
-                    method,
-                    url,
-                    params=params,
-                    json=json,
-                    headers={**request_headers, "Authorization": self._credentials.authorization()},
-                )
-                response.read()
+                authorization = self._credentials.authorization()
+                response = send({**request_headers, "Authorization": authorization})
             return check_retryable(response)
 
         response = call_with_retries(attempt, self.retry, f"{method} {path}")

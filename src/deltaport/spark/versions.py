@@ -88,16 +88,7 @@ class VersionSource:
     def _fetch(self, start: int, end: int) -> None:
         with self._client() as client:
             if self.options.read_change_feed:
-                plan = (
-                    client.table(self.options.table)
-                    .changes(
-                        starting_version=start,
-                        ending_version=end,
-                        use_delta_format=self.options.use_delta_format,
-                    )
-                    .plan()
-                )
-                self._check_schema(plan.metadata, end)
+                plan = self._change_plan(client, start, end)
                 metadata_changes: list[tuple[int, Metadata]] = []
             elif self._query_supported:
                 try:
@@ -123,7 +114,8 @@ class VersionSource:
                 version, tuple(sorted(chosen, key=file_order)), empty
             )
 
-    def _change_files(self, client: SharingClient, start: int, end: int) -> ScanPlan:
+    def _change_plan(self, client: SharingClient, start: int, end: int) -> ScanPlan:
+        """The change data feed plan of ``start..end``, its schema checked."""
         plan = (
             client.table(self.options.table)
             .changes(
@@ -134,7 +126,11 @@ class VersionSource:
             .plan()
         )
         self._check_schema(plan.metadata, end)
-        return dataclasses.replace(plan, cdf=False)
+        return plan
+
+    def _change_files(self, client: SharingClient, start: int, end: int) -> ScanPlan:
+        """The file changes of ``start..end`` from the change data feed, read as table rows."""
+        return dataclasses.replace(self._change_plan(client, start, end), cdf=False)
 
     def _appends(self, version: int, files: list[RemoteFile]) -> list[RemoteFile]:
         """The files a (non change-feed) stream reads from one commit, by the options
