@@ -18,7 +18,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from conftest import TOKEN, write_profile
+from client_support import TOKEN, write_profile
 from deltaport.client import ProfileExpiredError, SharingClient, SharingError
 from emulators import serve_asgi
 

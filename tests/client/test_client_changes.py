@@ -10,7 +10,7 @@ import pytest
 from compare import assert_same_rows, direct_changes, sorted_rows
 
 import deltaport.client as dc
-from conftest import CDF_TABLES
+from client_support import CDF_TABLES
 from corpus import corpus_table
 
 

@@ -11,7 +11,8 @@ import pytest
 from compare import assert_same_rows, direct_read
 
 import deltaport.client as dc
-from conftest import server_process, write_profile
+import sharing_server as server_process
+from client_support import write_profile
 from corpus import CorpusTable, corpus_tables
 from deltaport.delta.errors import DeltaError
 from deltaport.storage import StorageError

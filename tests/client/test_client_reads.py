@@ -14,7 +14,7 @@ import pytest
 from compare import assert_same_rows, direct_read, sorted_rows
 
 import deltaport.client as dc
-from conftest import CDF_TABLES
+from client_support import CDF_TABLES
 from deltaport.client import SharingClient, SharingError, read_remote_file
 
 TABLES = ["parted", "small_files", "basic", "dv", "cm"]

@@ -67,12 +67,6 @@ def server(tables: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) ->
     stop_server(running)
 
 
-@pytest.fixture
-def client(server: RunningServer) -> Iterator[httpx.Client]:
-    with server.client() as c:
-        yield c
-
-
 @pytest.mark.parametrize(("start", "end"), [(0, None), (1, 3), (2, 2), (4, 4)])
 def test_changes_match_deltalake(
     client: httpx.Client, tables: dict[str, Path], start: int, end: int | None

@@ -42,12 +42,6 @@ def server(
     stop_server(running)
 
 
-@pytest.fixture
-def client(server: RunningServer) -> Iterator[httpx.Client]:
-    with server.client() as c:
-        yield c
-
-
 def _expirations(lines: list[dict[str, object]]) -> list[int]:
     out = []
     for line in lines:

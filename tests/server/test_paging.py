@@ -52,12 +52,6 @@ def server(
     stop_server(running)
 
 
-@pytest.fixture
-def client(server: RunningServer) -> Iterator[httpx.Client]:
-    with server.client() as c:
-        yield c
-
-
 def ask_query(table: str, headers: dict[str, str] | None = None) -> Ask:
     return lambda c, body: query(c, table, body, headers=headers)
 

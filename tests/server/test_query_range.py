@@ -28,12 +28,6 @@ def server(table: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Ru
     stop_server(running)
 
 
-@pytest.fixture
-def client(server: RunningServer) -> Iterator[httpx.Client]:
-    with server.client() as c:
-        yield c
-
-
 def log_actions(table: Path, start: int, end: int) -> set[tuple[str, str, int, bool]]:
     """(kind, file id, version, dataChange) of the add and remove actions in the log."""
     out = set()

@@ -41,12 +41,6 @@ def server(
     stop_server(running)
 
 
-@pytest.fixture
-def client(server: RunningServer) -> Iterator[httpx.Client]:
-    with server.client() as c:
-        yield c
-
-
 def _files(lines: list[dict[str, Any]]) -> dict[str, str]:
     return {line["file"]["id"]: line["file"]["url"] for line in lines if "file" in line}
 
