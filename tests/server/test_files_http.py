@@ -15,7 +15,7 @@ import pytest
 from starlette.applications import Starlette
 
 from corpus import corpus_table
-from deltaport.server.files import files_routes
+from deltaport.server.files import files_routes, serve_files_first
 from deltaport.storage import Location, parse_location
 from deltaport.storage.local_urls import LocalUrlSigner
 from emulators import serve_asgi
@@ -129,6 +129,25 @@ def test_multiple_ranges_are_multipart(server, client, table_dir):
     assert response.headers["content-type"].startswith("multipart/byteranges")
     assert data[0:2] in response.content and data[100:104] in response.content
     assert b"Content-Range: bytes 100-103/1024" in response.content
+
+
+def test_if_range_matches_the_whole_files_validators(server, client, table_dir):
+    _, signer = server
+    data = (table_dir / "small.bin").read_bytes()
+    url = signer.sign("tmp.table", "small.bin", _later())
+    whole = client.get(url)
+    for validator in (whole.headers["etag"], whole.headers["last-modified"]):
+        ranged = client.get(url, headers={"Range": "bytes=0-9", "If-Range": validator})
+        assert ranged.status_code == 206 and ranged.content == data[:10]
+    changed = client.get(url, headers={"Range": "bytes=0-9", "If-Range": '"another"'})
+    assert changed.status_code == 200 and changed.content == data
+
+
+def test_empty_file_is_served_whole(server, client):
+    _, signer = server
+    response = client.get(signer.sign("tmp.table", "empty.bin", _later()))
+    assert response.status_code == 200
+    assert response.content == b"" and response.headers["content-length"] == "0"
 
 
 @pytest.mark.parametrize(
@@ -284,3 +303,22 @@ def test_malformed_requests_are_refused_not_crashing(server, client):
         response = client.get(httpx.URL(base + raw))
         assert response.status_code == 403, raw
         assert _error_code(response) == "PERMISSION_DENIED"
+
+
+def test_files_served_before_the_app(tables, table_dir, client):
+    async def other(scope, receive, send):
+        await send({"type": "http.response.start", "status": 418, "headers": []})
+        await send({"type": "http.response.body", "body": b"app"})
+
+    app = serve_files_first(other, LocalUrlSigner(SECRET, "/files"), tables.get)
+    with serve_asgi(app) as base:
+        signer = LocalUrlSigner(SECRET, f"{base}/files")
+        url = signer.sign("tmp.table", SPECIAL_NAME, _later())
+        assert client.get(url).content == b"special contents"
+        ranged = client.get(url, headers={"Range": "bytes=0-6"})
+        assert ranged.status_code == 206 and ranged.content == b"special"
+        assert client.get(_tamper(url)).status_code == 403
+        missing = client.get(signer.sign("tmp.table", "missing.bin", _later()))
+        assert missing.status_code == 404
+        assert client.post(url).status_code == 418
+        assert client.get(f"{base}/elsewhere").status_code == 418

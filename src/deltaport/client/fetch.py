@@ -11,6 +11,7 @@ import time
 
 import httpx
 
+from deltaport.client.downloads import Body, Downloads
 from deltaport.client.errors import SharingError, UrlExpiredError
 from deltaport.client.models import RemoteFile
 from deltaport.client.retry import RetryPolicy, call_with_retries, check_retryable
@@ -31,36 +32,36 @@ def is_expired(file: RemoteFile, now_ms: float | None = None) -> bool:
 
 
 def fetch_url(
-    http: httpx.Client,
+    downloads: Downloads,
     url: str,
     policy: RetryPolicy,
     byte_range: tuple[int, int] | None = None,
 ) -> tuple[bytes, int]:
     """The bytes at ``url`` (or of ``byte_range`` = (offset, length)) and the offset they
     start at: 0 when the server ignored the range and sent everything."""
-    headers = {}
+    range_header = None
     if byte_range is not None:
         offset, length = byte_range
-        headers["Range"] = f"bytes={offset}-{offset + length - 1}"
+        range_header = f"bytes={offset}-{offset + length - 1}"
 
-    def attempt() -> httpx.Response:
-        response = http.get(url, headers=headers)
-        return check_retryable(response)
+    def attempt() -> Body | httpx.Response:
+        answer = downloads.get(url, range_header)
+        return answer if isinstance(answer, Body) else check_retryable(answer)
 
-    response = call_with_retries(attempt, policy, "downloading a file")
-    if response.status_code in _EXPIRED_STATUSES:
-        error = SharingError.from_response(response)
-        raise UrlExpiredError(
-            f"the file URL was refused: {error.message}", status=response.status_code
-        )
-    if response.status_code >= 400:
-        raise SharingError.from_response(response)
-    start = byte_range[0] if byte_range is not None and response.status_code == 206 else 0
-    return response.content, start
+    answer = call_with_retries(attempt, policy, "downloading a file")
+    if isinstance(answer, httpx.Response):
+        if answer.status_code in _EXPIRED_STATUSES:
+            error = SharingError.from_response(answer)
+            raise UrlExpiredError(
+                f"the file URL was refused: {error.message}", status=answer.status_code
+            )
+        raise SharingError.from_response(answer)
+    start = byte_range[0] if byte_range is not None and answer.status == 206 else 0
+    return answer.content, start
 
 
 def fetch_deletion_vector(
-    http: httpx.Client, dv: DeletionVector, policy: RetryPolicy
+    downloads: Downloads, dv: DeletionVector, policy: RetryPolicy
 ) -> RowIndexes:
     """Row indexes of a delta-format DV: inline, or stored at a pre-signed URL."""
     if dv.storage_type == "i":
@@ -70,5 +71,5 @@ def fetch_deletion_vector(
             f"a deletion vector of storage type {dv.storage_type!r} without a URL cannot be "
             "read by a sharing client"
         )
-    data, start = fetch_url(http, dv.path_or_inline_dv, policy, stored_range(dv))
+    data, start = fetch_url(downloads, dv.path_or_inline_dv, policy, stored_range(dv))
     return decode_stored(data, dv, data_offset=start)

@@ -13,6 +13,7 @@ import httpx
 import numpy as np
 import pyarrow as pa
 
+from deltaport.client.downloads import Downloads, downloads_for
 from deltaport.client.fetch import fetch_deletion_vector, fetch_url
 from deltaport.client.models import RemoteFile, ScanPlan
 from deltaport.client.rest import new_http_client
@@ -32,10 +33,10 @@ from deltaport.read.data_file import iter_file_batches
 
 @dataclass(frozen=True)
 class FileReader:
-    """How a scan reads each of its files: output columns, row filter, HTTP client."""
+    """How a scan reads each of its files: output columns, row filter, downloads."""
 
     plan: ReadPlan
-    http: httpx.Client
+    downloads: Downloads
     retry: RetryPolicy
     predicate: Expr | None = None
     output: tuple[str, ...] | None = None
@@ -44,7 +45,7 @@ class FileReader:
 
     def read(self, file: RemoteFile) -> list[pa.RecordBatch]:
         """All batches of ``file``, filtered (the file is fetched whole first)."""
-        data, _ = fetch_url(self.http, file.url, self.retry)
+        data, _ = fetch_url(self.downloads, file.url, self.retry)
         rows = self.selection(file)
         change = _change_info(file) if self.plan.cdf else None
         out = []
@@ -76,7 +77,7 @@ class FileReader:
         return RowSelection(selected=np.setdiff1d(partner, own, assume_unique=True))
 
     def _dv_rows(self, dv: DeletionVector | None) -> RowIndexes | None:
-        return None if dv is None else fetch_deletion_vector(self.http, dv, self.retry)
+        return None if dv is None else fetch_deletion_vector(self.downloads, dv, self.retry)
 
     def _partition_scalars(self, file: RemoteFile) -> dict[str, pa.Scalar]:
         values = file.partition_values
@@ -118,7 +119,7 @@ def read_remote_file(
     try:
         reader = FileReader(
             ReadPlan.build(metadata, columns=columns, cdf=bool(cdf)),
-            client,
+            downloads_for(client),
             retry or RetryPolicy(),
             batch_size=batch_size,
         )

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
+from deltaport.client.downloads import downloads_for
 from deltaport.client.errors import UrlExpiredError
 from deltaport.client.fetch import is_expired
 from deltaport.client.models import QuerySpec, RemoteFile, ScanPlan
@@ -102,7 +103,7 @@ class TableScan:
         output = self.schema.names if read_columns != self._columns else None
         return FileReader(
             read_plan,
-            self._rest.http,
+            downloads_for(self._rest.http),
             self._rest.retry,
             predicate=self._predicate,
             output=tuple(output) if output is not None else None,

@@ -102,8 +102,12 @@ def iter_file_batches(
     reads_change_type = change is not None and change.change_type is None
     if reads_change_type:
         to_read.append(CHANGE_TYPE_COLUMN)
+    if parquet.metadata.num_rows <= batch_size:  # one read: no batch iterator to set up
+        batches = parquet.read(columns=to_read, use_threads=False).to_batches()
+    else:
+        batches = parquet.iter_batches(batch_size=batch_size, columns=to_read, use_threads=False)
     start = 0
-    for batch in parquet.iter_batches(batch_size=batch_size, columns=to_read, use_threads=False):
+    for batch in batches:
         length = batch.num_rows
         mask = rows.mask(start, length)
         start += length
@@ -122,6 +126,8 @@ def _assemble(
     n = batch.num_rows
     if not len(plan.schema):
         return batch.select([])  # keeps the row count: counting reads no column data
+    if change is None and _holds_output_columns(batch.schema, plan):
+        return pa.RecordBatch.from_arrays(batch.columns, schema=plan.schema)
     data = dict(
         zip(
             (f.name for f in plan.data_fields),
@@ -141,6 +147,20 @@ def _assemble(
         else:
             arrays.append(pa.nulls(n, out_field.type))
     return pa.RecordBatch.from_arrays(arrays, schema=plan.schema)
+
+
+def _holds_output_columns(file_schema: pa.Schema, plan: ReadPlan) -> bool:
+    """Whether the file's columns are the output's, in order, named and typed as the
+    table says (the common case, where matching and casting each column is skipped)."""
+    if plan.cdf or plan.partition_fields or plan.mode == "id":
+        return False
+    if len(file_schema) != len(plan.data_fields):
+        return False
+    for file_field, field, out in zip(file_schema, plan.data_fields, plan.schema, strict=True):
+        name = field.physical_name if plan.mode == "name" else field.name
+        if file_field.name != name or file_field.type != out.type:
+            return False
+    return True
 
 
 def _change_column(
