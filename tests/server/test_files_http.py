@@ -15,7 +15,7 @@ import pytest
 from starlette.applications import Starlette
 
 from corpus import corpus_table
-from deltaport.server.files import files_routes, serve_files_first
+from deltaport.server.files import FilesFirst, files_routes
 from deltaport.storage import Location, parse_location
 from deltaport.storage.local_urls import LocalUrlSigner
 from emulators import serve_asgi
@@ -310,7 +310,7 @@ def test_files_served_before_the_app(tables, table_dir, client):
         await send({"type": "http.response.start", "status": 418, "headers": []})
         await send({"type": "http.response.body", "body": b"app"})
 
-    app = serve_files_first(other, LocalUrlSigner(SECRET, "/files"), tables.get)
+    app = FilesFirst(other, LocalUrlSigner(SECRET, "/files"), tables.get)
     with serve_asgi(app) as base:
         signer = LocalUrlSigner(SECRET, f"{base}/files")
         url = signer.sign("tmp.table", SPECIAL_NAME, _later())

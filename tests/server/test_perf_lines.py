@@ -90,13 +90,14 @@ def _reference_lines(
     return msgspec.json.Encoder().encode_lines(out)
 
 
-@pytest.mark.parametrize("preparation", ["whole", "by-slice"])
+@pytest.mark.parametrize("preparation", ["whole", "by-slice", "by-block-then-whole"])
 @pytest.mark.parametrize("corpus", _tables(), ids=lambda t: t.name)
 def test_lines_equal_the_struct_encoding(
     corpus: CorpusTable, preparation: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     if preparation == "by-slice":  # as for a snapshot too large to prepare as a whole
         monkeypatch.setattr(snapshot_cache, "WHOLE_SNAPSHOT_LIMIT", -1)
+    if preparation != "whole":  # the first answer of every file is built in several blocks
         monkeypatch.setattr(snapshot_lines, "FILES_PER_SLICE", 2)
     try:
         snapshot = DeltaTable(str(corpus.path)).snapshot()
@@ -106,7 +107,7 @@ def test_lines_equal_the_struct_encoding(
     table = SharedTable("s", "sc", "t", parse_location(str(corpus.path)), {})
     lines = SnapshotLines(signer)
     prepared = lines.prepared(table, snapshot)
-    assert prepared.whole == (preparation == "whole")
+    assert prepared.whole == (preparation != "by-slice")
 
     def sign(paths: Sequence[str]) -> list[str]:
         return signer.sign_until(table, paths, EXPIRES_AT)
@@ -136,6 +137,14 @@ def test_lines_equal_the_struct_encoding(
                 )
             )
             assert got == expected
+            assert prepared.built(fmt) == (prepared.whole and len(prepared.files) > 0)
+            # some of the files, from the pieces the full answer built (joined when whole)
+            odd_rows = pa.array([i % 2 == 1 for i in range(len(prepared.files))], pa.bool_())
+            odd = prepared.files.filter(odd_rows)
+            some = b"".join(
+                lines.segments(table, prepared, odd, fmt, version, timestamp, EXPIRES_AT, None)
+            )
+            assert some.splitlines() == expected.splitlines()[1::2]
 
 
 TEXTS = ["plain", 'q"uote', "back\\slash", "new\nline", "tab\t\x01", "é ü 😀", "\u2028", "", None]

@@ -56,6 +56,14 @@ def test_chunked_flushes_on_empty_segment_and_size() -> None:
     assert b"".join(out) == b"".join(segments)
 
 
+def test_chunked_passes_big_segments_through_uncopied() -> None:
+    small, big = b"a\n", b"b" * 60_000 + b"\n"
+    out = list(chunked([big, small, big, b"", big], chunk_bytes=50_000))
+    assert out[0] is big and out[-1] is big  # nothing pending before them: sent as they are
+    assert out[1] == small + big  # after a pending line, joined to keep the order
+    assert b"".join(out) == big + small + big + big
+
+
 def test_encode_wrapped() -> None:
     values = [{"a": "line\nbreak"}, {"b": [1, 2]}]
     encoded = encode_wrapped("file", values)

@@ -199,7 +199,7 @@ def _add_subfields(schema: pa.Schema) -> list[str]:
 
 def _adds_from_flat(table: pa.Table, add_names: list[str]) -> pa.Table:
     """The rows that are add actions, as a :data:`FILE_SCHEMA` table."""
-    live = table.filter(pc.is_valid(table.column("add.path")))
+    live = _add_rows(table.select([f"add.{name}" for name in add_names]))
     n = live.num_rows
     arrays: list[pa.ChunkedArray | pa.Array] = []
     for field in FILE_SCHEMA:
@@ -211,6 +211,19 @@ def _adds_from_flat(table: pa.Table, add_names: list[str]) -> pa.Table:
         else:
             arrays.append(live.column(f"add.{source}").cast(field.type))
     return pa.Table.from_arrays(arrays, schema=FILE_SCHEMA)
+
+
+def _add_rows(table: pa.Table) -> pa.Table:
+    """The rows holding an add action: a zero-copy slice when they are contiguous (the
+    few protocol, metaData and other rows usually come first or last), else a filter."""
+    paths = table.column("add.path")
+    count = len(paths) - paths.null_count
+    if count == len(paths):
+        return table
+    first = pc.index(pc.is_valid(paths), True).as_py()
+    if first >= 0 and paths.slice(first, count).null_count == 0:
+        return table.slice(first, count)
+    return table.filter(pc.is_valid(paths))
 
 
 def _deletion_vectors(column: pa.ChunkedArray) -> pa.Array:

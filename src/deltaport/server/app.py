@@ -14,9 +14,10 @@ import msgspec
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
-from starlette.routing import BaseRoute, Mount, Route
+from starlette.routing import BaseRoute, Route
 
 from deltaport.protocol.actions import (
     GetShareResponse,
@@ -41,7 +42,7 @@ from deltaport.server.auth import BearerAuth
 from deltaport.server.catalog import Catalog, Recipient, Share, SharedSchema, SharedTable
 from deltaport.server.changes import ChangeService, changes_query
 from deltaport.server.config import ServerConfig
-from deltaport.server.files import files_routes
+from deltaport.server.files import FilesFirst, files_routes
 from deltaport.server.ndjson import CONTENT_TYPE as NDJSON
 from deltaport.server.openapi import openapi_document
 from deltaport.server.paging import PageTokens
@@ -52,6 +53,7 @@ from deltaport.server.signing import TableUrlSigner
 from deltaport.server.snapshot_pages import SnapshotPages
 from deltaport.server.table_pages import TableTokens
 from deltaport.server.tokens import TokenSigner
+from deltaport.server.warm_up import warmed_up
 from deltaport.storage import Location
 from deltaport.storage.local_urls import LocalUrlSigner
 
@@ -99,13 +101,14 @@ def create_app(config: ServerConfig) -> Starlette:
         return table.location if table else None
 
     routes: list[BaseRoute] = [
-        # before the mount, which would otherwise claim every path under the endpoint
         *files_routes(local_signer, table_root),
-        Mount(config.endpoint, routes=api.routes()),
+        *api.routes(config.endpoint),
     ]
     app = Starlette(
         routes=routes,
+        middleware=[Middleware(FilesFirst, signer=local_signer, resolve_table_root=table_root)],
         exception_handlers={HTTPException: _http_error, Exception: _unexpected_error},
+        lifespan=warmed_up,
     )
     app.state.openapi = api.openapi
     return app
@@ -155,23 +158,28 @@ class _Api:
         self.openapi = openapi_document(config.endpoint)
         self._openapi_bytes = _encode(self.openapi)
 
-    def routes(self) -> list[BaseRoute]:
-        table = "/shares/{share}/schemas/{schema}/tables/{table}"
+    def routes(self, endpoint: str) -> list[BaseRoute]:
+        """The API's routes under ``endpoint``, full paths without a ``Mount`` (one level
+        of matching less), the table routes first (the most requested)."""
+        shares = f"{endpoint}/shares"
+        table = f"{shares}/{{share}}/schemas/{{schema}}/tables/{{table}}"
         guard = self._guard
         return [
-            Route("/shares", guard(self.list_shares), methods=["GET"]),
-            Route("/shares/{share}", guard(self.get_share), methods=["GET"]),
-            Route("/shares/{share}/schemas", guard(self.list_schemas), methods=["GET"]),
-            Route(
-                "/shares/{share}/schemas/{schema}/tables", guard(self.list_tables), methods=["GET"]
-            ),
-            Route("/shares/{share}/all-tables", guard(self.list_all_tables), methods=["GET"]),
-            Route(table, guard(self.head_table), methods=["HEAD"]),
+            Route(f"{table}/query", guard(self.query_table), methods=["POST"]),
             Route(f"{table}/version", guard(self.table_version), methods=["GET"]),
             Route(f"{table}/metadata", guard(self.table_metadata), methods=["GET"]),
-            Route(f"{table}/query", guard(self.query_table), methods=["POST"]),
             Route(f"{table}/changes", guard(self.table_changes), methods=["GET"]),
-            Route("/openapi.json", self.openapi_json, methods=["GET"]),
+            Route(table, guard(self.head_table), methods=["HEAD"]),
+            Route(shares, guard(self.list_shares), methods=["GET"]),
+            Route(f"{shares}/{{share}}", guard(self.get_share), methods=["GET"]),
+            Route(f"{shares}/{{share}}/schemas", guard(self.list_schemas), methods=["GET"]),
+            Route(
+                f"{shares}/{{share}}/schemas/{{schema}}/tables",
+                guard(self.list_tables),
+                methods=["GET"],
+            ),
+            Route(f"{shares}/{{share}}/all-tables", guard(self.list_all_tables), methods=["GET"]),
+            Route(f"{endpoint}/openapi.json", self.openapi_json, methods=["GET"]),
         ]
 
     def _guard(self, handler: Handler) -> Callable[[Request], Awaitable[Response]]:
@@ -229,7 +237,10 @@ class _Api:
 
     async def table_version(self, request: Request, recipient: Recipient) -> Response:
         table = self._table(request, recipient)
-        starting = request.query_params.get("startingTimestamp")
+        # most ask for the latest version, without a query string to parse
+        starting = (
+            request.query_params.get("startingTimestamp") if request.scope["query_string"] else None
+        )
         if starting is None:
             version = await self._latest_version(table)
         else:

@@ -10,7 +10,6 @@ text is byte-identical to encoding the protocol structs with msgspec (which esca
 from __future__ import annotations
 
 import binascii
-import hashlib
 from collections.abc import Sequence
 
 import msgspec
@@ -72,12 +71,14 @@ def json_values(values: pa.Array) -> pa.Array:
 
 def json_maps(maps: pa.MapArray) -> pa.Array:
     """Each string map as a JSON object (``{}`` for a null map, ``null`` for null values)."""
-    keys = pc.fill_null(json_strings(maps.keys), "null")
-    items = pc.fill_null(json_strings(maps.items), "null")
-    entries = pc.binary_join_element_wise(keys, items, ":")
+    keys = json_escaped(maps.keys)  # map keys are never null
+    items = pc.binary_join_element_wise('"', json_escaped(maps.items), '"', "")
+    if items.null_count:
+        items = pc.fill_null(items, "null")
+    entries = pc.binary_join_element_wise('"', keys, '":', items, "")
     members = pc.binary_join(pa.ListArray.from_arrays(maps.offsets, entries), ",")
     objects = pc.binary_join_element_wise("{", members, "}", "")
-    return pc.if_else(maps.is_null(), "{}", objects)
+    return pc.if_else(maps.is_null(), "{}", objects) if maps.null_count else objects
 
 
 def optional_member(name: str, json_text: pa.Array) -> pa.Array:
@@ -85,12 +86,17 @@ def optional_member(name: str, json_text: pa.Array) -> pa.Array:
     return pc.fill_null(pc.binary_join_element_wise(f',"{name}":', json_text, ""), "")
 
 
-def file_ids(paths: pa.StringArray) -> pa.StringArray:
-    """The hex MD5 of each path (a file's id, as the reference server computes it)."""
-    md5 = hashlib.md5
-    utf8: list[bytes] = paths.cast(pa.binary()).to_pylist()
-    digests = b"".join([md5(p, usedforsecurity=False).digest() for p in utf8])
-    return fixed_width_strings(binascii.hexlify(digests), len(paths), _MD5_HEX_CHARS)
+def optional_string_member(name: str, values: pa.Array) -> pa.Array:
+    """``,"name":"value"`` (a JSON string) where ``values`` is not null, else the empty
+    string: ``optional_member(name, json_strings(values))`` in one join."""
+    member = pc.binary_join_element_wise(f',"{name}":"', json_escaped(values), '"', "")
+    return pc.fill_null(member, "") if member.null_count else member
+
+
+def file_ids(digests: bytes, count: int) -> pa.StringArray:
+    """Hex file ids from the :func:`~deltaport.storage.local_urls.path_digests` of the
+    files' paths (the MD5 of the path, as the reference server computes it)."""
+    return fixed_width_strings(binascii.hexlify(digests), count, _MD5_HEX_CHARS)
 
 
 def fixed_width_strings(data: bytes, count: int, width: int) -> pa.StringArray:

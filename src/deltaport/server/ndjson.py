@@ -37,6 +37,9 @@ def chunked(segments: Iterable[bytes], chunk_bytes: int = CHUNK_BYTES) -> Iterat
     last). An empty segment flushes what is pending, so callers can send early lines now."""
     pending = bytearray()
     for segment in segments:
+        if not pending and len(segment) >= chunk_bytes:
+            yield segment  # big enough alone: no copy
+            continue
         pending += segment
         if pending and (len(pending) >= chunk_bytes or not segment):
             yield bytes(pending)

@@ -6,6 +6,7 @@ the server's disk get HMAC-signed URLs served by the local file endpoint.
 
 from __future__ import annotations
 
+import itertools
 import math
 import threading
 import time
@@ -21,7 +22,13 @@ import pyarrow.compute as pc
 from deltaport.protocol.errors import InternalError, SharingError
 from deltaport.server.catalog import SharedTable
 from deltaport.storage import Location, Storage, resolve_log_path
-from deltaport.storage.local_urls import LocalUrlSigner, PreparedPaths, raise_first_failure
+from deltaport.storage.local_urls import (
+    LocalUrlSigner,
+    PreparedPaths,
+    Rows,
+    join_prepared,
+    raise_first_failure,
+)
 
 MAX_EXPIRY_STEP_SECONDS = 60
 
@@ -47,6 +54,21 @@ class SignableFiles:
     failures: dict[int, Exception]
 
 
+def join_signable(parts: Sequence[SignableFiles], lengths: Sequence[int]) -> SignableFiles:
+    """Preparations of consecutive runs of ``lengths`` files of one table, as one."""
+    starts = list(itertools.accumulate(lengths, initial=0))
+    failures = {
+        start + row: error
+        for part, start in zip(parts, starts, strict=False)
+        for row, error in part.failures.items()
+    }
+    locals_ = [part.local for part in parts if part.local is not None]
+    if len(locals_) == len(parts):
+        return SignableFiles(join_prepared(locals_, lengths), None, failures)
+    remote = [location for part in parts for location in part.remote or ()]
+    return SignableFiles(None, remote, failures)
+
+
 class UrlSigner(Protocol):
     def sign_files(
         self, table: SharedTable, paths: Sequence[str], expires_in: timedelta
@@ -58,12 +80,15 @@ class UrlSigner(Protocol):
         """Like :meth:`sign_files`, valid until ``expires_at`` (Unix seconds)."""
         ...
 
-    def prepare(self, table: SharedTable, paths: pa.StringArray) -> SignableFiles:
-        """``paths`` (as in the log) made ready for :meth:`sign_prepared`."""
+    def prepare(
+        self, table: SharedTable, paths: pa.StringArray, digests: bytes | None = None
+    ) -> SignableFiles:
+        """``paths`` (as in the log) made ready for :meth:`sign_prepared`; ``digests``:
+        their :func:`~deltaport.storage.local_urls.path_digests` when the caller has them."""
         ...
 
     def sign_prepared(
-        self, table: SharedTable, files: SignableFiles, rows: Sequence[int], expires_at: int
+        self, table: SharedTable, files: SignableFiles, rows: Rows, expires_at: int
     ) -> pa.Array:
         """URLs of the ``rows`` of ``files``, valid until ``expires_at`` (Unix seconds)."""
         ...
@@ -89,7 +114,9 @@ class TableUrlSigner:
         ).to_pylist()
         return urls
 
-    def prepare(self, table: SharedTable, paths: pa.StringArray) -> SignableFiles:
+    def prepare(
+        self, table: SharedTable, paths: pa.StringArray, digests: bytes | None = None
+    ) -> SignableFiles:
         root = table.location
         failures: dict[int, Exception] = {}
         if root.kind == "local":
@@ -106,7 +133,9 @@ class TableUrlSigner:
                     except SharingError as exc:
                         failures[row] = exc
                 relative = pa.array(texts, pa.string())
-            return SignableFiles(self._local.prepare(table.key, relative), None, failures)
+                digests = None  # they are digests of the paths as in the log
+            local = self._local.prepare(table.key, relative, digests)
+            return SignableFiles(local, None, failures)
         remote = []
         for row, path in enumerate(paths.to_pylist()):
             try:
@@ -117,7 +146,7 @@ class TableUrlSigner:
         return SignableFiles(None, remote, failures)
 
     def sign_prepared(
-        self, table: SharedTable, files: SignableFiles, rows: Sequence[int], expires_at: int
+        self, table: SharedTable, files: SignableFiles, rows: Rows, expires_at: int
     ) -> pa.Array:
         raise_first_failure(files.failures, rows)
         if files.local is not None:

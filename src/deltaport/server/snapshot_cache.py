@@ -1,25 +1,28 @@
 """Per-snapshot pieces of answer lines, built once and shared by later requests.
 
 Everything in a file line except its URL and expiry depends only on the snapshot: the id
-(MD5 of the path), partition values, size, stats, ... and, for local tables, the HMAC
-message and URL path of each file. :class:`PreparedSnapshot` builds these per format on
-first use; :class:`SnapshotCache` keeps the prepared snapshots of recent (table, version)
-pairs, so a repeated request only signs and joins.
+(hex MD5 of the path), partition values, size, stats, ... and, for local tables, the path
+digest and URL path a signed URL is made of. :class:`PreparedSnapshot` builds these per
+format on first use; :class:`SnapshotCache` keeps the prepared snapshots of recent
+(table, version) pairs, so a repeated request only signs and joins. A first request for
+every file builds the pieces block by block while its answer streams, then hands them over
+with :meth:`PreparedSnapshot.adopt`: its first lines leave without waiting for all pieces.
 """
 
 from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from deltaport.delta import Snapshot
+from deltaport.protocol.capabilities import DELTA
 from deltaport.server.catalog import SharedTable
 from deltaport.server.line_encoding import (
     file_ids,
@@ -28,9 +31,11 @@ from deltaport.server.line_encoding import (
     json_strings,
     json_values,
     optional_member,
+    optional_string_member,
 )
 from deltaport.server.lines import dv_log_path
-from deltaport.server.signing import SignableFiles, UrlSigner
+from deltaport.server.signing import SignableFiles, UrlSigner, join_signable
+from deltaport.storage.local_urls import path_digests
 
 ROW_COLUMN = "_row"
 """Column appended to a prepared snapshot's files: the row number in the snapshot, which
@@ -79,6 +84,7 @@ class PreparedSnapshot:
         self._signer = signer
         self._lock = threading.RLock()  # builders share pieces (ids) through _once
         self._built: dict[str, object] = {}
+        self._parts: list[PreparedSnapshot] | None = None
 
     @property
     def signable(self) -> SignableFiles:
@@ -93,10 +99,39 @@ class PreparedSnapshot:
     def delta(self) -> DeltaPieces:
         return self._once("delta", self._build_delta)
 
+    def build(self, response_format: str) -> None:
+        """Build the pieces of ``response_format`` lines now."""
+        self._once("signable", self._build_signable)
+        if response_format == DELTA:
+            self._once("delta", self._build_delta)
+        else:
+            self._once("parquet", self._build_parquet)
+
+    def built(self, response_format: str) -> bool:
+        """Whether the pieces of ``response_format`` lines are built (for every file)."""
+        with self._lock:
+            parts = self._parts
+            return response_format in self._built or (
+                parts is not None and all(response_format in part._built for part in parts)
+            )
+
+    def adopt(self, parts: Sequence[PreparedSnapshot]) -> None:
+        """Take over the pieces built by ``parts``: subsets covering all files, in order.
+        They are joined into whole pieces when first used (joining copies them all)."""
+        if not parts or sum(part.files.num_rows for part in parts) != self.files.num_rows:
+            raise ValueError("the parts do not cover the snapshot")
+        with self._lock:
+            self._parts = list(parts)
+
     def _once(self, name: str, build: Callable[[], T]) -> T:
         with self._lock:
             if name not in self._built:
-                self._built[name] = build()
+                pieces = [part._built.get(name) for part in self._parts or ()]
+                if pieces and all(p is not None for p in pieces):
+                    lengths = [part.files.num_rows for part in self._parts or ()]
+                    self._built[name] = _joined_pieces(name, pieces, lengths)
+                else:
+                    self._built[name] = build()
             return self._built[name]  # type: ignore[return-value]
 
     def _column(self, name: str) -> pa.Array:
@@ -108,17 +143,21 @@ class PreparedSnapshot:
             self._table, self.snapshot, self._signer, files.drop_columns([ROW_COLUMN])
         )
 
+    def _digests(self) -> bytes:
+        """MD5 digests of the paths: the file ids, and what local URLs sign."""
+        return self._once("digests", lambda: path_digests(self._column("path")))
+
     def _ids(self) -> pa.Array:
-        return self._once("ids", lambda: file_ids(self._column("path")))
+        return self._once("ids", lambda: file_ids(self._digests(), self.files.num_rows))
 
     def _build_signable(self) -> SignableFiles:
-        return self._signer.prepare(self._table, self._column("path"))
+        return self._signer.prepare(self._table, self._column("path"), self._digests())
 
     def _common(self) -> tuple[pa.Array, pa.Array, pa.Array]:
         """Partition values, size and optional stats member."""
         partitions = json_maps(self._column("partition_values"))
         size = pc.fill_null(json_values(self._column("size")), "null")
-        stats = optional_member("stats", json_strings(self._column("stats")))
+        stats = optional_string_member("stats", self._column("stats"))
         return partitions, size, stats
 
     def _build_parquet(self) -> pa.Array:
@@ -191,6 +230,34 @@ class PreparedSnapshot:
             pc.if_else(present, tail, ""),
             pa.array(paths, pa.string()) if rows else None,
         )
+
+
+def _joined_pieces(name: str, pieces: list[Any], lengths: list[int]) -> object:
+    """The pieces ``name`` of consecutive parts of ``lengths`` files, as one."""
+    if name == "signable":
+        return join_signable(pieces, lengths)
+    if name == "delta":
+        return _join_delta(pieces, lengths)
+    if name == "digests":
+        return b"".join(pieces)
+    return pa.concat_arrays(pieces)
+
+
+def _join_delta(pieces: list[DeltaPieces], lengths: list[int]) -> DeltaPieces:
+    dv_paths = None
+    if any(p.dv_paths is not None for p in pieces):
+        dv_paths = pa.concat_arrays(
+            [
+                pa.nulls(n, pa.string()) if p.dv_paths is None else p.dv_paths
+                for p, n in zip(pieces, lengths, strict=True)
+            ]
+        )
+    return DeltaPieces(
+        pa.concat_arrays([p.head for p in pieces]),
+        pa.concat_arrays([p.middle for p in pieces]),
+        pa.concat_arrays([p.tail for p in pieces]),
+        dv_paths,
+    )
 
 
 class SnapshotCache:

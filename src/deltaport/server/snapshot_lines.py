@@ -13,6 +13,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Hashable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -25,6 +26,7 @@ from deltaport.server.signing import UrlSigner
 from deltaport.server.snapshot_cache import ROW_COLUMN, PreparedSnapshot, SnapshotCache
 
 FILES_PER_SLICE = 1000
+MAX_BLOCK_SLICES = 16
 ANSWER_CACHE_BYTES = 256 * 2**20
 """Memory for reusable encoded answers (a 100,000-file answer takes about 45 MB)."""
 
@@ -102,17 +104,24 @@ class SnapshotLines:
             if cached is not None:
                 yield from cached
                 return
+        # every file of a snapshot whose pieces are not built yet: build them block by
+        # block as the lines leave, and hand them to the snapshot at the end
+        by_block = not prepared.whole or (
+            files.num_rows == prepared.files.num_rows and not prepared.built(response_format)
+        )
+        parts: list[PreparedSnapshot] = []
         chunks: list[bytes] = []
         size = 0
-        for offset in range(0, files.num_rows, FILES_PER_SLICE):
-            part = files.slice(offset, FILES_PER_SLICE)
-            source = prepared if prepared.whole else prepared.subset(part)
-            rows = (part if prepared.whole else source.files).column(ROW_COLUMN).combine_chunks()
+        for source, rows in _slices(prepared, files, by_block, response_format):
             chunk = self._encode(table, source, rows, response_format, suffix, expires_at)
             size += len(chunk)
             if key is not None and size <= self._answers.budget:
                 chunks.append(chunk)
+            if prepared.whole and source is not prepared and (not parts or parts[-1] is not source):
+                parts.append(source)
             yield chunk
+        if parts:
+            prepared.adopt(parts)
         if key is not None and size <= self._answers.budget:
             self._answers.put(key, prepared.snapshot, chunks)
 
@@ -125,7 +134,7 @@ class SnapshotLines:
         suffix: str,
         expires_at: int,
     ) -> bytes:
-        indices = rows.to_pylist()
+        indices = rows.to_numpy()
         urls = json_escaped(
             self._signer.sign_prepared(table, prepared.signable, indices, expires_at)
         )
@@ -161,6 +170,50 @@ class SnapshotLines:
         )
         urls = signed.take(pc.index_in(paths, distinct))
         return pc.fill_null(json_strings(urls), "")
+
+
+def _slices(
+    prepared: PreparedSnapshot, files: pa.Table, by_block: bool, response_format: str
+) -> Iterator[tuple[PreparedSnapshot, pa.Array]]:
+    """Slices of :data:`FILES_PER_SLICE` rows of ``files``, each with the preparation whose
+    rows they are. ``by_block``: preparations of blocks of ``files``, the first one slice
+    long so the first lines leave early, each next one twice as long up to
+    :data:`MAX_BLOCK_SLICES` slices (fewer, larger blocks cost fewer kernel calls); the
+    next block is prepared in another thread while the lines of one are encoded (its
+    Arrow kernels run in parallel with them)."""
+    if not by_block:
+        for offset in range(0, files.num_rows, FILES_PER_SLICE):
+            part = files.slice(offset, FILES_PER_SLICE)
+            yield prepared, part.column(ROW_COLUMN).combine_chunks()
+        return
+
+    def prepare(offset: int, length: int) -> PreparedSnapshot:
+        block = prepared.subset(files.slice(offset, length))
+        block.build(response_format)
+        return block
+
+    blocks = _blocks(files.num_rows)
+    if not blocks:
+        return
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="prepare-block") as pool:
+        ahead = pool.submit(prepare, *blocks[0])
+        for following in [*blocks[1:], None]:
+            source = ahead.result()
+            if following is not None:
+                ahead = pool.submit(prepare, *following)
+            rows = source.files.column(ROW_COLUMN).combine_chunks()
+            for start in range(0, len(rows), FILES_PER_SLICE):
+                yield source, rows.slice(start, FILES_PER_SLICE)
+
+
+def _blocks(count: int) -> list[tuple[int, int]]:
+    """(offset, length) of the blocks of :func:`_slices` over ``count`` files."""
+    blocks, offset, length = [], 0, FILES_PER_SLICE
+    while offset < count:
+        blocks.append((offset, min(length, count - offset)))
+        offset += length
+        length = min(2 * length, MAX_BLOCK_SLICES * FILES_PER_SLICE)
+    return blocks
 
 
 def file_line_suffix(version: int | None, timestamp: int | None, expiration_ms: int) -> str:

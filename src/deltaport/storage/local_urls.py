@@ -1,28 +1,42 @@
-"""HMAC-signed URLs for table files on the server's local disk.
+"""Signed URLs for table files on the server's local disk.
 
-A URL looks like ``{base_url}/{table_key}/{relative/path}?se={expiry}&sp=r&sig={hmac}``.
+A URL looks like ``{base_url}/{table_key}/{relative/path}?se={expiry}&sp=r&sig={mac}``.
 The path parts are percent-encoded, so names holding ``%``, spaces, ``&``, ``+``, ``=`` or
 emoji round-trip. The query names follow Azure SAS (``se`` signed expiry, ``sp`` signed
 permissions, ``sig`` signature): delta-kernel-rs, and with it the official Python client's
 delta-format path, fetches a file over HTTP only when the URL carries a query key it
 recognises as a pre-signature (``X-Amz-Signature``, ``sp`` or ``X-Goog-Credential``), and
 otherwise treats the URL as a path on a local file system.
+
+The signature is ``AES-256(K, MD5(path))`` in hex, with ``K = HMAC-SHA256(secret,
+expiry, table key)``: a key per table and expiry step, and AES as a pseudorandom function
+of the path's digest. The digest is the one the file id is made of (:func:`path_digests`),
+so a file costs one MD5 call, shared with its id, and a page of files one AES call
+(one HMAC call per file costs ten times more). A valid signature for a file the server
+did not sign would need an MD5 second preimage of a signed path (none is known), or the
+secret; a signature is bound to its table and expiry through the key.
 """
 
 from __future__ import annotations
 
-import base64
 import binascii
+import hashlib
 import hmac
+import importlib
+import itertools
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
 import numpy as np
+import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
+from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 
 from deltaport.storage.uri import Location
 
@@ -30,11 +44,27 @@ EXPIRY_PARAM = "se"
 PERMISSION_PARAM = "sp"
 SIGNATURE_PARAM = "sig"
 _MIN_SECRET_BYTES = 16
-_SIGNATURE_CHARS = 43  # unpadded URL-safe base64 of a SHA-256 MAC
-_URL_SAFE = bytes.maketrans(b"+/", b"-_")
+_DIGEST_BYTES = 16
+_SIGNATURE_CHARS = 2 * _DIGEST_BYTES
 _UNQUOTED = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-~/"
 """What ``quote()`` leaves as it is in a path."""
 _NOT_PRINTABLE_ASCII = r"[^\x20-\x7e]"
+
+_md5: Callable[[bytes], Any]
+try:  # CPython's own MD5 costs half of OpenSSL's on short messages
+    _md5 = importlib.import_module("_md5").md5
+except ImportError:  # pragma: no cover - CPython always has it
+    _md5 = partial(hashlib.md5, usedforsecurity=False)
+
+
+def path_digests(paths: pa.StringArray) -> bytes:
+    """The MD5 digest of each path's UTF-8 text, 16 bytes each, laid end to end."""
+    md5 = _md5
+    return b"".join([md5(path).digest() for path in paths.cast(pa.binary()).to_pylist()])
+
+
+Rows = Sequence[int] | npt.NDArray[np.int64]
+"""Row numbers of prepared files."""
 
 
 class InvalidSignatureError(PermissionError):
@@ -47,15 +77,31 @@ class PathEscapeError(PermissionError):
 
 @dataclass(frozen=True)
 class PreparedPaths:
-    """Files of one table ready to sign repeatedly: each file's HMAC message up to the
-    expiry, and its URL up to the query (both independent of the expiry)."""
+    """Files of one table ready to sign repeatedly: the MD5 digests of their paths (see
+    :func:`path_digests`) and their URLs up to the query (both independent of the expiry)."""
 
-    messages: list[bytes]
+    table_key: str
+    digests: bytes
     url_paths: pa.StringArray
     invalid: Mapping[int, ValueError]
 
 
-def raise_first_failure(failures: Mapping[int, Exception], rows: Sequence[int]) -> None:
+def join_prepared(parts: Sequence[PreparedPaths], lengths: Sequence[int]) -> PreparedPaths:
+    """Preparations of consecutive runs of ``lengths`` files of one table, as one."""
+    starts = itertools.accumulate(lengths, initial=0)
+    return PreparedPaths(
+        parts[0].table_key,
+        b"".join(part.digests for part in parts),
+        pa.concat_arrays([part.url_paths for part in parts]),
+        {
+            start + row: error
+            for part, start in zip(parts, starts, strict=False)
+            for row, error in part.invalid.items()
+        },
+    )
+
+
+def raise_first_failure(failures: Mapping[int, Exception], rows: Rows) -> None:
     """Raise the failure recorded for the first of ``rows`` that has one."""
     if failures:
         for row in rows:
@@ -88,39 +134,37 @@ class LocalUrlSigner:
         ).to_pylist()
         return urls
 
-    def prepare(self, table_key: str, relative_paths: pa.StringArray) -> PreparedPaths:
+    def prepare(
+        self, table_key: str, relative_paths: pa.StringArray, digests: bytes | None = None
+    ) -> PreparedPaths:
         """Check and encode the files of a table once, to sign them many times. A path
-        that cannot be signed only fails when its row is signed."""
+        that cannot be signed only fails when its row is signed. ``digests``: the
+        :func:`path_digests` of ``relative_paths`` when the caller has them."""
         _check_table_key(table_key)
-        messages = pc.binary_join_element_wise(f"{table_key}\0", relative_paths, "")
         prefix = f"{self.base_url}/{quote(table_key, safe='')}/"
         return PreparedPaths(
-            messages.cast(pa.binary()).to_pylist(),
+            table_key,
+            path_digests(relative_paths) if digests is None else digests,
             pc.binary_join_element_wise(prefix, quote_paths(relative_paths), ""),
             _invalid_paths(relative_paths),
         )
 
-    def sign_prepared(
-        self, prepared: PreparedPaths, rows: Sequence[int], expires_at: int
-    ) -> pa.StringArray:
+    def sign_prepared(self, prepared: PreparedPaths, rows: Rows, expires_at: int) -> pa.StringArray:
         """Signed URLs of the ``rows`` of ``prepared``, valid until ``expires_at``."""
         raise_first_failure(prepared.invalid, rows)
         expiry = str(int(expires_at))
-        tail = f"\0{expiry}".encode()
-        secret, digest, b2a = self._secret, hmac.digest, binascii.b2a_base64
-        messages = prepared.messages
-        macs = [
-            b2a(digest(secret, messages[i] + tail, "sha256"), newline=False)[:_SIGNATURE_CHARS]
-            for i in rows
-        ]
-        count = len(macs)
+        count = len(rows)
+        index = np.asarray(rows, dtype=np.int64)
+        table = np.frombuffer(prepared.digests, np.uint8).reshape(-1, _DIGEST_BYTES)
+        digests = table[index].tobytes()
+        signatures = binascii.hexlify(self._macs(prepared.table_key, expiry, digests))
         offsets = np.arange(0, (count + 1) * _SIGNATURE_CHARS, _SIGNATURE_CHARS, dtype=np.int32)
-        signatures = pa.StringArray.from_buffers(
-            count, pa.py_buffer(offsets), pa.py_buffer(b"".join(macs).translate(_URL_SAFE))
+        signature_array = pa.StringArray.from_buffers(
+            count, pa.py_buffer(offsets), pa.py_buffer(signatures)
         )
         query = f"?{EXPIRY_PARAM}={expiry}&{PERMISSION_PARAM}=r&{SIGNATURE_PARAM}="
-        paths = prepared.url_paths.take(pa.array(rows, pa.int64()))
-        return pc.binary_join_element_wise(paths, query, signatures, "")
+        paths = prepared.url_paths.take(pa.array(index))
+        return pc.binary_join_element_wise(paths, query, signature_array, "")
 
     def verify(
         self,
@@ -143,13 +187,19 @@ class LocalUrlSigner:
             _check_relative_path(relative_path)
         except ValueError as exc:
             raise InvalidSignatureError(str(exc)) from exc
-        message = f"{table_key}\0{relative_path}\0{expiry}".encode()
-        expected = _encode_signature(hmac.digest(self._secret, message, "sha256"))
+        digest = _md5(relative_path.encode()).digest()
+        expected = self._macs(table_key, expiry, digest).hex()
         if not hmac.compare_digest(expected, signature):
             raise InvalidSignatureError("the URL signature does not match")
         if int(expiry) < (time.time() if now is None else now):
             raise InvalidSignatureError("the URL has expired")
         return relative_path
+
+    def _macs(self, table_key: str, expiry: str, digests: bytes) -> bytes:
+        """The MACs of path ``digests`` (16 bytes each) for one table and expiry."""
+        key = hmac.digest(self._secret, f"{expiry}\0{table_key}".encode(), "sha256")
+        encryptor = Cipher(algorithms.AES(key), modes.ECB()).encryptor()
+        return encryptor.update(digests) + encryptor.finalize()
 
 
 def quote_paths(paths: pa.StringArray) -> pa.Array:
@@ -223,7 +273,3 @@ def _check_relative_path(path: str) -> None:
         raise ValueError("a file path must be relative and non-empty")
     if ".." in path and ".." in path.split("/"):
         raise ValueError("a file path must not contain '..' segments")
-
-
-def _encode_signature(mac: bytes) -> str:
-    return base64.urlsafe_b64encode(mac).rstrip(b"=").decode()
