@@ -26,7 +26,7 @@ CORPUS_TABLES = (
 nulls and special characters, timestamp_ntz, deletion vectors and column mapping."""
 
 
-STREAM_TABLES = ("snap", "grow", "deletes", "polled")
+STREAM_TABLES = ("snap", "grow", "deletes", "polled", "compacted")
 """Tables of three appends (ids 0-5, two per commit) that streaming tests read and write."""
 
 

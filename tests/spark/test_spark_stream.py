@@ -90,6 +90,22 @@ def test_deletes_fail_the_stream_unless_ignored(
     assert run_available_now(spark, url, copy, ignoreChanges="true") == [[1, 6, 7]]
 
 
+def test_compaction_adds_no_rows_to_a_stream(
+    spark: SparkSession, profile: str, tables: dict[str, Path], tmp_path: Path
+) -> None:
+    """A compaction rewrites files without changing rows (dataChange false, which the
+    delta response format shows and the parquet one leaves out): streams skip it."""
+    url = table_url(profile, "compacted")
+    checkpoints = {fmt: tmp_path / fmt for fmt in ("delta", "parquet")}
+    for fmt, checkpoint in checkpoints.items():
+        first = run_available_now(spark, url, checkpoint, responseFormat=fmt)
+        assert first == [[0, 1, 2, 3, 4, 5]]
+    DeltaTable(str(tables["compacted"])).optimize.compact()
+    append(tables["compacted"], range(6, 8))
+    for fmt, checkpoint in checkpoints.items():
+        assert run_available_now(spark, url, checkpoint, responseFormat=fmt) == [[6, 7]]
+
+
 def test_change_data_feed_stream(
     spark: SparkSession, profile: str, tmp_path: Path, changes_route: None
 ) -> None:

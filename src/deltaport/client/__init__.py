@@ -3,6 +3,19 @@
 The module-level loaders have the official ``delta_sharing`` package's names and
 arguments; :class:`SharingClient` lists what a profile can see and hands out table
 handles whose scans read files in parallel, refreshing expired URLs as they go.
+
+Everything a program (such as the Spark connector) needs is exported here; the
+submodules are private. Beyond loaders and scans, the building blocks for reading a
+plan's files elsewhere (on other processes or machines) are public too:
+
+- ``TableHandle.snapshot(...).plan()``, ``TableHandle.changes(...).plan()`` and
+  ``TableHandle.files_since(...)`` return a picklable :class:`ScanPlan` of
+  :class:`RemoteFile` s; ``SharingClient.refresh_plan`` renews its URLs;
+- :func:`read_remote_file` reads one file of a plan as Arrow batches (pass it a
+  pooled HTTP client from :func:`new_http_client` when reading many), and
+  :func:`is_expired` tells whether its URL must be renewed first;
+- :func:`ordered_map` maps a function over files on threads, yielding in order;
+- :class:`Metadata` and :class:`Protocol` are the table's Delta metadata and protocol.
 """
 
 from deltaport.client.errors import (
@@ -11,6 +24,7 @@ from deltaport.client.errors import (
     SharingError,
     UrlExpiredError,
 )
+from deltaport.client.fetch import is_expired
 from deltaport.client.loaders import (
     get_table_metadata,
     get_table_protocol,
@@ -23,14 +37,19 @@ from deltaport.client.loaders import (
     load_table_changes_as_polars,
 )
 from deltaport.client.models import QuerySpec, RemoteFile, ScanPlan, Schema, Share, Table
+from deltaport.client.prefetch import ordered_map
 from deltaport.client.remote_file import read_remote_file
+from deltaport.client.rest import new_http_client
 from deltaport.client.retry import RetryPolicy
 from deltaport.client.scan import TableScan
 from deltaport.client.sharing_client import SharingClient
 from deltaport.client.table import TableHandle
+from deltaport.delta.model import Metadata, Protocol
 
 __all__ = [
+    "Metadata",
     "ProfileExpiredError",
+    "Protocol",
     "QuerySpec",
     "RemoteFile",
     "ResponseError",
@@ -47,11 +66,14 @@ __all__ = [
     "get_table_metadata",
     "get_table_protocol",
     "get_table_version",
+    "is_expired",
     "load_as_arrow",
     "load_as_pandas",
     "load_as_polars",
     "load_table_changes_as_arrow",
     "load_table_changes_as_pandas",
     "load_table_changes_as_polars",
+    "new_http_client",
+    "ordered_map",
     "read_remote_file",
 ]

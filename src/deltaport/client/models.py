@@ -39,10 +39,15 @@ class Table:
 class RemoteFile:
     """One data file of a scan, as the server described it (picklable, for executors).
 
-    ``action`` is ``file`` for snapshot files, or ``add``/``remove``/``cdc`` for change
-    data. ``deletion_vector`` is the delta-format descriptor (stored DVs point at a URL);
+    ``action`` is ``file`` for snapshot files, or ``add``/``remove``/``cdc`` for the
+    files of a version range (with the ``version`` and ``timestamp`` of their commit).
+    ``deletion_vector`` is the delta-format descriptor (stored DVs point at a URL);
     ``partner_deletion_vector`` is set on a change file whose version also removes (or
     re-adds) the same file: only the rows between the two DVs are changes then.
+    ``data_change`` is the Delta action's ``dataChange`` flag, which only the delta
+    response format carries: false on files a commit merely rearranged (compaction) and
+    on ``cdc`` files. ``modification_time`` (milliseconds since the epoch) is the delta
+    format's ``modificationTime`` of an added file.
     """
 
     id: str
@@ -57,6 +62,8 @@ class RemoteFile:
     action: str = "file"
     version: int | None = None
     timestamp: int | None = None
+    data_change: bool = True
+    modification_time: int | None = None
 
     @property
     def key(self) -> tuple[str, str, int | None]:
@@ -74,15 +81,20 @@ class QuerySpec:
 
     table: Table
     kind: str
-    """``snapshot`` or ``changes``."""
+    """``snapshot``, ``versions`` (``/query`` with ``startingVersion``) or ``changes``."""
     body: Mapping[str, Any]
-    """The query body (snapshot) or the query parameters (changes)."""
+    """The query body (snapshot, versions) or the query parameters (changes)."""
     response_formats: tuple[str, ...]
 
 
 @dataclass(frozen=True)
 class ScanPlan:
-    """The files of one snapshot or change range, with what is needed to read them."""
+    """The files of one snapshot or version range, with what is needed to read them.
+
+    ``metadata`` is the table's metadata at ``version`` for a snapshot, or at the end of
+    a range; ``metadata_changes`` lists, for a range, each version in it that set the
+    table's metadata (with that metadata), in version order.
+    """
 
     table: Table
     version: int
@@ -93,6 +105,7 @@ class ScanPlan:
     cdf: bool
     query: QuerySpec
     refresh_token: str | None = None
+    metadata_changes: tuple[tuple[int, Metadata], ...] = ()
 
     @property
     def min_url_expiration(self) -> int | None:

@@ -13,6 +13,7 @@ from deltaport.client.responses import Page, parse_page
 from deltaport.client.rest import CAPABILITIES_HEADER, RestClient, table_path
 from deltaport.delta.errors import UnsupportedFeatureError
 from deltaport.delta.features import SUPPORTED_READER_FEATURES, check_readable
+from deltaport.delta.model import Metadata
 from deltaport.protocol.capabilities import DELTA, PARQUET
 
 DEFAULT_MAX_FILES = 100_000
@@ -22,6 +23,7 @@ READER_FEATURES = tuple(sorted(f.lower() for f in SUPPORTED_READER_FEATURES))
 """Table reader features this client reads in the delta response format."""
 
 SNAPSHOT = "snapshot"
+VERSIONS = "versions"
 CHANGES = "changes"
 
 
@@ -67,6 +69,24 @@ def snapshot_query(
     return QuerySpec(table, SNAPSHOT, body, response_formats(use_delta_format))
 
 
+def versions_query(
+    table: Table,
+    *,
+    starting_version: int,
+    ending_version: int | None = None,
+    use_delta_format: bool | None = None,
+    max_files: int | None = DEFAULT_MAX_FILES,
+) -> QuerySpec:
+    """``/query`` with ``startingVersion``: the files each version of the range added or
+    removed."""
+    body: dict[str, Any] = {"startingVersion": starting_version}
+    if ending_version is not None:
+        body["endingVersion"] = ending_version
+    if max_files is not None:
+        body["maxFiles"] = max_files
+    return QuerySpec(table, VERSIONS, body, response_formats(use_delta_format))
+
+
 def changes_query(
     table: Table,
     *,
@@ -84,7 +104,8 @@ def changes_query(
         "startingTimestamp": starting_timestamp,
         "endingTimestamp": ending_timestamp,
     }
-    clean = {k: v for k, v in params.items() if v is not None}
+    clean: dict[str, Any] = {k: v for k, v in params.items() if v is not None}
+    clean["includeHistoricalMetadata"] = True  # the metadata of each version that set it
     return QuerySpec(table, CHANGES, clean, response_formats(use_delta_format))
 
 
@@ -105,10 +126,10 @@ def fetch_plan(rest: RestClient, spec: QuerySpec, refresh_token: str | None = No
         except UnsupportedFeatureError as exc:
             raise SharingError(f"this client cannot read the table: {exc}") from None
     files = [f for page in pages for f in page.files]
-    metadata = first.metadata
     if spec.kind == CHANGES:
         files = _pair_changes(files)
-        metadata = max(first.metadata_versions, key=lambda v: v[0], default=(0, metadata))[1]
+    metadata_changes = _metadata_changes(pages) if spec.kind != SNAPSHOT else ()
+    metadata = metadata_changes[-1][1] if metadata_changes else first.metadata
     return ScanPlan(
         table=spec.table,
         version=first.version,
@@ -119,7 +140,15 @@ def fetch_plan(rest: RestClient, spec: QuerySpec, refresh_token: str | None = No
         cdf=spec.kind == CHANGES,
         query=spec,
         refresh_token=last.refresh_token,
+        metadata_changes=metadata_changes,
     )
+
+
+def _metadata_changes(pages: list[Page]) -> tuple[tuple[int, Metadata], ...]:
+    """The metadata set by each version of a range, in version order (a version's
+    metadata line may repeat on later pages)."""
+    by_version = {v: m for page in pages for v, m in page.metadata_versions}
+    return tuple(sorted(by_version.items(), key=lambda item: item[0]))
 
 
 def _query_pages(
@@ -136,7 +165,7 @@ def _query_pages(
     seen_tokens: set[str] = set()
     while True:
         answer = rest.lines("POST", path + "/query", json=body, headers=headers)
-        page = parse_page(answer, spec.response_formats, cdf=False)
+        page = parse_page(answer, spec.response_formats, cdf=spec.kind == VERSIONS)
         if pages and (page.version, page.response_format) != (
             pages[0].version,
             pages[0].response_format,

@@ -154,4 +154,6 @@ def _delta_file(value: dict[str, Any], cdf: bool) -> RemoteFile:
         action=action if cdf else "file",
         version=value.get("version"),
         timestamp=value.get("timestamp"),
+        data_change=inner.get("dataChange", True) is not False,
+        modification_time=inner.get("modificationTime"),
     )

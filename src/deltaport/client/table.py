@@ -11,9 +11,11 @@ from deltaport.client.planning import (
     DEFAULT_MAX_FILES,
     capabilities,
     changes_query,
+    fetch_plan,
     refresh_plan,
     response_formats,
     snapshot_query,
+    versions_query,
 )
 from deltaport.client.responses import parse_page
 from deltaport.client.rest import CAPABILITIES_HEADER, RestClient, table_path
@@ -106,6 +108,29 @@ class TableHandle:
             use_delta_format=use_delta_format,
         )
         return TableScan(self._rest, query, columns=columns, concurrency=self.concurrency)
+
+    def files_since(
+        self,
+        starting_version: int,
+        ending_version: int | None = None,
+        *,
+        use_delta_format: bool | None = None,
+        max_files: int | None = DEFAULT_MAX_FILES,
+    ) -> ScanPlan:
+        """The files each version from ``starting_version`` to ``ending_version``
+        (default: the latest) added or removed, in commit order: a plan whose files are
+        ``add`` and ``remove`` actions carrying their ``version`` and ``timestamp``, read
+        as table rows (not change data). ``metadata_changes`` holds the versions of the
+        range that changed the table's metadata. The table must be shared with history.
+        Pass the plan to :meth:`refresh_plan` for fresh URLs."""
+        query = versions_query(
+            self.table,
+            starting_version=starting_version,
+            ending_version=ending_version,
+            use_delta_format=use_delta_format,
+            max_files=max_files,
+        )
+        return fetch_plan(self._rest, query)
 
     def refresh_plan(self, plan: ScanPlan) -> ScanPlan:
         """``plan`` with fresh URLs for the same files (same version)."""

@@ -8,12 +8,7 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
-from deltaport.client import RemoteFile, ScanPlan, SharingClient, SharingError, Table
-from deltaport.client.models import QuerySpec
-from deltaport.client.planning import capabilities, response_formats
-from deltaport.client.responses import parse_page
-from deltaport.client.rest import CAPABILITIES_HEADER, table_path
-from deltaport.delta.model import Metadata
+from deltaport.client import Metadata, RemoteFile, ScanPlan, SharingClient, SharingError
 from deltaport.read import table_arrow_schema
 from deltaport.spark.options import SharingOptions
 
@@ -89,19 +84,19 @@ class VersionSource:
         with self._client() as client:
             if self.options.read_change_feed:
                 plan = self._change_plan(client, start, end)
-                metadata_changes: list[tuple[int, Metadata]] = []
             elif self._query_supported:
                 try:
-                    plan, metadata_changes = _query_versions(client, self.options, start, end)
+                    plan = client.table(self.options.table).files_since(
+                        start, end, use_delta_format=self.options.use_delta_format
+                    )
                 except SharingError as exc:
                     if exc.status != 400 or "startingVersion" not in exc.message:
                         raise
                     self._query_supported = False
                     return self._fetch(start, end)
             else:
-                plan = self._change_files(client, start, end)
-                metadata_changes = []
-        for version, metadata in metadata_changes:
+                plan = dataclasses.replace(self._change_plan(client, start, end), cdf=False)
+        for version, metadata in plan.metadata_changes or ((end, plan.metadata),):
             self._check_schema(metadata, version)
         empty = dataclasses.replace(plan, files=())
         by_version: dict[int, list[RemoteFile]] = {v: [] for v in range(start, end + 1)}
@@ -115,8 +110,8 @@ class VersionSource:
             )
 
     def _change_plan(self, client: SharingClient, start: int, end: int) -> ScanPlan:
-        """The change data feed plan of ``start..end``, its schema checked."""
-        plan = (
+        """The change data feed plan of ``start..end``."""
+        return (
             client.table(self.options.table)
             .changes(
                 starting_version=start,
@@ -125,19 +120,15 @@ class VersionSource:
             )
             .plan()
         )
-        self._check_schema(plan.metadata, end)
-        return plan
-
-    def _change_files(self, client: SharingClient, start: int, end: int) -> ScanPlan:
-        """The file changes of ``start..end`` from the change data feed, read as table rows."""
-        return dataclasses.replace(self._change_plan(client, start, end), cdf=False)
 
     def _appends(self, version: int, files: list[RemoteFile]) -> list[RemoteFile]:
         """The files a (non change-feed) stream reads from one commit, by the options
         for commits that delete or rewrite rows. Change-data (cdc) files mark a commit
-        that deleted or updated rows."""
-        adds = [f for f in files if f.action in ("add", "file")]
-        removes = [f for f in files if f.action in ("remove", "cdc")]
+        that deleted or updated rows; files a commit only rearranged (``dataChange``
+        false, as in a compaction) add no rows and delete none."""
+        changed = [f for f in files if f.data_change or f.action == "cdc"]
+        adds = [f for f in changed if f.action in ("add", "file")]
+        removes = [f for f in changed if f.action in ("remove", "cdc")]
         if not removes:
             return adds
         o = self.options
@@ -168,33 +159,3 @@ class VersionSource:
 
 def _columns(schema: pa.Schema) -> str:
     return ", ".join(f"{f.name} {f.type}" for f in schema)
-
-
-def _query_versions(
-    client: SharingClient, options: SharingOptions, start: int, end: int
-) -> tuple[ScanPlan, list[tuple[int, Metadata]]]:
-    """The add and remove files of versions ``start..end`` (``/query`` with
-    ``startingVersion``), and the metadata changes among them."""
-    share, schema, name = options.table.split(".")
-    table = Table(name, share, schema)
-    formats = response_formats(options.use_delta_format)
-    body = {"startingVersion": start, "endingVersion": end}
-    answer = client.rest.lines(
-        "POST",
-        table_path(table) + "/query",
-        json=body,
-        headers={CAPABILITIES_HEADER: capabilities(formats)},
-    )
-    page = parse_page(answer, formats, cdf=True)
-    assert page.protocol is not None and page.metadata is not None
-    plan = ScanPlan(
-        table=table,
-        version=page.version,
-        protocol=page.protocol,
-        metadata=page.metadata,
-        files=tuple(page.files),
-        response_format=page.response_format,
-        cdf=False,
-        query=QuerySpec(table, "snapshot", body, formats),
-    )
-    return plan, page.metadata_versions
