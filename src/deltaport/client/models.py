@@ -92,8 +92,9 @@ class ScanPlan:
     """The files of one snapshot or version range, with what is needed to read them.
 
     ``metadata`` is the table's metadata at ``version`` for a snapshot, or at the end of
-    a range; ``metadata_changes`` lists, for a range, each version in it that set the
-    table's metadata (with that metadata), in version order.
+    a range; ``metadata_changes`` lists, for a range, the metadata in effect at its first
+    version and then each later version in it that set the table's metadata (with that
+    metadata), in version order.
     """
 
     table: Table

@@ -120,9 +120,10 @@ class TableHandle:
         """The files each version from ``starting_version`` to ``ending_version``
         (default: the latest) added or removed, in commit order: a plan whose files are
         ``add`` and ``remove`` actions carrying their ``version`` and ``timestamp``, read
-        as table rows (not change data). ``metadata_changes`` holds the versions of the
-        range that changed the table's metadata. The table must be shared with history.
-        Pass the plan to :meth:`refresh_plan` for fresh URLs."""
+        as table rows (not change data). ``metadata_changes`` holds the metadata in
+        effect at ``starting_version``, then each later version that changed it. The
+        table must be shared with history. Pass the plan to :meth:`refresh_plan` for
+        fresh URLs."""
         query = versions_query(
             self.table,
             starting_version=starting_version,
