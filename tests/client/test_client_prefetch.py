@@ -8,8 +8,7 @@ import time
 import httpx
 import pytest
 
-from deltaport.client import RetryPolicy, SharingError
-from deltaport.client.prefetch import ordered_map
+from deltaport.client import RetryPolicy, SharingError, ordered_map
 from deltaport.client.retry import RetryableResponse, call_with_retries, retry_after_seconds
 
 

@@ -17,7 +17,7 @@ from test_read_corpus_expected import read_table
 from corpus import corpus_table
 from deltaport.delta.table import DeltaTable
 from deltaport.read import scan_snapshot, table_arrow_schema
-from deltaport.read.prefetch import prefetched
+from deltaport.read.prefetch import ordered_map
 from emulators import S3Emulator, s3_emulator  # noqa: F401
 
 
@@ -36,9 +36,9 @@ def test_prefetched_keeps_order_and_bounds_concurrency() -> None:
             running -= 1
         return i * 2
 
-    assert list(prefetched(range(20), load, 3)) == [i * 2 for i in range(20)]
+    assert list(ordered_map(load, range(20), workers=3, window=3)) == [i * 2 for i in range(20)]
     assert 1 < peak <= 3
-    assert list(prefetched(range(5), load, 0)) == [0, 2, 4, 6, 8]
+    assert list(ordered_map(load, range(5), workers=0, window=0)) == [0, 2, 4, 6, 8]
 
 
 def test_prefetched_stops_loading_when_closed() -> None:
@@ -48,7 +48,7 @@ def test_prefetched_stops_loading_when_closed() -> None:
         started.append(i)
         return i
 
-    iterator = prefetched(range(100), load, 2)
+    iterator = ordered_map(load, range(100), workers=2, window=2)
     assert next(iterator) == 0
     iterator.close()
     assert len(started) <= 4
@@ -60,7 +60,7 @@ def test_prefetched_raises_load_errors_in_order() -> None:
             raise FileNotFoundError(str(i))
         return i
 
-    iterator = prefetched(range(5), load, 2)
+    iterator = ordered_map(load, range(5), workers=2, window=2)
     assert [next(iterator), next(iterator)] == [0, 1]
     with pytest.raises(FileNotFoundError):
         next(iterator)

@@ -37,7 +37,6 @@ from deltaport.client.loaders import (
     load_table_changes_as_polars,
 )
 from deltaport.client.models import QuerySpec, RemoteFile, ScanPlan, Schema, Share, Table
-from deltaport.client.prefetch import ordered_map
 from deltaport.client.remote_file import read_remote_file
 from deltaport.client.rest import new_http_client
 from deltaport.client.retry import RetryPolicy
@@ -45,6 +44,7 @@ from deltaport.client.scan import TableScan
 from deltaport.client.sharing_client import SharingClient
 from deltaport.client.table import TableHandle
 from deltaport.delta.model import Metadata, Protocol
+from deltaport.read.prefetch import ordered_map
 
 __all__ = [
     "Metadata",

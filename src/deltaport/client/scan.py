@@ -14,11 +14,11 @@ from deltaport.client.errors import UrlExpiredError
 from deltaport.client.fetch import is_expired
 from deltaport.client.models import QuerySpec, RemoteFile, ScanPlan
 from deltaport.client.planning import fetch_plan, refresh_plan
-from deltaport.client.prefetch import ordered_map
 from deltaport.client.remote_file import FileReader
 from deltaport.client.rest import RestClient
 from deltaport.protocol.predicates import Expr, parse_json_predicate, referenced_columns
 from deltaport.read import ReadPlan
+from deltaport.read.prefetch import ordered_map
 
 if TYPE_CHECKING:
     import pandas as pd

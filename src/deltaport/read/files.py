@@ -13,7 +13,7 @@ from deltaport.read.data_file import DEFAULT_BATCH_SIZE, RowSelection, Source, i
 from deltaport.read.deletion_vectors import RowIndexes, load_deletion_vector
 from deltaport.read.partition_values import partition_columns
 from deltaport.read.plan import ReadPlan
-from deltaport.read.prefetch import prefetched
+from deltaport.read.prefetch import ordered_map
 from deltaport.storage import Storage, resolve_log_path
 
 REMOTE_PREFETCH = 4
@@ -66,7 +66,9 @@ def _iter_files(
             return source, selections[i]
         return source, RowSelection(deleted=_load_dv(dvs[i], storage))
 
-    for i, (source, rows) in enumerate(prefetched(range(len(paths)), load, prefetch)):
+    for i, (source, rows) in enumerate(
+        ordered_map(load, range(len(paths)), workers=prefetch, window=prefetch)
+    ):
         change = change_info(files, i) if plan.cdf else None
         scalars = {name: column[i] for name, column in partitions.items()}
         yield from iter_file_batches(

@@ -1,4 +1,6 @@
-"""Loading the next few files of a scan in background threads while one is being read."""
+"""An ordered, bounded parallel map: the next few files of a scan load in background
+threads while one is being read, and at most ``window`` results are computed ahead of
+the consumer, so reading a table of any size holds only a few files in memory."""
 
 from __future__ import annotations
 
@@ -11,29 +13,31 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 
-def prefetched(items: Iterable[T], load: Callable[[T], R], depth: int) -> Iterator[R]:
-    """``load(item)`` for each item, in order, with up to ``depth`` loads running ahead.
-
-    ``depth`` 0 loads each item only when it is asked for. Closing the iterator early
-    cancels the loads that have not started.
-    """
-    if depth <= 0:
-        yield from map(load, items)
+def ordered_map(
+    fn: Callable[[T], R], items: Iterable[T], *, workers: int, window: int
+) -> Iterator[R]:
+    """``map(fn, items)`` run on ``workers`` threads, results in order; ``workers`` 0
+    runs each call in the consumer's thread when its result is asked for. Closing the
+    iterator early cancels the calls that have not started."""
+    if workers <= 0:
+        yield from map(fn, items)
         return
-    iterator = iter(items)
+    window = max(window, workers)
+    pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="deltaport-prefetch")
     pending: deque[Future[R]] = deque()
-    with ThreadPoolExecutor(max_workers=depth, thread_name_prefix="deltaport-read") as pool:
-        try:
-            for item in iterator:
-                pending.append(pool.submit(load, item))
-                if len(pending) >= depth:
-                    break
-            while pending:
-                result = pending.popleft().result()
-                for item in iterator:
-                    pending.append(pool.submit(load, item))
-                    break
-                yield result
-        finally:
-            for future in pending:
-                future.cancel()
+    source = iter(items)
+    try:
+        for item in source:
+            pending.append(pool.submit(fn, item))
+            if len(pending) >= window:
+                break
+        while pending:
+            result = pending.popleft().result()
+            for item in source:
+                pending.append(pool.submit(fn, item))
+                break
+            yield result
+    finally:
+        for future in pending:
+            future.cancel()
+        pool.shutdown(wait=False, cancel_futures=True)
