@@ -368,9 +368,14 @@ def read_with_official_client(python: Path, jobs: list[tuple[Path, str]]) -> lis
     """Runs ``delta_sharing.load_as_pandas`` on table ``s.sc.t`` for each (profile, response
     format) job in one process (importing the client takes seconds); per job either
     ``{"rows": [...sorted by id]}`` or ``{"error": traceback}``."""
-    argument = json.dumps([[str(profile), fmt] for profile, fmt in jobs])
+    return official_client_results(python, READ_SCRIPT, [[str(p), fmt] for p, fmt in jobs])
+
+
+def official_client_results(python: Path, script: str, jobs: list[Any]) -> list[dict[str, Any]]:
+    """Runs ``script`` with the official client's ``python``, the JSON of ``jobs`` as its
+    argument, and returns what it printed per job as ``RESULT {json}`` lines."""
     result = subprocess.run(
-        [str(python), "-c", READ_SCRIPT, argument], capture_output=True, text=True, timeout=600
+        [str(python), "-c", script, json.dumps(jobs)], capture_output=True, text=True, timeout=600
     )
     outputs = [
         json.loads(line.removeprefix("RESULT "))

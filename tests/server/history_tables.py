@@ -8,7 +8,6 @@ import hashlib
 import hmac
 import io
 import json
-import subprocess
 import time
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,7 @@ import pyarrow.parquet as pq
 from deltalake import DeltaTable, write_deltalake
 
 from deltaport.server.tokens import TokenSigner
+from emulators import official_client_results
 from sharing_server import TOKEN, set_commit_times, table_entry
 
 ENABLE_CDF = {"delta.enableChangeDataFeed": "true"}
@@ -211,19 +211,8 @@ def write_token_profile(directory: Path, endpoint: str) -> Path:
 def run_official_client(python: Path, jobs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Each job's answer from the official client: ``{"rows": [row keys, sorted]}`` or
     ``{"error": traceback}`` (all jobs in one process: importing the client is slow)."""
-    argument = json.dumps(
-        [{k: str(v) if k == "profile" else v for k, v in j.items()} for j in jobs]
-    )
-    result = subprocess.run(
-        [str(python), "-c", OFFICIAL_SCRIPT, argument], capture_output=True, text=True, timeout=600
-    )
-    outputs = [
-        json.loads(line.removeprefix("RESULT "))
-        for line in result.stdout.splitlines()
-        if line.startswith("RESULT ")
-    ]
-    if len(outputs) != len(jobs):
-        raise RuntimeError(f"the official client crashed:\n{result.stderr[-3000:]}")
+    plain_jobs = [{k: str(v) if k == "profile" else v for k, v in j.items()} for j in jobs]
+    outputs = official_client_results(python, OFFICIAL_SCRIPT, plain_jobs)
     return [
         {"rows": sorted(row_key(_plain(r)) for r in out["rows"])} if "rows" in out else out
         for out in outputs
