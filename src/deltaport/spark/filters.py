@@ -28,6 +28,7 @@ from deltaport.protocol.predicates import (
     ValueType,
     predicate_to_json,
 )
+from deltaport.protocol.predicates.domains import delta_type_of_arrow
 
 MAX_IN_VALUES = 100
 """Longer ``IN`` lists are not sent as hints (the hint would cost more than it saves)."""
@@ -89,26 +90,24 @@ def _column(path: tuple[str, ...], schema: pa.Schema) -> Column | None:
     return None if value_type is None else Column(".".join(path), value_type)
 
 
+_VALUE_TYPES: dict[str, ValueType] = {
+    "boolean": "bool",
+    "byte": "int",
+    "short": "int",
+    "integer": "int",
+    "long": "long",
+    "string": "string",
+    "date": "date",
+    "float": "float",
+    "double": "double",
+    "timestamp": "timestamp",
+}
+"""JSON predicate value types of the Delta types a hint can compare (others: none)."""
+
+
 def _value_type(arrow_type: pa.DataType) -> ValueType | None:
-    if pa.types.is_boolean(arrow_type):
-        return "bool"
-    if pa.types.is_int8(arrow_type) or pa.types.is_int16(arrow_type):
-        return "int"
-    if pa.types.is_int32(arrow_type):
-        return "int"
-    if pa.types.is_int64(arrow_type):
-        return "long"
-    if pa.types.is_string(arrow_type):
-        return "string"
-    if pa.types.is_date32(arrow_type):
-        return "date"
-    if pa.types.is_float32(arrow_type):
-        return "float"
-    if pa.types.is_float64(arrow_type):
-        return "double"
-    if pa.types.is_timestamp(arrow_type) and arrow_type.tz is not None:
-        return "timestamp"
-    return None
+    delta_type = delta_type_of_arrow(arrow_type)
+    return None if delta_type is None else _VALUE_TYPES.get(delta_type)
 
 
 def _literal(value: object, value_type: ValueType) -> Literal | None:
