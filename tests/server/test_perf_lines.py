@@ -17,7 +17,7 @@ from deltaport.delta.errors import UnsupportedFeatureError
 from deltaport.protocol.actions import DeltaFile, FileLine, ParquetFile
 from deltaport.server import snapshot_cache, snapshot_lines
 from deltaport.server.catalog import SharedTable
-from deltaport.server.line_encoding import json_maps, json_strings, text_bytes
+from deltaport.server.line_encoding import json_maps, json_strings, text_view
 from deltaport.server.lines import deletion_vector_json, dv_log_path, file_id
 from deltaport.server.signing import TableUrlSigner
 from deltaport.server.snapshot_lines import SnapshotLines
@@ -168,11 +168,11 @@ def test_json_maps() -> None:
     assert [json.loads(m) for m in expected] == [{"a": "1", "b": None}, {}, {}, {'k"': "v\\"}]
 
 
-def test_text_bytes_of_a_slice() -> None:
+def test_text_view_of_a_slice() -> None:
     lines = pa.array(["a\n", "bb\n", "ccc\n"])
-    assert text_bytes(lines) == b"a\nbb\nccc\n"
-    assert text_bytes(lines.slice(1, 1)) == b"bb\n"
-    assert text_bytes(lines.slice(3)) == b""
+    assert text_view(lines) == b"a\nbb\nccc\n"
+    assert text_view(lines.slice(1, 1)) == b"bb\n"
+    assert text_view(lines.slice(3)) == b""
 
 
 PATHS = [

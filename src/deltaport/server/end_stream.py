@@ -13,7 +13,7 @@ from collections.abc import Iterable, Iterator
 
 from deltaport.protocol.actions import EndStreamAction, EndStreamLine
 from deltaport.protocol.errors import SharingError
-from deltaport.server.ndjson import chunked, encode_lines
+from deltaport.server.ndjson import Chunk, chunked, encode_lines
 
 log = logging.getLogger(__name__)
 
@@ -22,13 +22,13 @@ STREAM_FAILED = "the server failed while sending the response; the lines above a
 
 def stream_body(
     head: bytes,
-    segments: Iterable[bytes],
+    segments: Iterable[Chunk],
     end: EndStreamAction | None,
     table_name: str,
-) -> Iterator[bytes]:
+) -> Iterator[Chunk]:
     """Chunks of the encoded ``head``, then ``segments``, then ``end`` (None: no end line)."""
 
-    def parts() -> Iterator[bytes]:
+    def parts() -> Iterator[Chunk]:
         yield head
         yield b""  # flush: the head leaves before any file is signed
         try:

@@ -110,12 +110,11 @@ def joined(pieces: Sequence[pa.Array | str]) -> pa.Array:
     return pc.binary_join_element_wise(*pieces, "")
 
 
-def text_bytes(lines: pa.Array) -> bytes:
-    """The concatenated UTF-8 text of a string array, straight from its data buffer."""
+def text_view(lines: pa.Array) -> memoryview:
+    """The concatenated UTF-8 text of a string array: a view of its data buffer, no copy."""
     if not len(lines):
-        return b""
+        return memoryview(b"")
     _, offsets_buffer, data = lines.buffers()
     offsets = np.frombuffer(offsets_buffer, dtype=np.int32)
     start, end = int(offsets[lines.offset]), int(offsets[lines.offset + len(lines)])
-    text: bytes = data.slice(start, end - start).to_pybytes()
-    return text
+    return memoryview(data.slice(start, end - start))

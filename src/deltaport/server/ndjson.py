@@ -14,6 +14,9 @@ import msgspec
 CHUNK_BYTES = 100_000
 CONTENT_TYPE = "application/x-ndjson; charset=utf-8"
 
+Chunk = bytes | memoryview
+"""Encoded NDJSON text; views avoid copying text built in Arrow buffers."""
+
 _encoder = msgspec.json.Encoder()
 
 
@@ -32,7 +35,7 @@ def encode_wrapped(key: str, values: Sequence[Any]) -> bytes:
     return opening + (b"}\n" + opening).join(body[:-1].split(b"\n")) + b"}\n"
 
 
-def chunked(segments: Iterable[bytes], chunk_bytes: int = CHUNK_BYTES) -> Iterator[bytes]:
+def chunked(segments: Iterable[Chunk], chunk_bytes: int = CHUNK_BYTES) -> Iterator[Chunk]:
     """Join encoded NDJSON segments into chunks of at least ``chunk_bytes`` (except the
     last). An empty segment flushes what is pending, so callers can send early lines now."""
     pending = bytearray()

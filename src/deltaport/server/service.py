@@ -42,7 +42,7 @@ from deltaport.protocol.errors import (
 from deltaport.server.catalog import SharedTable
 from deltaport.server.end_stream import stream_body
 from deltaport.server.lines import metadata_line, protocol_line
-from deltaport.server.ndjson import encode_lines
+from deltaport.server.ndjson import Chunk, encode_lines
 from deltaport.server.selection import HintSettings, select_files
 from deltaport.server.signing import UrlSigner, url_expiry
 from deltaport.server.snapshot_cache import PreparedSnapshot
@@ -64,7 +64,7 @@ class TableResponse:
     version: int
     response_format: str
     include_end_stream_action: bool
-    body: Iterator[bytes]
+    body: Iterator[Chunk]
 
 
 class TableService:
@@ -149,7 +149,7 @@ class TableService:
         travelled: bool,
         end: EndStreamAction | None,
         selection: Hashable,
-    ) -> Iterator[bytes]:
+    ) -> Iterator[Chunk]:
         snapshot = prepared.snapshot
         head = _head_lines(snapshot, fmt, travelled)
         expires_at = url_expiry(self._url_lifetime)

@@ -21,6 +21,7 @@ import pyarrow.compute as pc
 
 from deltaport.protocol.errors import InternalError, SharingError
 from deltaport.server.catalog import SharedTable
+from deltaport.server.line_encoding import json_escaped
 from deltaport.storage import Location, Storage, resolve_log_path
 from deltaport.storage.local_urls import (
     LocalUrlSigner,
@@ -93,6 +94,13 @@ class UrlSigner(Protocol):
         """URLs of the ``rows`` of ``files``, valid until ``expires_at`` (Unix seconds)."""
         ...
 
+    def json_url_pieces(
+        self, table: SharedTable, files: SignableFiles, rows: Rows, expires_at: int
+    ) -> list[pa.Array | str]:
+        """The URLs of :meth:`sign_prepared` as text inside a JSON string (escaped), in
+        pieces whose row-wise concatenation is that text."""
+        ...
+
 
 class TableUrlSigner:
     """Signs with the object store for cloud tables and with ``local`` for local ones."""
@@ -156,6 +164,14 @@ class TableUrlSigner:
         expires_in = timedelta(seconds=max(1.0, expires_at - time.time()))
         urls = self._storage(table).sign([remote[i] for i in rows], expires_in)
         return pa.array(urls, pa.string())
+
+    def json_url_pieces(
+        self, table: SharedTable, files: SignableFiles, rows: Rows, expires_at: int
+    ) -> list[pa.Array | str]:
+        if files.local is not None and self._local.json_safe:
+            raise_first_failure(files.failures, rows)
+            return list(self._local.url_pieces(files.local, rows, expires_at))
+        return [json_escaped(self.sign_prepared(table, files, rows, expires_at))]
 
     def _storage(self, table: SharedTable) -> Storage:
         with self._lock:

@@ -21,9 +21,11 @@ import pyarrow.compute as pc
 from deltaport.delta import Snapshot
 from deltaport.protocol.capabilities import DELTA
 from deltaport.server.catalog import SharedTable
-from deltaport.server.line_encoding import joined, json_escaped, json_strings, text_bytes
+from deltaport.server.line_encoding import joined, json_strings, text_view
+from deltaport.server.ndjson import Chunk
 from deltaport.server.signing import UrlSigner
 from deltaport.server.snapshot_cache import ROW_COLUMN, PreparedSnapshot, SnapshotCache
+from deltaport.storage.local_urls import Rows, gathered, row_range
 
 FILES_PER_SLICE = 1000
 MAX_BLOCK_SLICES = 16
@@ -37,11 +39,11 @@ class AnswerCache:
 
     def __init__(self, budget: int = ANSWER_CACHE_BYTES) -> None:
         self.budget = budget
-        self._entries: OrderedDict[Hashable, tuple[Snapshot, list[bytes], int]] = OrderedDict()
+        self._entries: OrderedDict[Hashable, tuple[Snapshot, list[Chunk], int]] = OrderedDict()
         self._bytes = 0
         self._lock = threading.Lock()
 
-    def get(self, key: Hashable, snapshot: Snapshot) -> list[bytes] | None:
+    def get(self, key: Hashable, snapshot: Snapshot) -> list[Chunk] | None:
         with self._lock:
             entry = self._entries.get(key)
             if entry is None or entry[0] is not snapshot:
@@ -49,7 +51,7 @@ class AnswerCache:
             self._entries.move_to_end(key)
             return entry[1]
 
-    def put(self, key: Hashable, snapshot: Snapshot, chunks: list[bytes]) -> None:
+    def put(self, key: Hashable, snapshot: Snapshot, chunks: list[Chunk]) -> None:
         size = sum(len(c) for c in chunks)
         if size > self.budget:
             return
@@ -90,7 +92,7 @@ class SnapshotLines:
         timestamp: int | None,
         expires_at: int,
         selection: Hashable | None,
-    ) -> Iterator[bytes]:
+    ) -> Iterator[Chunk]:
         """Encoded lines of ``files`` (rows of ``prepared.files``), slice by slice.
 
         ``selection`` identifies which rows ``files`` holds (the hints, limit and page of
@@ -110,7 +112,7 @@ class SnapshotLines:
             files.num_rows == prepared.files.num_rows and not prepared.built(response_format)
         )
         parts: list[PreparedSnapshot] = []
-        chunks: list[bytes] = []
+        chunks: list[Chunk] = []
         size = 0
         for source, rows in _slices(prepared, files, by_block, response_format):
             chunk = self._encode(table, source, rows, response_format, suffix, expires_at)
@@ -133,28 +135,28 @@ class SnapshotLines:
         response_format: str,
         suffix: str,
         expires_at: int,
-    ) -> bytes:
-        indices = rows.to_numpy()
-        urls = json_escaped(
-            self._signer.sign_prepared(table, prepared.signable, indices, expires_at)
-        )
+    ) -> memoryview:
+        numbers = rows.to_numpy()
+        run = row_range(numbers)
+        indices: Rows = numbers if run is None else run
+        urls = self._signer.json_url_pieces(table, prepared.signable, indices, expires_at)
         if response_format != DELTA:
-            pieces = prepared.parquet.take(rows)
-            return text_bytes(joined(['{"file":{"url":"', urls, '"', pieces, suffix]))
+            pieces = gathered(prepared.parquet, indices)
+            return text_view(joined(['{"file":{"url":"', *urls, '"', pieces, suffix]))
         delta = prepared.delta
         dv_urls: pa.Array | str = ""
         if delta.dv_paths is not None:
-            dv_urls = self._dv_urls(table, delta.dv_paths.take(rows), expires_at)
-        return text_bytes(
+            dv_urls = self._dv_urls(table, gathered(delta.dv_paths, indices), expires_at)
+        return text_view(
             joined(
                 [
-                    delta.head.take(rows),
+                    gathered(delta.head, indices),
                     '"',
-                    urls,
+                    *urls,
                     '"',
-                    delta.middle.take(rows),
+                    gathered(delta.middle, indices),
                     dv_urls,
-                    delta.tail.take(rows),
+                    gathered(delta.tail, indices),
                     suffix,
                 ]
             )

@@ -24,6 +24,7 @@ import hashlib
 import hmac
 import importlib
 import itertools
+import json
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -65,6 +66,28 @@ def path_digests(paths: pa.StringArray) -> bytes:
 
 Rows = Sequence[int] | npt.NDArray[np.int64]
 """Row numbers of prepared files."""
+
+
+def row_range(rows: Rows) -> range | None:
+    """``rows`` as a range when they are consecutive ascending numbers (the common case of
+    whole snapshots and pages), so a slice can replace a gather."""
+    if isinstance(rows, range):
+        return rows if rows.step == 1 or len(rows) < 2 else None
+    index = np.asarray(rows, dtype=np.int64)
+    if not len(index):
+        return range(0)
+    first = int(index[0])
+    if int(index[-1]) - first != len(index) - 1 or not bool(np.all(np.diff(index) == 1)):
+        return None
+    return range(first, first + len(index))
+
+
+def gathered(values: pa.Array, rows: Rows) -> pa.Array:
+    """The ``rows`` of ``values``: a zero-copy slice when they are consecutive."""
+    run = row_range(rows)
+    if run is not None:
+        return values.slice(run.start, len(run))
+    return values.take(pa.array(np.asarray(rows, dtype=np.int64)))
 
 
 class InvalidSignatureError(PermissionError):
@@ -118,6 +141,9 @@ class LocalUrlSigner:
             raise ValueError(f"the URL signing secret needs at least {_MIN_SECRET_BYTES} bytes")
         self._secret = secret
         self.base_url = base_url.rstrip("/")
+        self.json_safe = json.dumps(self.base_url, ensure_ascii=False)[1:-1] == self.base_url
+        """Whether URLs need no escaping inside a JSON string (the path and query parts
+        are percent-encoded or hex; only the base URL could hold ``"`` or ``\\``)."""
 
     def sign(self, table_key: str, relative_path: str, expires_at: int) -> str:
         """A URL for ``relative_path`` (decoded, ``/``-separated) below the table's root,
@@ -151,20 +177,30 @@ class LocalUrlSigner:
 
     def sign_prepared(self, prepared: PreparedPaths, rows: Rows, expires_at: int) -> pa.StringArray:
         """Signed URLs of the ``rows`` of ``prepared``, valid until ``expires_at``."""
+        return pc.binary_join_element_wise(*self.url_pieces(prepared, rows, expires_at), "")
+
+    def url_pieces(
+        self, prepared: PreparedPaths, rows: Rows, expires_at: int
+    ) -> tuple[pa.Array, str, pa.StringArray]:
+        """The signed URLs of :meth:`sign_prepared` in pieces to join row-wise: the URL
+        paths, the query up to the signature, and the signatures (joined by the caller
+        with the rest of its text, in one pass)."""
         raise_first_failure(prepared.invalid, rows)
         expiry = str(int(expires_at))
         count = len(rows)
-        index = np.asarray(rows, dtype=np.int64)
-        table = np.frombuffer(prepared.digests, np.uint8).reshape(-1, _DIGEST_BYTES)
-        digests = table[index].tobytes()
+        run = row_range(rows)
+        if run is not None:
+            digests = prepared.digests[run.start * _DIGEST_BYTES : run.stop * _DIGEST_BYTES]
+        else:
+            table = np.frombuffer(prepared.digests, np.uint8).reshape(-1, _DIGEST_BYTES)
+            digests = table[np.asarray(rows, dtype=np.int64)].tobytes()
         signatures = binascii.hexlify(self._macs(prepared.table_key, expiry, digests))
         offsets = np.arange(0, (count + 1) * _SIGNATURE_CHARS, _SIGNATURE_CHARS, dtype=np.int32)
         signature_array = pa.StringArray.from_buffers(
             count, pa.py_buffer(offsets), pa.py_buffer(signatures)
         )
         query = f"?{EXPIRY_PARAM}={expiry}&{PERMISSION_PARAM}=r&{SIGNATURE_PARAM}="
-        paths = prepared.url_paths.take(pa.array(index))
-        return pc.binary_join_element_wise(paths, query, signature_array, "")
+        return gathered(prepared.url_paths, rows), query, signature_array
 
     def verify(
         self,
