@@ -18,7 +18,7 @@ class RedactSignatures(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         if isinstance(record.args, tuple):
             record.args = tuple(
-                redact_signatures(a) if isinstance(a, str) else a for a in record.args
+                redact_signatures(a) if isinstance(a, str) and "=" in a else a for a in record.args
             )
         return True
 

@@ -25,11 +25,12 @@ import hmac
 import importlib
 import itertools
 import json
+import os
+import stat
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import partial
-from pathlib import Path
+from functools import lru_cache, partial
 from typing import Any
 from urllib.parse import quote
 
@@ -47,6 +48,7 @@ SIGNATURE_PARAM = "sig"
 _MIN_SECRET_BYTES = 16
 _DIGEST_BYTES = 16
 _SIGNATURE_CHARS = 2 * _DIGEST_BYTES
+_CIPHERS_KEPT = 256
 _UNQUOTED = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-~/"
 """What ``quote()`` leaves as it is in a path."""
 _NOT_PRINTABLE_ASCII = r"[^\x20-\x7e]"
@@ -140,6 +142,8 @@ class LocalUrlSigner:
         if len(secret) < _MIN_SECRET_BYTES:
             raise ValueError(f"the URL signing secret needs at least {_MIN_SECRET_BYTES} bytes")
         self._secret = secret
+        self._ciphers: dict[tuple[str, str], Cipher[modes.ECB]] = {}
+        """The cipher of each recent (table, expiry): the URLs of one expiry step share it."""
         self.base_url = base_url.rstrip("/")
         self.json_safe = json.dumps(self.base_url, ensure_ascii=False)[1:-1] == self.base_url
         """Whether URLs need no escaping inside a JSON string (the path and query parts
@@ -233,8 +237,14 @@ class LocalUrlSigner:
 
     def _macs(self, table_key: str, expiry: str, digests: bytes) -> bytes:
         """The MACs of path ``digests`` (16 bytes each) for one table and expiry."""
-        key = hmac.digest(self._secret, f"{expiry}\0{table_key}".encode(), "sha256")
-        encryptor = Cipher(algorithms.AES(key), modes.ECB()).encryptor()
+        cipher = self._ciphers.get((table_key, expiry))
+        if cipher is None:
+            key = hmac.digest(self._secret, f"{expiry}\0{table_key}".encode(), "sha256")
+            cipher = Cipher(algorithms.AES(key), modes.ECB())
+            if len(self._ciphers) >= _CIPHERS_KEPT:
+                self._ciphers.clear()
+            self._ciphers[(table_key, expiry)] = cipher
+        encryptor = cipher.encryptor()
         return encryptor.update(digests) + encryptor.finalize()
 
 
@@ -284,19 +294,42 @@ def _invalid_paths(paths: pa.StringArray) -> dict[int, ValueError]:
     return invalid
 
 
-def resolve_local_file(root: Location, relative_path: str) -> Path:
+def resolve_local_file(root: Location, relative_path: str) -> str:
     """The real path of ``relative_path`` below the local table ``root``.
 
     Symlinks are resolved first, so neither ``..`` nor a link pointing outside the root can
-    reach a file that is not inside it.
+    reach a file that is not inside it. The common case, a plain path with no link below
+    the root, costs one ``lstat`` per path segment; anything else is fully resolved.
     """
     if root.kind != "local":
         raise ValueError(f"not a local table location: {root.uri}")
-    base = Path(root.key).resolve()
-    target = (base / relative_path.lstrip("/")).resolve()
-    if not target.is_relative_to(base) or target == base:
+    base = _real_root(root.key)
+    relative = relative_path.lstrip("/")
+    parts = relative.split("/")
+    if all(part not in _SPECIAL_SEGMENTS for part in parts):
+        target = base
+        try:
+            for part in parts:
+                target = os.path.join(target, part)
+                if stat.S_ISLNK(os.lstat(target).st_mode):
+                    break
+            else:
+                return target
+        except OSError:
+            pass  # a missing segment: resolved below, and the caller finds no file
+    resolved = os.path.realpath(os.path.join(base, relative))
+    if os.path.commonpath([base, resolved]) != base or resolved == base:
         raise PathEscapeError("the path leaves the table root")
-    return target
+    return resolved
+
+
+_SPECIAL_SEGMENTS = frozenset(["", ".", ".."])
+
+
+@lru_cache(maxsize=1024)
+def _real_root(key: str) -> str:
+    """The real path of a table root (resolved once: the served roots are fixed)."""
+    return os.path.realpath(key)
 
 
 def _check_table_key(table_key: str) -> None:
