@@ -49,6 +49,9 @@ their pieces are built slice by slice, so serving a huge table stays within boun
 
 T = TypeVar("T")
 
+Pieces = tuple[pa.Array | str, ...]
+"""Columns and constant texts whose row-wise concatenation is a part of each line."""
+
 
 @dataclass(frozen=True)
 class DeltaPieces:
@@ -91,8 +94,9 @@ class PreparedSnapshot:
         return self._once("signable", self._build_signable)
 
     @property
-    def parquet(self) -> pa.Array:
-        """What follows the URL in a parquet-format line, up to the suffix."""
+    def parquet(self) -> Pieces:
+        """What follows the URL in a parquet-format line, up to the suffix: pieces joined
+        with the URL in one pass (joining them here first would copy them twice)."""
         return self._once("parquet", self._build_parquet)
 
     @property
@@ -160,11 +164,9 @@ class PreparedSnapshot:
         stats = optional_string_member("stats", self._column("stats"))
         return partitions, size, stats
 
-    def _build_parquet(self) -> pa.Array:
+    def _build_parquet(self) -> Pieces:
         partitions, size, stats = self._common()
-        return joined(
-            [',"id":"', self._ids(), '","partitionValues":', partitions, ',"size":', size, stats]
-        )
+        return (',"id":"', self._ids(), '","partitionValues":', partitions, ',"size":', size, stats)
 
     def _build_delta(self) -> DeltaPieces:
         partitions, size, stats = self._common()
@@ -240,6 +242,11 @@ def _joined_pieces(name: str, pieces: list[Any], lengths: list[int]) -> object:
         return _join_delta(pieces, lengths)
     if name == "digests":
         return b"".join(pieces)
+    if name == "parquet":
+        return tuple(
+            first if isinstance(first, str) else pa.concat_arrays([p[i] for p in pieces])
+            for i, first in enumerate(pieces[0])
+        )
     return pa.concat_arrays(pieces)
 
 

@@ -141,8 +141,8 @@ class SnapshotLines:
         indices: Rows = numbers if run is None else run
         urls = self._signer.json_url_pieces(table, prepared.signable, indices, expires_at)
         if response_format != DELTA:
-            pieces = gathered(prepared.parquet, indices)
-            return text_view(joined(['{"file":{"url":"', *urls, '"', pieces, suffix]))
+            pieces = [p if isinstance(p, str) else gathered(p, indices) for p in prepared.parquet]
+            return text_view(joined(['{"file":{"url":"', *urls, '"', *pieces, suffix]))
         delta = prepared.delta
         dv_urls: pa.Array | str = ""
         if delta.dv_paths is not None:
