@@ -8,6 +8,7 @@ from typing import Any
 from urllib.parse import quote
 
 import msgspec
+import numpy as np
 import pyarrow as pa
 import pytest
 
@@ -17,7 +18,7 @@ from deltaport.delta.errors import UnsupportedFeatureError
 from deltaport.protocol.actions import DeltaFile, FileLine, ParquetFile
 from deltaport.server import snapshot_cache, snapshot_lines
 from deltaport.server.catalog import SharedTable
-from deltaport.server.line_encoding import json_maps, json_strings, text_view
+from deltaport.server.line_encoding import json_escaped, json_maps, json_strings, text_view
 from deltaport.server.lines import deletion_vector_json, dv_log_path, file_id
 from deltaport.server.signing import TableUrlSigner
 from deltaport.server.snapshot_lines import SnapshotLines
@@ -156,6 +157,25 @@ def test_json_strings_match_msgspec() -> None:
     without_controls = [t for t in TEXTS if t is None or all(ord(c) >= 0x20 for c in t)]
     got = json_strings(pa.array(without_controls, pa.string())).to_pylist()
     assert got == [None if t is None else msgspec.json.encode(t).decode() for t in without_controls]
+
+
+def test_json_escaped_of_raw_buffers() -> None:
+    """Escaping rewrites the whole data buffer: bytes before the first string and under
+    null slots must not shift the strings' offsets."""
+    strings = ['a"b', 'hidden"', 'c\\d"', "", '"']
+    data = b'x"\\' + "".join(strings).encode()
+    offsets = [3]
+    for text in strings:
+        offsets.append(offsets[-1] + len(text.encode()))
+    valid = [True, False, True, True, True]
+    validity = pa.array(valid).buffers()[1]
+    values = pa.StringArray.from_buffers(
+        len(strings), pa.py_buffer(np.array(offsets, np.int32)), pa.py_buffer(data), validity, 1
+    )
+    escaped = [msgspec.json.encode(t).decode()[1:-1] for t in strings]
+    expected = [text if ok else None for text, ok in zip(escaped, valid, strict=True)]
+    assert json_escaped(values).to_pylist() == expected
+    assert json_escaped(values.slice(2)).to_pylist() == expected[2:]
 
 
 def test_json_maps() -> None:

@@ -48,18 +48,26 @@ def json_escaped(values: pa.Array) -> pa.Array:
 
 def _escape_buffer(values: pa.StringArray, text: bytes) -> pa.StringArray:
     """A backslash before every ``"`` and ``\\`` of the whole data buffer at once; each
-    offset moves by the number of escapes before it."""
+    offset moves by the number of escapes before it (counted per string by a kernel)."""
     count = len(values)
-    offsets = np.frombuffer(values.buffers()[1], dtype=np.int32)[: count + 1]
-    data = np.frombuffer(text, dtype=np.uint8)
-    escapes = np.flatnonzero((data == ord('"')) | (data == ord("\\")))
-    moved = offsets + np.searchsorted(escapes, offsets).astype(np.int32)
-    escaped = text.replace(b"\\", b"\\\\").replace(b'"', b'\\"')
+    validity, offsets_buffer, data = values.buffers()
+    offsets = np.frombuffer(offsets_buffer, dtype=np.int32)[: count + 1]
+    every_slot = pa.StringArray.from_buffers(count, offsets_buffer, data)  # nulls counted too
+    start = int(offsets[0])  # bytes before the first string shift every offset too
+    before = text.count(b'"', 0, start) + text.count(b"\\", 0, start) if start else 0
+    escapes = pc.count_substring(every_slot, '"')
+    if b"\\" in text:
+        escapes = pc.add(escapes, pc.count_substring(every_slot, "\\"))
+        text = text.replace(b"\\", b"\\\\")
+    moved = np.empty(count + 1, dtype=np.int32)
+    moved[0] = start + before
+    np.cumsum(escapes.to_numpy(), out=moved[1:])
+    moved[1:] += offsets[1:] + before
     return pa.StringArray.from_buffers(
         count,
         pa.py_buffer(moved),
-        pa.py_buffer(escaped),
-        values.buffers()[0],
+        pa.py_buffer(text.replace(b'"', b'\\"')),
+        validity,
         values.null_count,
     )
 
