@@ -6,7 +6,6 @@ the server's disk get HMAC-signed URLs served by the local file endpoint.
 
 from __future__ import annotations
 
-import itertools
 import math
 import threading
 import time
@@ -28,6 +27,7 @@ from deltaport.storage.local_urls import (
     PreparedPaths,
     Rows,
     join_prepared,
+    joined_row_maps,
     raise_first_failure,
 )
 
@@ -57,12 +57,7 @@ class SignableFiles:
 
 def join_signable(parts: Sequence[SignableFiles], lengths: Sequence[int]) -> SignableFiles:
     """Preparations of consecutive runs of ``lengths`` files of one table, as one."""
-    starts = list(itertools.accumulate(lengths, initial=0))
-    failures = {
-        start + row: error
-        for part, start in zip(parts, starts, strict=False)
-        for row, error in part.failures.items()
-    }
+    failures = joined_row_maps([part.failures for part in parts], lengths)
     locals_ = [part.local for part in parts if part.local is not None]
     if len(locals_) == len(parts):
         return SignableFiles(join_prepared(locals_, lengths), None, failures)

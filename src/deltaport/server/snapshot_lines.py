@@ -13,13 +13,13 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Hashable, Iterator
-from concurrent.futures import ThreadPoolExecutor
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from deltaport.delta import Snapshot
 from deltaport.protocol.capabilities import DELTA
+from deltaport.read.prefetch import ordered_map
 from deltaport.server.catalog import SharedTable
 from deltaport.server.line_encoding import joined, json_strings, text_view
 from deltaport.server.ndjson import Chunk
@@ -189,23 +189,16 @@ def _slices(
             yield prepared, part.column(ROW_COLUMN).combine_chunks()
         return
 
-    def prepare(offset: int, length: int) -> PreparedSnapshot:
-        block = prepared.subset(files.slice(offset, length))
-        block.build(response_format)
-        return block
+    def prepare(block: tuple[int, int]) -> PreparedSnapshot:
+        offset, length = block
+        part = prepared.subset(files.slice(offset, length))
+        part.build(response_format)
+        return part
 
-    blocks = _blocks(files.num_rows)
-    if not blocks:
-        return
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="prepare-block") as pool:
-        ahead = pool.submit(prepare, *blocks[0])
-        for following in [*blocks[1:], None]:
-            source = ahead.result()
-            if following is not None:
-                ahead = pool.submit(prepare, *following)
-            rows = source.files.column(ROW_COLUMN).combine_chunks()
-            for start in range(0, len(rows), FILES_PER_SLICE):
-                yield source, rows.slice(start, FILES_PER_SLICE)
+    for source in ordered_map(prepare, _blocks(files.num_rows), workers=1, window=1):
+        rows = source.files.column(ROW_COLUMN).combine_chunks()
+        for start in range(0, len(rows), FILES_PER_SLICE):
+            yield source, rows.slice(start, FILES_PER_SLICE)
 
 
 def _blocks(count: int) -> list[tuple[int, int]]:

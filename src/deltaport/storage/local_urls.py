@@ -31,7 +31,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache, partial
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import quote
 
 import numpy as np
@@ -113,17 +113,25 @@ class PreparedPaths:
 
 def join_prepared(parts: Sequence[PreparedPaths], lengths: Sequence[int]) -> PreparedPaths:
     """Preparations of consecutive runs of ``lengths`` files of one table, as one."""
-    starts = itertools.accumulate(lengths, initial=0)
     return PreparedPaths(
         parts[0].table_key,
         b"".join(part.digests for part in parts),
         pa.concat_arrays([part.url_paths for part in parts]),
-        {
-            start + row: error
-            for part, start in zip(parts, starts, strict=False)
-            for row, error in part.invalid.items()
-        },
+        joined_row_maps([part.invalid for part in parts], lengths),
     )
+
+
+E = TypeVar("E")
+
+
+def joined_row_maps(maps: Sequence[Mapping[int, E]], lengths: Sequence[int]) -> dict[int, E]:
+    """Per-row entries of consecutive runs of ``lengths`` rows, renumbered as one run."""
+    starts = itertools.accumulate(lengths, initial=0)
+    return {
+        start + row: entry
+        for entries, start in zip(maps, starts, strict=False)
+        for row, entry in entries.items()
+    }
 
 
 def raise_first_failure(failures: Mapping[int, Exception], rows: Rows) -> None:
@@ -194,6 +202,7 @@ class LocalUrlSigner:
         count = len(rows)
         run = row_range(rows)
         if run is not None:
+            rows = run  # found consecutive once: the URL paths below are sliced too
             digests = prepared.digests[run.start * _DIGEST_BYTES : run.stop * _DIGEST_BYTES]
         else:
             table = np.frombuffer(prepared.digests, np.uint8).reshape(-1, _DIGEST_BYTES)
