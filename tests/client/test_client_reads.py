@@ -187,6 +187,21 @@ def test_plan_files_read_one_by_one(profile, client_tables):
     assert_same_rows(pa.Table.from_batches(batches), direct_read(client_tables["dv"]))
 
 
+def test_fetched_files_decode_without_the_network(profile, client_tables):
+    """plan_file_reader: fetch() downloads a file and its deletion vector, batches()
+    decodes them later, with the HTTP client already closed, in small batches."""
+    with SharingClient(profile) as client:
+        plan = client.table("share1.default.dv").snapshot().plan()
+    http = dc.new_http_client()
+    reader = dc.plan_file_reader(plan, http, batch_size=7)
+    fetched = [reader.fetch(f) for f in plan.files]
+    http.close()
+    batches = [b for f in fetched for b in reader.batches(f)]
+    assert len(batches) > len(plan.files)
+    assert max(b.num_rows for b in batches) <= 7
+    assert_same_rows(pa.Table.from_batches(batches), direct_read(client_tables["dv"]))
+
+
 def test_refresh_plan_gives_new_urls_for_the_same_files(profile):
     with SharingClient(profile) as client:
         handle = client.table("share1.default.parted")

@@ -14,6 +14,8 @@ plan's files elsewhere (on other processes or machines) are public too:
 - :func:`read_remote_file` reads one file of a plan as Arrow batches (pass it a
   pooled HTTP client from :func:`new_http_client` when reading many), and
   :func:`is_expired` tells whether its URL must be renewed first;
+- :func:`plan_file_reader` splits that in two: :meth:`FileReader.fetch` downloads a
+  file (and its deletion vector), :meth:`FileReader.batches` decodes it batch by batch;
 - :func:`ordered_map` maps a function over files on threads, yielding in order;
 - :class:`Metadata` and :class:`Protocol` are the table's Delta metadata and protocol.
 """
@@ -37,7 +39,7 @@ from deltaport.client.loaders import (
     load_table_changes_as_polars,
 )
 from deltaport.client.models import QuerySpec, RemoteFile, ScanPlan, Schema, Share, Table
-from deltaport.client.remote_file import read_remote_file
+from deltaport.client.remote_file import FetchedFile, FileReader, plan_file_reader, read_remote_file
 from deltaport.client.rest import new_http_client
 from deltaport.client.retry import RetryPolicy
 from deltaport.client.scan import TableScan
@@ -47,6 +49,8 @@ from deltaport.delta.model import Metadata, Protocol
 from deltaport.read.prefetch import ordered_map
 
 __all__ = [
+    "FetchedFile",
+    "FileReader",
     "Metadata",
     "ProfileExpiredError",
     "Protocol",
@@ -75,5 +79,6 @@ __all__ = [
     "load_table_changes_as_polars",
     "new_http_client",
     "ordered_map",
+    "plan_file_reader",
     "read_remote_file",
 ]

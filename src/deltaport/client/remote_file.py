@@ -32,6 +32,15 @@ from deltaport.read.data_file import iter_file_batches
 
 
 @dataclass(frozen=True)
+class FetchedFile:
+    """A downloaded data file with the rows its deletion vectors keep."""
+
+    file: RemoteFile
+    data: bytes
+    rows: RowSelection
+
+
+@dataclass(frozen=True)
 class FileReader:
     """How a scan reads each of its files: output columns, row filter, downloads."""
 
@@ -45,15 +54,23 @@ class FileReader:
 
     def read(self, file: RemoteFile) -> list[pa.RecordBatch]:
         """All batches of ``file``, filtered (the file is fetched whole first)."""
+        return list(self.batches(self.fetch(file)))
+
+    def fetch(self, file: RemoteFile) -> FetchedFile:
+        """Download ``file`` and its deletion vector, without decoding anything."""
         data, _ = fetch_url(self.downloads, file.url, self.retry)
-        rows = self.selection(file)
+        return FetchedFile(file, data, self.selection(file))
+
+    def batches(self, fetched: FetchedFile) -> Iterator[pa.RecordBatch]:
+        """Decode a fetched file batch by batch, filtered (only one decoded batch at a
+        time is held: streaming a big file needs no memory for all of its rows)."""
+        file = fetched.file
         change = _change_info(file) if self.plan.cdf else None
-        out = []
         for batch in iter_file_batches(
-            data,
+            fetched.data,
             self.plan,
             self._partition_scalars(file),
-            rows,
+            fetched.rows,
             change=change,
             batch_size=self.batch_size,
         ):
@@ -62,8 +79,7 @@ class FileReader:
             if self.output is not None:
                 batch = batch.select(list(self.output))
             if batch.num_rows:
-                out.append(batch)
-        return out
+                yield batch
 
     def selection(self, file: RemoteFile) -> RowSelection:
         own = self._dv_rows(file.deletion_vector)
@@ -109,21 +125,38 @@ def read_remote_file(
     """Stream the rows of one file of a plan (deleted rows dropped, logical names, table
     types; with ``cdf`` the change columns). ``cdf`` defaults to the plan's kind.
     The URL is used as it is: refresh the plan first when it may have expired."""
+    own_http = http is None
+    client = new_http_client(max_connections=4) if http is None else http
+    try:
+        reader = plan_file_reader(
+            plan_or_metadata, client, columns=columns, cdf=cdf, retry=retry, batch_size=batch_size
+        )
+        yield from reader.batches(reader.fetch(file))
+    finally:
+        if own_http:
+            client.close()
+
+
+def plan_file_reader(
+    plan_or_metadata: ScanPlan | Metadata,
+    http: httpx.Client,
+    *,
+    columns: Sequence[str] | None = None,
+    cdf: bool | None = None,
+    retry: RetryPolicy | None = None,
+    batch_size: int = DEFAULT_BATCH_SIZE,
+) -> FileReader:
+    """A reader of the files of a plan through ``http``, for callers that download
+    (:meth:`FileReader.fetch`) apart from decoding (:meth:`FileReader.batches`), such as
+    several files fetched ahead on threads while one is decoded."""
     if isinstance(plan_or_metadata, ScanPlan):
         metadata = plan_or_metadata.metadata
         cdf = plan_or_metadata.cdf if cdf is None else cdf
     else:
         metadata = plan_or_metadata
-    own_http = http is None
-    client = new_http_client(max_connections=4) if http is None else http
-    try:
-        reader = FileReader(
-            ReadPlan.build(metadata, columns=columns, cdf=bool(cdf)),
-            downloads_for(client),
-            retry or RetryPolicy(),
-            batch_size=batch_size,
-        )
-        yield from reader.read(file)
-    finally:
-        if own_http:
-            client.close()
+    return FileReader(
+        ReadPlan.build(metadata, columns=columns, cdf=bool(cdf)),
+        downloads_for(http),
+        retry or RetryPolicy(),
+        batch_size=batch_size,
+    )
