@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import pickle
+import threading
+import time
 from pathlib import Path
 
 import deltalake
@@ -15,7 +17,8 @@ from compare import assert_same_rows, direct_read, sorted_rows
 
 import deltaport.client as dc
 from client_support import CDF_TABLES
-from deltaport.client import SharingClient, SharingError, read_remote_file
+from deltaport.client import FileReader, SharingClient, SharingError, read_remote_file
+from deltaport.client import scan as scan_module
 
 TABLES = ["parted", "small_files", "basic", "dv", "cm"]
 NEEDS_DELTA = {"dv", "cm"}
@@ -176,6 +179,38 @@ def test_columns_and_batches(profile, client_tables):
         batches = list(scan.to_batches())
     assert all(b.schema.names == ["x", "id"] for b in batches)
     assert sum(b.num_rows for b in batches) == 2000
+
+
+def test_files_download_in_parallel_but_decode_one_per_core(profile, client_tables, monkeypatch):
+    """With 8 download threads and 2 cores, at most 2 files are decoded at once, while
+    more than 2 are fetched at once."""
+    lock = threading.Lock()
+    active = {"fetch": 0, "decode": 0}
+    peak = {"fetch": 0, "decode": 0}
+
+    def counted(stage, inner, slow):
+        def wrapper(self, arg):
+            with lock:
+                active[stage] += 1
+                peak[stage] = max(peak[stage], active[stage])
+            try:
+                time.sleep(slow)
+                result = inner(self, arg)
+                return list(result) if stage == "decode" else result
+            finally:
+                with lock:
+                    active[stage] -= 1
+
+        return wrapper
+
+    monkeypatch.setattr(scan_module, "decoders", lambda: 2)
+    monkeypatch.setattr(FileReader, "fetch", counted("fetch", FileReader.fetch, 0.02))
+    monkeypatch.setattr(FileReader, "batches", counted("decode", FileReader.batches, 0.02))
+    with SharingClient(profile, concurrency=8) as client:
+        got = client.table("share1.default.small_files").snapshot().to_arrow()
+    assert got.num_rows == 2000
+    assert peak["decode"] == 2
+    assert peak["fetch"] > 2
 
 
 def test_plan_files_read_one_by_one(profile, client_tables):
