@@ -1,0 +1,44 @@
+"""The access log line format, and that it never shows a URL signature."""
+
+from __future__ import annotations
+
+import logging
+
+from deltaport.server.logs import AccessFormatter, uvicorn_log_config
+
+
+def access_record(path: str, status: int = 200) -> logging.LogRecord:
+    """A record as uvicorn's HTTP protocol logs a finished request."""
+    args = ("127.0.0.1:5000", "GET", path, "1.1", status)
+    return logging.LogRecord(
+        "uvicorn.access", logging.INFO, __file__, 1, '%s - "%s %s HTTP/%s" %d', args, None
+    )
+
+
+def test_access_line_as_uvicorn_writes_it_with_the_signature_redacted() -> None:
+    line = AccessFormatter().format(access_record("/files/t/a.parquet?se=17&sp=r&sig=abcdef"))
+    assert line == (
+        'INFO:     127.0.0.1:5000 - "GET /files/t/a.parquet?se=17&sp=r&sig=REDACTED HTTP/1.1"'
+        " 200 OK"
+    )
+
+
+def test_cloud_signatures_and_odd_statuses() -> None:
+    formatter = AccessFormatter()
+    line = formatter.format(access_record("/x?X-Amz-Signature=secret&a=1", 403))
+    assert "secret" not in line
+    assert line.endswith('"GET /x?X-Amz-Signature=REDACTED&a=1 HTTP/1.1" 403 Forbidden')
+    assert formatter.format(access_record("/y", 599)).endswith('"GET /y HTTP/1.1" 599')
+
+
+def test_other_records_are_redacted_too() -> None:
+    record = logging.LogRecord(
+        "uvicorn.access", logging.INFO, __file__, 1, "odd %s", ("/z?sig=secret",), None
+    )
+    assert AccessFormatter().format(record) == "odd /z?sig=REDACTED"
+
+
+def test_uvicorn_config_uses_the_formatter() -> None:
+    config = uvicorn_log_config()
+    assert config["formatters"]["access"] == {"()": "deltaport.server.logs.AccessFormatter"}
+    assert config["loggers"]["uvicorn.access"]["handlers"] == ["access"]
