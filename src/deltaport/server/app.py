@@ -43,6 +43,7 @@ from deltaport.server.catalog import Catalog, Recipient, Share, SharedSchema, Sh
 from deltaport.server.changes import ChangeService, changes_query
 from deltaport.server.config import ServerConfig
 from deltaport.server.files import FilesFirst, files_routes
+from deltaport.server.hot_routes import HotRoutesFirst
 from deltaport.server.ndjson import CONTENT_TYPE as NDJSON
 from deltaport.server.openapi import openapi_document
 from deltaport.server.paging import PageTokens
@@ -106,7 +107,15 @@ def create_app(config: ServerConfig) -> Starlette:
     ]
     app = Starlette(
         routes=routes,
-        middleware=[Middleware(FilesFirst, signer=local_signer, resolve_table_root=table_root)],
+        middleware=[
+            Middleware(FilesFirst, signer=local_signer, resolve_table_root=table_root),
+            Middleware(
+                HotRoutesFirst,
+                endpoint=config.endpoint,
+                list_shares=api.guard(api.list_shares),
+                table_version=api.guard(api.table_version),
+            ),
+        ],
         exception_handlers={HTTPException: _http_error, Exception: _unexpected_error},
         lifespan=warmed_up,
     )
@@ -163,7 +172,7 @@ class _Api:
         of matching less), the table routes first (the most requested)."""
         shares = f"{endpoint}/shares"
         table = f"{shares}/{{share}}/schemas/{{schema}}/tables/{{table}}"
-        guard = self._guard
+        guard = self.guard
         return [
             Route(f"{table}/query", guard(self.query_table), methods=["POST"]),
             Route(f"{table}/version", guard(self.table_version), methods=["GET"]),
@@ -182,7 +191,7 @@ class _Api:
             Route(f"{endpoint}/openapi.json", self.openapi_json, methods=["GET"]),
         ]
 
-    def _guard(self, handler: Handler) -> Callable[[Request], Awaitable[Response]]:
+    def guard(self, handler: Handler) -> Callable[[Request], Awaitable[Response]]:
         async def endpoint(request: Request) -> Response:
             try:
                 recipient = self.auth.authenticate(request.headers.get("authorization"))
