@@ -52,10 +52,6 @@ class FileReader:
     """Columns to keep after filtering (the plan may hold extra ones the filter needs)."""
     batch_size: int = DEFAULT_BATCH_SIZE
 
-    def read(self, file: RemoteFile) -> list[pa.RecordBatch]:
-        """All batches of ``file``, filtered (the file is fetched whole first)."""
-        return list(self.batches(self.fetch(file)))
-
     def fetch(self, file: RemoteFile) -> FetchedFile:
         """Download ``file`` and its deletion vector, without decoding anything."""
         data, _ = fetch_url(self.downloads, file.url, self.retry)
