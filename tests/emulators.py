@@ -79,12 +79,15 @@ def wait_for_port(
 
 
 @contextmanager
-def serve_asgi(app: Any) -> Iterator[str]:
-    """Serve ``app`` on a free 127.0.0.1 port in a thread; yields its base URL."""
+def serve_asgi(app: Any, http: Any = "auto", **config: Any) -> Iterator[str]:
+    """Serve ``app`` on a free 127.0.0.1 port in a thread; yields its base URL. ``http``
+    and ``config`` go to ``uvicorn.Config`` (an HTTP protocol class, TLS files, ...)."""
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
+    server = uvicorn.Server(
+        uvicorn.Config(app, log_level="warning", lifespan="off", http=http, **config)
+    )
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     deadline = time.monotonic() + 30
@@ -92,8 +95,9 @@ def serve_asgi(app: Any) -> Iterator[str]:
         if time.monotonic() > deadline or not thread.is_alive():
             raise RuntimeError("uvicorn did not start")
         time.sleep(0.02)
+    scheme = "https" if config.get("ssl_certfile") else "http"
     try:
-        yield f"http://127.0.0.1:{port}"
+        yield f"{scheme}://127.0.0.1:{port}"
     finally:
         server.should_exit = True
         thread.join(timeout=10)

@@ -16,6 +16,7 @@ from starlette.applications import Starlette
 
 from corpus import corpus_table
 from deltaport.server.files import FilesFirst, files_routes
+from deltaport.server.zero_copy import ZeroCopyHttpToolsProtocol
 from deltaport.storage import Location, parse_location
 from deltaport.storage.local_urls import LocalUrlSigner
 from emulators import serve_asgi
@@ -52,12 +53,17 @@ def tables(table_dir: Path) -> dict[str, Location]:
     return out
 
 
-@pytest.fixture(scope="module")
-def server(tables: dict[str, Location]) -> Iterator[tuple[str, LocalUrlSigner]]:
+@pytest.fixture(
+    scope="module", params=["auto", ZeroCopyHttpToolsProtocol], ids=["copy", "zero-copy"]
+)
+def server(
+    tables: dict[str, Location], request: pytest.FixtureRequest
+) -> Iterator[tuple[str, LocalUrlSigner]]:
     # The port, and so the base URL, is known only once serving; verifying needs only
     # the secret, so the routes get a signer whose base URL has just the right path.
+    # Every test runs on uvicorn's own protocol and on the one the server runs with.
     app = Starlette(routes=files_routes(LocalUrlSigner(SECRET, "/files"), tables.get))
-    with serve_asgi(app) as base:
+    with serve_asgi(app, http=request.param) as base:
         yield base, LocalUrlSigner(SECRET, f"{base}/files")
 
 

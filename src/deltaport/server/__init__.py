@@ -13,6 +13,7 @@ from deltaport.server.app import create_app, public_url
 from deltaport.server.config import ConfigError, ServerConfig, load_config
 from deltaport.server.logs import configure_logging, uvicorn_log_config
 from deltaport.server.tls import tls_files
+from deltaport.server.zero_copy import ZeroCopyHttpToolsProtocol
 
 __all__ = ["ConfigError", "ServerConfig", "create_app", "load_config", "run"]
 
@@ -45,6 +46,7 @@ def run(config_path: str | Path, host: str | None = None, port: int | None = Non
         port=config.port,
         log_level="info",
         log_config=uvicorn_log_config(),
+        http=ZeroCopyHttpToolsProtocol,
         access_log=config.access_log,
         **ssl,  # type: ignore[arg-type]
     )

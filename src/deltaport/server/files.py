@@ -7,8 +7,10 @@ Accept-Ranges; single and multiple byte ranges (``bytes=a-b``, ``bytes=a-``,
 
 Recipients fetch data files one request each, so a table of many small files costs one
 request per file: the endpoint is a plain ASGI app that answers a whole small file from
-one read on the event loop (no worker thread, no request or response objects). Ranged
-requests and big files are answered by Starlette's ``FileResponse``, which streams in
+one read on the event loop (no worker thread, no request or response objects). Big files
+asked for whole go out with ``os.sendfile`` where the server offers it (the ASGI
+zero-copy send extension, see :mod:`deltaport.server.zero_copy`); ranged requests, and
+big files elsewhere, are answered by Starlette's ``FileResponse``, which streams in
 worker threads and stops when the client goes away.
 """
 
@@ -27,6 +29,7 @@ from starlette.responses import FileResponse
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from deltaport.server.zero_copy import ZERO_COPY_SEND
 from deltaport.storage.local_urls import (
     InvalidSignatureError,
     LocalUrlSigner,
@@ -80,9 +83,21 @@ class FileEndpoint:
             stat_result = os.fstat(fd)
             if not stat.S_ISREG(stat_result.st_mode):
                 return await _error(send, 404, "RESOURCE_DOES_NOT_EXIST", "the file does not exist")
-            whole = not _has_header(scope, b"range") and stat_result.st_size <= ONE_READ_MAX_BYTES
+            size = stat_result.st_size
+            whole = not _has_header(scope, b"range")
+            if (
+                whole
+                and size > ONE_READ_MAX_BYTES
+                and ZERO_COPY_SEND in scope.get("extensions", {})
+            ):
+                headers = _headers(stat_result, size)
+                await send({"type": "http.response.start", "status": 200, "headers": headers})
+                with open(fd, "rb", buffering=0, closefd=False) as file:
+                    message = {"type": ZERO_COPY_SEND, "file": file, "offset": 0, "count": size}
+                    return await send(message)
+            whole = whole and size <= ONE_READ_MAX_BYTES
             head = scope["method"] == "HEAD"
-            body = _read_all(fd, stat_result.st_size) if whole and not head else b""
+            body = _read_all(fd, size) if whole and not head else b""
         finally:
             os.close(fd)
         if not whole:
@@ -91,7 +106,7 @@ class FileEndpoint:
             )
             response.chunk_size = _CHUNK_SIZE
             return await response(scope, receive, send)
-        length = stat_result.st_size if head else len(body)
+        length = size if head else len(body)
         headers = _headers(stat_result, length)
         await send({"type": "http.response.start", "status": 200, "headers": headers})
         await send({"type": "http.response.body", "body": body})
