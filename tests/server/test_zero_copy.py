@@ -4,6 +4,7 @@ sockets: uvicorn in a thread on 127.0.0.1 with :class:`ZeroCopyHttpToolsProtocol
 from __future__ import annotations
 
 import asyncio
+import errno
 import logging
 import os
 import socket
@@ -13,6 +14,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+import anyio.to_thread
 import httpx
 import pytest
 
@@ -45,6 +47,12 @@ def file_app(path: Path, seen: list[dict[str, Any]]) -> Any:
             body = ",".join(sorted(scope.get("extensions", {}))).encode()
             await send({"type": "http.response.start", "status": 200, "headers": []})
             await send({"type": "http.response.body", "body": body})
+        elif scope["path"] == "/threaded":  # a request served from a worker thread
+            limiter = anyio.to_thread.current_default_thread_limiter()
+            limiter.total_tokens = int(query.get("threads", limiter.total_tokens))
+            await anyio.to_thread.run_sync(lambda: None)
+            await send({"type": "http.response.start", "status": 200, "headers": []})
+            await send({"type": "http.response.body", "body": b"ok"})
         elif scope["path"] == "/copied":
             headers = [(b"content-length", str(len(COPIED_BODY)).encode())]
             await send({"type": "http.response.start", "status": 200, "headers": headers})
@@ -242,3 +250,36 @@ def test_the_server_runs_with_the_protocol(tmp_path: Path, monkeypatch: pytest.M
     config.write_text("version: 1\nshares: []\n")
     deltaport.server.run(config, port=1)
     assert calls[0]["http"] is ZeroCopyHttpToolsProtocol
+
+
+def test_slow_recipients_hold_only_the_sending_threads(
+    base: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(zero_copy, "SENDING_THREADS", 2)
+    assert httpx.get(base + "/threaded?threads=2").text == "ok"
+    stalled = [_connect(base) for _ in range(3)]
+    try:
+        for sock in stalled:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)
+            sock.sendall(b"GET /file HTTP/1.1\r\nHost: x\r\n\r\n")
+        time.sleep(1)  # two files fill their sockets, the third waits for a thread
+        assert httpx.get(base + "/threaded", timeout=5).text == "ok"
+        stalled[2].settimeout(1)
+        head = stalled[2].recv(1 << 20)
+        assert head.startswith(b"HTTP/1.1 200") and head.endswith(b"\r\n\r\n")
+    finally:
+        for sock in stalled:
+            sock.close()
+
+
+def test_file_systems_without_sendfile_are_copied(
+    data_file: Path, base: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def no_sendfile(*args: object) -> int:
+        raise OSError(errno.EINVAL, "Invalid argument")
+
+    monkeypatch.setattr(os, "sendfile", no_sendfile)
+    expected = data_file.read_bytes()
+    assert httpx.get(base + "/file", timeout=30).content == expected
+    part = httpx.get(base + "/file?offset=1048570&count=1048600", timeout=30).content
+    assert part == expected[1048570 : 1048570 + 1048600]

@@ -9,16 +9,20 @@ buffers. With ``os.sendfile`` the kernel passes the page-cache pages to the sock
 :class:`ZeroCopyHttpToolsProtocol` is uvicorn's HTTP protocol with the extension advertised
 on plain-HTTP connections (TLS must encrypt in user space, so HTTPS answers keep the
 ordinary path). A file goes out from a worker thread that waits for the socket to take
-more; the event loop goes on serving other connections meanwhile.
+more; the event loop goes on serving other connections meanwhile. Those threads come from
+a pool of their own, so slow recipients cannot take the threads other requests need.
 """
 
 from __future__ import annotations
 
 import asyncio
+import errno
 import os
 import select
+import weakref
 from typing import Any
 
+import anyio
 import anyio.to_thread
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol, RequestResponseCycle
 
@@ -28,7 +32,13 @@ ZERO_COPY_SEND = "http.response.zerocopysend"
 STALLED_CLIENT_SECONDS = 60.0
 """A client that takes no byte of a file for this long is disconnected."""
 
+SENDING_THREADS = 64
+"""Files sent at once per server; more wait for a thread after their response head."""
+
 _DRAIN_POLL_SECONDS = 0.005
+_senders: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, anyio.CapacityLimiter] = (
+    weakref.WeakKeyDictionary()
+)
 
 
 class ZeroCopyHttpToolsProtocol(HttpToolsProtocol):
@@ -83,7 +93,9 @@ class _ZeroCopySend:
             await asyncio.sleep(_DRAIN_POLL_SECONDS)
         socket_fd = os.dup(transport.get_extra_info("socket").fileno())
         try:
-            await anyio.to_thread.run_sync(_sendfile_all, socket_fd, file_fd, offset, count)
+            await anyio.to_thread.run_sync(
+                _sendfile_all, socket_fd, file_fd, offset, count, limiter=_sending_threads()
+            )
         except (ConnectionError, TimeoutError):
             transport.close()
             self._cycle.disconnected = True
@@ -94,8 +106,18 @@ class _ZeroCopySend:
         return True
 
 
+def _sending_threads() -> anyio.CapacityLimiter:
+    """The limiter of the threads sending files for the running server (its event loop)."""
+    loop = asyncio.get_running_loop()
+    limiter = _senders.get(loop)
+    if limiter is None:
+        limiter = _senders[loop] = anyio.CapacityLimiter(SENDING_THREADS)
+    return limiter
+
+
 def _sendfile_all(socket_fd: int, file_fd: int, offset: int, count: int) -> None:
-    """Send ``count`` bytes of the file from ``offset`` on the non-blocking socket."""
+    """Send ``count`` bytes of the file from ``offset`` on the non-blocking socket (read
+    and written in user space where the file system cannot ``sendfile``)."""
     writable = select.poll()
     writable.register(socket_fd, select.POLLOUT)
     end = offset + count
@@ -103,9 +125,34 @@ def _sendfile_all(socket_fd: int, file_fd: int, offset: int, count: int) -> None
         try:
             sent = os.sendfile(socket_fd, file_fd, offset, end - offset)
         except BlockingIOError:
-            if not writable.poll(STALLED_CLIENT_SECONDS * 1000):
-                raise TimeoutError("the client took no bytes") from None
+            _wait(writable)
             continue
+        except OSError as exc:
+            if exc.errno not in _NO_SENDFILE:
+                raise
+            sent = _copy(socket_fd, file_fd, offset, end - offset, writable)
         if sent == 0:
             raise RuntimeError("the file is shorter than the response's Content-Length")
         offset += sent
+
+
+_NO_SENDFILE = (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP)
+_COPY_BYTES = 1024 * 1024
+
+
+def _copy(socket_fd: int, file_fd: int, offset: int, count: int, writable: select.poll) -> int:
+    """Up to a megabyte of the file read and written to the socket: the bytes sent, 0 at
+    the end of the file."""
+    data = memoryview(os.pread(file_fd, min(count, _COPY_BYTES), offset))
+    done = 0
+    while done < len(data):
+        try:
+            done += os.write(socket_fd, data[done:])
+        except BlockingIOError:
+            _wait(writable)
+    return done
+
+
+def _wait(writable: select.poll) -> None:
+    if not writable.poll(STALLED_CLIENT_SECONDS * 1000):
+        raise TimeoutError("the client took no bytes")
