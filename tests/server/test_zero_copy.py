@@ -16,13 +16,27 @@ from typing import Any
 
 import anyio.to_thread
 import httpx
+import pyarrow as pa
 import pytest
+from deltalake import WriterProperties, write_deltalake
 
+import deltaport
 import deltaport.server
 from deltaport.server import zero_copy
+from deltaport.server.files import ONE_READ_MAX_BYTES
 from deltaport.server.tls import self_signed_certificate
-from deltaport.server.zero_copy import ZERO_COPY_SEND, ZeroCopyHttpToolsProtocol
-from emulators import serve_asgi
+from deltaport.server.zero_copy import (
+    ZERO_COPY_SEND,
+    ZeroCopyHttpToolsProtocol,
+    zero_copy_protocol,
+)
+from emulators import (  # noqa: F401 - official_client_python is a fixture
+    official_client_python,
+    read_with_official_client,
+    serve_asgi,
+    write_profile,
+)
+from sharing_server import RunningServer, start_server, stop_server, table_entry
 
 FILE_SIZE = 24 * 1024 * 1024 + 17
 COPIED_BODY = b"0123456789abcdef" * (2 * 1024 * 1024)
@@ -113,6 +127,15 @@ def test_offered_on_plain_http_only(data_file: Path, base: str, tmp_path: Path) 
         httpx.Client(verify=False, timeout=30) as client,
     ):
         assert ZERO_COPY_SEND not in client.get(https + "/extensions").text.split(",")
+
+
+def test_offered_under_the_path_prefix_only(data_file: Path) -> None:
+    app = file_app(data_file, [])
+    with serve_asgi(app, http=zero_copy_protocol("/ext")) as url:
+        assert ZERO_COPY_SEND in httpx.get(url + "/extensions").text.split(",")
+    with serve_asgi(app, http=zero_copy_protocol("/file")) as url:
+        assert ZERO_COPY_SEND not in httpx.get(url + "/extensions").text.split(",")
+        assert httpx.get(url + "/file", timeout=30).content == data_file.read_bytes()
 
 
 def test_whole_file_then_parts_on_one_connection(data_file: Path, base: str) -> None:
@@ -249,7 +272,9 @@ def test_the_server_runs_with_the_protocol(tmp_path: Path, monkeypatch: pytest.M
     config = tmp_path / "server.yaml"
     config.write_text("version: 1\nshares: []\n")
     deltaport.server.run(config, port=1)
-    assert calls[0]["http"] is ZeroCopyHttpToolsProtocol
+    protocol = calls[0]["http"]
+    assert issubclass(protocol, ZeroCopyHttpToolsProtocol)
+    assert protocol.path_prefix == "/delta-sharing/files/"
 
 
 def test_slow_recipients_hold_only_the_sending_threads(
@@ -283,3 +308,41 @@ def test_file_systems_without_sendfile_are_copied(
     assert httpx.get(base + "/file", timeout=30).content == expected
     part = httpx.get(base + "/file?offset=1048570&count=1048600", timeout=30).content
     assert part == expected[1048570 : 1048570 + 1048600]
+
+
+@pytest.fixture(scope="module")
+def big_file_server(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[tuple[RunningServer, pa.Table]]:
+    """A real server process sharing table ``s.sc.t``, one data file of several MiB; with
+    the table's rows."""
+    root = tmp_path_factory.mktemp("big-file")
+    rows = 60_000
+    ids = pa.array(range(rows), pa.int64())
+    data = pa.table({"id": ids, "s": [os.urandom(16).hex() for _ in range(rows)]})
+    properties = WriterProperties(compression="UNCOMPRESSED")
+    write_deltalake(str(root / "t"), data, writer_properties=properties)
+    assert min(p.stat().st_size for p in (root / "t").glob("*.parquet")) > ONE_READ_MAX_BYTES
+    share = {"name": "s", "schemas": [{"name": "sc", "tables": [table_entry("t", root / "t")]}]}
+    config = {"authorization": {"bearerToken": "token"}, "shares": [share]}
+    server = start_server(config, root / "server")
+    try:
+        yield server, data
+    finally:
+        stop_server(server)
+
+
+def test_server_process_sends_big_files_to_both_clients(
+    big_file_server: tuple[RunningServer, pa.Table],
+    official_client_python: Path,  # noqa: F811 - the fixture
+    tmp_path: Path,
+) -> None:
+    server, data = big_file_server
+    profile = write_profile(tmp_path, "big", server.url)
+    expected = data.column("s").to_pylist()
+    ours = deltaport.load_as_arrow(f"{profile}#s.sc.t").sort_by("id")
+    assert ours.column("s").to_pylist() == expected
+    jobs = [(profile, "parquet"), (profile, "delta")]
+    for result in read_with_official_client(official_client_python, jobs):
+        assert "error" not in result, result.get("error")
+        assert [row["s"] for row in result["rows"]] == expected

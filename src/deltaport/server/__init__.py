@@ -9,11 +9,11 @@ import msgspec
 import pyarrow as pa
 import uvicorn
 
-from deltaport.server.app import create_app, public_url
+from deltaport.server.app import create_app, files_path_prefix, public_url
 from deltaport.server.config import ConfigError, ServerConfig, load_config
 from deltaport.server.logs import configure_logging, uvicorn_log_config
 from deltaport.server.tls import tls_files
-from deltaport.server.zero_copy import ZeroCopyHttpToolsProtocol
+from deltaport.server.zero_copy import zero_copy_protocol
 
 __all__ = ["ConfigError", "ServerConfig", "create_app", "load_config", "run"]
 
@@ -46,7 +46,7 @@ def run(config_path: str | Path, host: str | None = None, port: int | None = Non
         port=config.port,
         log_level="info",
         log_config=uvicorn_log_config(),
-        http=ZeroCopyHttpToolsProtocol,
+        http=zero_copy_protocol(files_path_prefix(config)),
         access_log=config.access_log,
         **ssl,  # type: ignore[arg-type]
     )

@@ -9,6 +9,7 @@ import os
 from collections.abc import Awaitable, Callable
 from datetime import timedelta
 from typing import TypeVar
+from urllib.parse import urlsplit
 
 import msgspec
 from starlette.applications import Starlette
@@ -81,9 +82,7 @@ def create_app(config: ServerConfig) -> Starlette:
         if config.authorization and config.authorization.bearer_token
         else {}
     )
-    local_signer = LocalUrlSigner(
-        _derive(key, "local-file-urls"), public_url(config) + config.endpoint + FILES_PATH
-    )
+    local_signer = LocalUrlSigner(_derive(key, "local-file-urls"), _files_url(config))
     url_signer = TableUrlSigner(local_signer)
     url_lifetime = timedelta(seconds=config.pre_signed_url_timeout_seconds)
     table_tokens = TableTokens(TokenSigner(_derive(key, "table-tokens")))
@@ -132,6 +131,15 @@ def public_url(config: ServerConfig) -> str:
     if ":" in host:
         host = f"[{host}]"
     return f"{scheme}://{host}:{config.port}"
+
+
+def files_path_prefix(config: ServerConfig) -> str:
+    """The path every local file URL of this server starts with."""
+    return urlsplit(_files_url(config)).path + "/"
+
+
+def _files_url(config: ServerConfig) -> str:
+    return public_url(config) + config.endpoint + FILES_PATH
 
 
 def _server_key(config: ServerConfig) -> bytes:

@@ -42,13 +42,30 @@ _senders: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, anyio.CapacityLim
 
 
 class ZeroCopyHttpToolsProtocol(HttpToolsProtocol):
-    """uvicorn's httptools protocol, with ``http.response.zerocopysend`` on plain HTTP."""
+    """uvicorn's httptools protocol, with ``http.response.zerocopysend`` on plain HTTP for
+    requests under :attr:`path_prefix` (other requests pay nothing for it)."""
+
+    path_prefix = "/"
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self._plain = transport.get_extra_info("sslcontext") is None
 
     def _start_asgi_task(self, cycle: RequestResponseCycle, app: Any) -> None:
-        if self.transport.get_extra_info("sslcontext") is None:
+        if self._plain and cycle.scope["path"].startswith(self.path_prefix):
             cycle.scope.setdefault("extensions", {})[ZERO_COPY_SEND] = {}
             cycle.send = _ZeroCopySend(cycle)  # type: ignore[method-assign]
         super()._start_asgi_task(cycle, app)
+
+
+def zero_copy_protocol(path_prefix: str) -> type[ZeroCopyHttpToolsProtocol]:
+    """The protocol offering zero-copy sends to requests whose path starts with
+    ``path_prefix`` (the file endpoint's)."""
+    return type(
+        ZeroCopyHttpToolsProtocol.__name__,
+        (ZeroCopyHttpToolsProtocol,),
+        {"path_prefix": path_prefix, "__module__": __name__},
+    )
 
 
 class _ZeroCopySend:
