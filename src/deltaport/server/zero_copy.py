@@ -11,6 +11,10 @@ on plain-HTTP connections (TLS must encrypt in user space, so HTTPS answers keep
 ordinary path). A file goes out from a worker thread that waits for the socket to take
 more; the event loop goes on serving other connections meanwhile. Those threads come from
 a pool of their own, so slow recipients cannot take the threads other requests need.
+
+The protocol hooks into uvicorn where it starts a request's task (``_start_asgi_task``) and
+reads the request cycle's response state. A uvicorn without that hook never offers the
+extension, and files take the ordinary path; the tests fail if the hook stops being called.
 """
 
 from __future__ import annotations
