@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import itertools
 import os
 import time
 from collections.abc import Iterator
@@ -13,6 +14,7 @@ import httpx
 import pyarrow.parquet as pq
 import pytest
 from starlette.applications import Starlette
+from starlette.responses import FileResponse
 
 from corpus import corpus_table
 from deltaport.server.files import FilesFirst, files_routes
@@ -328,3 +330,43 @@ def test_files_served_before_the_app(tables, table_dir, client):
         assert missing.status_code == 404
         assert client.post(url).status_code == 418
         assert client.get(f"{base}/elsewhere").status_code == 418
+
+
+RANGES = (
+    None,
+    "bytes=0-9",
+    "bytes=1000-",
+    "bytes=-5",
+    "bytes=0-0",
+    "bytes=1020-5000",
+    "bytes=1000000-6242879",
+    "bytes=-3000000",
+    "bytes=20000000-",
+    "bytes=99999999-",
+    "bytes=5-2",
+)
+
+
+@pytest.mark.parametrize("name", ["small.bin", "big.bin"])
+def test_answers_match_starlettes_file_response(server, client, table_dir, name):
+    """Whole files and ranges answered without ``FileResponse`` give what it gives."""
+    _, signer = server
+    path = table_dir / name
+
+    async def reference(scope, receive, send):
+        response = FileResponse(path, media_type="application/octet-stream")
+        await response(scope, receive, send)
+
+    url = signer.sign("tmp.table", name, _later())
+    with serve_asgi(reference) as reference_base:
+        for value, method in itertools.product(RANGES, ("GET", "HEAD")):
+            headers = {} if value is None else {"Range": value}
+            ours = client.request(method, url, headers=headers)
+            theirs = client.request(method, reference_base, headers=headers)
+            assert ours.status_code == theirs.status_code, (value, method)
+            if ours.status_code < 300:
+                assert ours.content == theirs.content, (value, method)
+            skip = {"date", "server"}
+            assert {k: v for k, v in ours.headers.items() if k not in skip} == {
+                k: v for k, v in theirs.headers.items() if k not in skip
+            }, (value, method)

@@ -6,12 +6,14 @@ Accept-Ranges; single and multiple byte ranges (``bytes=a-b``, ``bytes=a-``,
 ``bytes=-n``) answer 206, unsatisfiable ones 416.
 
 Recipients fetch data files one request each, so a table of many small files costs one
-request per file: the endpoint is a plain ASGI app that answers a whole small file from
-one read on the event loop (no worker thread, no request or response objects). Big files
-asked for whole go out with ``os.sendfile`` where the server offers it (the ASGI
-zero-copy send extension, see :mod:`deltaport.server.zero_copy`); ranged requests, and
-big files elsewhere, are answered by Starlette's ``FileResponse``, which streams in
-worker threads and stops when the client goes away.
+request per file: the endpoint is a plain ASGI app that answers a whole small file, or one
+range of up to 1 MiB (parquet readers fetch footers and column chunks by range), from one
+read on the event loop (no worker thread, no request or response objects). Bigger files
+and ranges go out with ``os.sendfile`` where the server offers it (the ASGI zero-copy send
+extension, see :mod:`deltaport.server.zero_copy`). The rest (several ranges, ``If-Range``,
+unsatisfiable ranges, and big parts where there is no zero-copy send) is answered by
+Starlette's ``FileResponse``, which streams in worker threads and stops when the client
+goes away.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
+import re
 import stat
 from collections.abc import Callable
 from email.utils import formatdate
@@ -27,7 +30,7 @@ from urllib.parse import parse_qsl, urlsplit
 import msgspec
 from starlette.responses import FileResponse
 from starlette.routing import Route
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from deltaport.server.zero_copy import ZERO_COPY_SEND
 from deltaport.storage.local_urls import (
@@ -46,6 +49,7 @@ _METHODS = ("GET", "HEAD")
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 """Opening a FIFO placed among the table's files must not block the event loop."""
 _CONTENT_TYPE = b"application/octet-stream"
+_SINGLE_RANGE = re.compile(rb"bytes=(\d*)-(\d*)")
 _JSON = b"application/json"
 
 
@@ -83,32 +87,31 @@ class FileEndpoint:
             stat_result = os.fstat(fd)
             if not stat.S_ISREG(stat_result.st_mode):
                 return await _error(send, 404, "RESOURCE_DOES_NOT_EXIST", "the file does not exist")
-            size = stat_result.st_size
-            whole = not _has_header(scope, b"range")
-            if (
-                whole
-                and size > ONE_READ_MAX_BYTES
-                and ZERO_COPY_SEND in scope.get("extensions", {})
-            ):
-                headers = _headers(stat_result, size)
-                await send({"type": "http.response.start", "status": 200, "headers": headers})
-                with open(fd, "rb", buffering=0, closefd=False) as file:
-                    message = {"type": ZERO_COPY_SEND, "file": file, "offset": 0, "count": size}
-                    return await send(message)
-            whole = whole and size <= ONE_READ_MAX_BYTES
-            head = scope["method"] == "HEAD"
-            body = _read_all(fd, size) if whole and not head else b""
+            part = _requested_part(scope, stat_result.st_size)
+            if part is not None:
+                begin, end = part
+                if end - begin > ONE_READ_MAX_BYTES and scope["method"] == "GET":
+                    if ZERO_COPY_SEND not in scope.get("extensions", {}):
+                        part = None
+                    else:
+                        await send(_start(stat_result, begin, end, _is_ranged(scope)))
+                        with open(fd, "rb", buffering=0, closefd=False) as file:
+                            message = {"type": ZERO_COPY_SEND, "file": file, "offset": begin}
+                            return await send({**message, "count": end - begin})
+                elif scope["method"] == "GET":
+                    body = _read_part(fd, begin, end - begin)
+                    end = begin + len(body)  # fewer bytes if the file shrank since
+                else:
+                    body = b""
         finally:
             os.close(fd)
-        if not whole:
+        if part is None:
             response = FileResponse(
                 path, stat_result=stat_result, media_type=_CONTENT_TYPE.decode()
             )
             response.chunk_size = _CHUNK_SIZE
             return await response(scope, receive, send)
-        length = size if head else len(body)
-        headers = _headers(stat_result, length)
-        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        await send(_start(stat_result, begin, end, _is_ranged(scope)))
         await send({"type": "http.response.body", "body": body})
 
 
@@ -165,19 +168,58 @@ def _route_prefix(signer: LocalUrlSigner, prefix: str | None) -> str:
     return (urlsplit(signer.base_url).path if prefix is None else prefix).rstrip("/")
 
 
-def _has_header(scope: Scope, name: bytes) -> bool:
-    return any(key.lower() == name for key, _ in scope["headers"])
+def _header(scope: Scope, name: bytes) -> bytes | None:
+    return next((value for key, value in scope["headers"] if key.lower() == name), None)
 
 
-def _read_all(fd: int, size: int) -> bytes:
-    """Up to ``size`` bytes from the start of the file (fewer if it shrank since)."""
+def _is_ranged(scope: Scope) -> bool:
+    return _header(scope, b"range") is not None
+
+
+def _requested_part(scope: Scope, size: int) -> tuple[int, int] | None:
+    """The bytes ``[begin, end)`` asked for: the whole file without a Range header, or its
+    one satisfiable range. ``None`` leaves the answer to Starlette's ``FileResponse``
+    (several ranges, an unsatisfiable or malformed one, or an ``If-Range`` to check)."""
+    value = _header(scope, b"range")
+    if value is None:
+        return 0, size
+    if _header(scope, b"if-range") is not None:
+        return None
+    match = _SINGLE_RANGE.fullmatch(value.strip())
+    if match is None:
+        return None
+    first, last = match.groups()
+    if first:
+        begin, end = int(first), size if not last else min(int(last) + 1, size)
+        if last and int(last) < begin:
+            return None
+    elif last and int(last) > 0:
+        begin, end = max(size - int(last), 0), size
+    else:
+        return None
+    return (begin, end) if begin < end else None
+
+
+def _start(stat_result: os.stat_result, begin: int, end: int, ranged: bool) -> Message:
+    """The response head of bytes ``[begin, end)`` of the file: 206 when ``ranged``."""
+    headers = _headers(stat_result, end - begin)
+    if not ranged:
+        return {"type": "http.response.start", "status": 200, "headers": headers}
+    content_range = f"bytes {begin}-{end - 1}/{stat_result.st_size}".encode()
+    headers.append((b"content-range", content_range))
+    return {"type": "http.response.start", "status": 206, "headers": headers}
+
+
+def _read_part(fd: int, begin: int, length: int) -> bytes:
+    """Up to ``length`` bytes from ``begin`` (fewer if the file shrank since)."""
     parts = []
-    while size > 0:
-        chunk = os.read(fd, size)
+    while length > 0:
+        chunk = os.pread(fd, length, begin)
         if not chunk:
             break
         parts.append(chunk)
-        size -= len(chunk)
+        begin += len(chunk)
+        length -= len(chunk)
     return parts[0] if len(parts) == 1 else b"".join(parts)
 
 
