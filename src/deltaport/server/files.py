@@ -25,6 +25,7 @@ import re
 import stat
 from collections.abc import Callable
 from email.utils import formatdate
+from typing import NamedTuple
 from urllib.parse import parse_qsl, urlsplit
 
 import msgspec
@@ -88,21 +89,19 @@ class FileEndpoint:
             if not stat.S_ISREG(stat_result.st_mode):
                 return await _error(send, 404, "RESOURCE_DOES_NOT_EXIST", "the file does not exist")
             part = _requested_part(scope, stat_result.st_size)
-            if part is not None:
-                begin, end = part
-                if end - begin > ONE_READ_MAX_BYTES and scope["method"] == "GET":
-                    if ZERO_COPY_SEND not in scope.get("extensions", {}):
-                        part = None
-                    else:
-                        await send(_start(stat_result, begin, end, _is_ranged(scope)))
-                        with open(fd, "rb", buffering=0, closefd=False) as file:
-                            message = {"type": ZERO_COPY_SEND, "file": file, "offset": begin}
-                            return await send({**message, "count": end - begin})
-                elif scope["method"] == "GET":
-                    body = _read_part(fd, begin, end - begin)
-                    end = begin + len(body)  # fewer bytes if the file shrank since
-                else:
-                    body = b""
+            get = scope["method"] == "GET"
+            if part is not None and get and part.length > ONE_READ_MAX_BYTES:
+                if ZERO_COPY_SEND in scope.get("extensions", {}):
+                    await send(_start(stat_result, part))
+                    with open(fd, "rb", buffering=0, closefd=False) as file:
+                        message = {"type": ZERO_COPY_SEND, "file": file, "offset": part.begin}
+                        return await send({**message, "count": part.length})
+                part = None  # streamed by FileResponse below
+            elif part is not None and get:
+                body = _read_part(fd, part)
+                part = part._replace(end=part.begin + len(body))  # shorter if the file shrank
+            else:
+                body = b""
         finally:
             os.close(fd)
         if part is None:
@@ -111,7 +110,7 @@ class FileEndpoint:
             )
             response.chunk_size = _CHUNK_SIZE
             return await response(scope, receive, send)
-        await send(_start(stat_result, begin, end, _is_ranged(scope)))
+        await send(_start(stat_result, part))
         await send({"type": "http.response.body", "body": body})
 
 
@@ -172,17 +171,25 @@ def _header(scope: Scope, name: bytes) -> bytes | None:
     return next((value for key, value in scope["headers"] if key.lower() == name), None)
 
 
-def _is_ranged(scope: Scope) -> bool:
-    return _header(scope, b"range") is not None
+class _Part(NamedTuple):
+    """Bytes ``[begin, end)`` of a file; ``ranged``: asked for with a Range header (206)."""
+
+    begin: int
+    end: int
+    ranged: bool
+
+    @property
+    def length(self) -> int:
+        return self.end - self.begin
 
 
-def _requested_part(scope: Scope, size: int) -> tuple[int, int] | None:
-    """The bytes ``[begin, end)`` asked for: the whole file without a Range header, or its
-    one satisfiable range. ``None`` leaves the answer to Starlette's ``FileResponse``
-    (several ranges, an unsatisfiable or malformed one, or an ``If-Range`` to check)."""
+def _requested_part(scope: Scope, size: int) -> _Part | None:
+    """The bytes asked for: the whole file without a Range header, or its one satisfiable
+    range. ``None`` leaves the answer to Starlette's ``FileResponse`` (several ranges, an
+    unsatisfiable or malformed one, or an ``If-Range`` to check)."""
     value = _header(scope, b"range")
     if value is None:
-        return 0, size
+        return _Part(0, size, ranged=False)
     if _header(scope, b"if-range") is not None:
         return None
     match = _SINGLE_RANGE.fullmatch(value.strip())
@@ -197,30 +204,31 @@ def _requested_part(scope: Scope, size: int) -> tuple[int, int] | None:
         begin, end = max(size - int(last), 0), size
     else:
         return None
-    return (begin, end) if begin < end else None
+    return _Part(begin, end, ranged=True) if begin < end else None
 
 
-def _start(stat_result: os.stat_result, begin: int, end: int, ranged: bool) -> Message:
-    """The response head of bytes ``[begin, end)`` of the file: 206 when ``ranged``."""
-    headers = _headers(stat_result, end - begin)
-    if not ranged:
+def _start(stat_result: os.stat_result, part: _Part) -> Message:
+    """The response head of ``part`` of the file."""
+    headers = _headers(stat_result, part.length)
+    if not part.ranged:
         return {"type": "http.response.start", "status": 200, "headers": headers}
-    content_range = f"bytes {begin}-{end - 1}/{stat_result.st_size}".encode()
+    content_range = f"bytes {part.begin}-{part.end - 1}/{stat_result.st_size}".encode()
     headers.append((b"content-range", content_range))
     return {"type": "http.response.start", "status": 206, "headers": headers}
 
 
-def _read_part(fd: int, begin: int, length: int) -> bytes:
-    """Up to ``length`` bytes from ``begin`` (fewer if the file shrank since)."""
-    parts = []
+def _read_part(fd: int, part: _Part) -> bytes:
+    """The bytes of ``part`` (fewer if the file shrank since)."""
+    chunks = []
+    offset, length = part.begin, part.length
     while length > 0:
-        chunk = os.pread(fd, length, begin)
+        chunk = os.pread(fd, length, offset)
         if not chunk:
             break
-        parts.append(chunk)
-        begin += len(chunk)
+        chunks.append(chunk)
+        offset += len(chunk)
         length -= len(chunk)
-    return parts[0] if len(parts) == 1 else b"".join(parts)
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
 def _headers(stat_result: os.stat_result, length: int) -> list[tuple[bytes, bytes]]:
