@@ -9,7 +9,6 @@ import os
 from collections.abc import Awaitable, Callable
 from datetime import timedelta
 from typing import TypeVar
-from urllib.parse import urlsplit
 
 import msgspec
 from starlette.applications import Starlette
@@ -43,7 +42,7 @@ from deltaport.server.auth import BearerAuth
 from deltaport.server.catalog import Catalog, Recipient, Share, SharedSchema, SharedTable
 from deltaport.server.changes import ChangeService, changes_query
 from deltaport.server.config import ServerConfig
-from deltaport.server.files import FilesFirst, files_routes
+from deltaport.server.files import FilesFirst, files_path, files_routes
 from deltaport.server.hot_routes import HotRoutesFirst
 from deltaport.server.ndjson import CONTENT_TYPE as NDJSON
 from deltaport.server.openapi import openapi_document
@@ -135,7 +134,7 @@ def public_url(config: ServerConfig) -> str:
 
 def files_path_prefix(config: ServerConfig) -> str:
     """The path every local file URL of this server starts with."""
-    return urlsplit(_files_url(config)).path + "/"
+    return files_path(_files_url(config)) + "/"
 
 
 def _files_url(config: ServerConfig) -> str:

@@ -163,8 +163,13 @@ class FilesFirst:
         return await self._app(scope, receive, send)
 
 
+def files_path(base_url: str) -> str:
+    """The path (without a trailing slash) of the file URLs signed under ``base_url``."""
+    return urlsplit(base_url).path.rstrip("/")
+
+
 def _route_prefix(signer: LocalUrlSigner, prefix: str | None) -> str:
-    return (urlsplit(signer.base_url).path if prefix is None else prefix).rstrip("/")
+    return files_path(signer.base_url) if prefix is None else prefix.rstrip("/")
 
 
 def _header(scope: Scope, name: bytes) -> bytes | None:
