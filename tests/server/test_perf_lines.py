@@ -18,8 +18,9 @@ from deltaport.delta.errors import UnsupportedFeatureError
 from deltaport.protocol.actions import DeltaFile, FileLine, ParquetFile
 from deltaport.server import snapshot_cache, snapshot_lines
 from deltaport.server.catalog import SharedTable
+from deltaport.server.file_ids import file_id
 from deltaport.server.line_encoding import json_escaped, json_maps, json_strings, text_view
-from deltaport.server.lines import deletion_vector_json, dv_log_path, file_id
+from deltaport.server.lines import deletion_vector_json, dv_log_path
 from deltaport.server.signing import TableUrlSigner
 from deltaport.server.snapshot_lines import SnapshotLines
 from deltaport.storage import parse_location

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -11,6 +10,7 @@ import httpx
 import pyarrow as pa
 from deltalake import DeltaTable
 
+from deltaport.server.file_ids import file_id
 from sharing_server import ndjson
 
 TABLE = "/shares/sales/schemas/default/tables"
@@ -107,7 +107,7 @@ def test_query_latest_matches_deltalake(client: httpx.Client, tables: dict[str, 
     assert list(lines[1]) == ["metaData"]
     files = file_lines(lines)
     actions = pa.table(DeltaTable(str(tables["parted"])).get_add_actions(flatten=True))
-    by_id = {hashlib.md5(a["path"].encode()).hexdigest(): a for a in actions.to_pylist()}
+    by_id = {file_id(a["path"]): a for a in actions.to_pylist()}
     assert len(files) == len(actions) == 3
     assert {f["id"] for f in files} == set(by_id)
     for f in files:

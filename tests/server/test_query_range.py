@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -11,6 +10,7 @@ from typing import Any
 import httpx
 import pytest
 
+from deltaport.server.file_ids import file_id
 from history_tables import DELTA_CAPS, history_config, lines_of, query, write_evolving_table
 from sharing_server import RunningServer, start_server, stop_server
 
@@ -37,8 +37,7 @@ def log_actions(table: Path, start: int, end: int) -> set[tuple[str, str, int, b
             for kind in ("add", "remove"):
                 if kind in action:
                     path = action[kind]["path"]
-                    file_id = hashlib.md5(path.encode()).hexdigest()
-                    out.add((kind, file_id, version, action[kind].get("dataChange", True)))
+                    out.add((kind, file_id(path), version, action[kind].get("dataChange", True)))
     return out
 
 

@@ -15,12 +15,8 @@ import pyarrow as pa
 
 from deltaport.protocol.actions import DeltaFile, FileLine
 from deltaport.protocol.capabilities import DELTA
-from deltaport.server.lines import (
-    SignPaths,
-    deletion_vector_json,
-    file_id,
-    signed_deletion_vectors,
-)
+from deltaport.server.file_ids import file_ids
+from deltaport.server.lines import SignPaths, deletion_vector_json, signed_deletion_vectors
 
 
 class ChangeFile(msgspec.Struct, omit_defaults=True):
@@ -54,28 +50,32 @@ def change_file_lines(
     """One line per row of ``files`` (CHANGE_SCHEMA), in the given response format."""
     rows = files.to_pylist()
     urls = sign([row["path"] for row in rows])
+    ids = file_ids(files.column("path").combine_chunks()).to_pylist()
     if response_format == DELTA:
         dv_urls = signed_deletion_vectors(rows, sign)
         return [
             FileLine(
                 DeltaFile(
-                    file_id(row["path"]),
+                    id_,
                     {row["action"]: _delta_action(row, url, dv_urls)},
                     row["version"],
                     row["timestamp"],
                     expiration_ms,
                 )
             )
-            for row, url in zip(rows, urls, strict=True)
+            for row, url, id_ in zip(rows, urls, ids, strict=True)
         ]
-    return [_parquet_line(row, url, expiration_ms) for row, url in zip(rows, urls, strict=True)]
+    return [
+        _parquet_line(row, url, id_, expiration_ms)
+        for row, url, id_ in zip(rows, urls, ids, strict=True)
+    ]
 
 
-def _parquet_line(row: dict[str, Any], url: str, expiration_ms: int) -> Any:
+def _parquet_line(row: dict[str, Any], url: str, id_: str, expiration_ms: int) -> Any:
     action = row["action"]
     file = ChangeFile(
         url=url,
-        id=file_id(row["path"]),
+        id=id_,
         partitionValues=dict(row["partition_values"] or ()),
         size=row["size"] or 0,
         timestamp=row["timestamp"],

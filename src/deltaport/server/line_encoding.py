@@ -9,7 +9,6 @@ text is byte-identical to encoding the protocol structs with msgspec (which esca
 
 from __future__ import annotations
 
-import binascii
 from collections.abc import Sequence
 
 import msgspec
@@ -17,8 +16,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-_NOT_CONTROL_BYTES = bytes(range(0x20, 0x100))
-_MD5_HEX_CHARS = 32
+_FIRST_NOT_CONTROL = 0x20
 _encode = msgspec.json.encode
 
 
@@ -31,45 +29,16 @@ def json_escaped(values: pa.Array) -> pa.Array:
     """Each string escaped for a JSON string literal, without the quotes; nulls stay null."""
     buffer = values.buffers()[2]
     text = b"" if buffer is None else buffer.to_pybytes()  # may hold more than the slice
-    if text.translate(None, _NOT_CONTROL_BYTES):  # a control character: msgspec escapes it
+    if (np.frombuffer(text, np.uint8) < _FIRST_NOT_CONTROL).any():  # msgspec escapes these
         return pa.array(
             [None if v is None else _encode(v).decode()[1:-1] for v in values.to_pylist()],
             pa.string(),
         )
-    if b'"' not in text and b"\\" not in text:
-        return values
-    if values.offset == 0:
-        return _escape_buffer(values, text)
     escaped = values
     for char in ("\\", '"'):  # the backslash first: it starts escapes
-        escaped = pc.replace_substring(escaped, char, "\\" + char)
+        if char.encode() in text:
+            escaped = pc.replace_substring(escaped, char, "\\" + char)
     return escaped
-
-
-def _escape_buffer(values: pa.StringArray, text: bytes) -> pa.StringArray:
-    """A backslash before every ``"`` and ``\\`` of the whole data buffer at once; each
-    offset moves by the number of escapes before it (counted per string by a kernel)."""
-    count = len(values)
-    validity, offsets_buffer, data = values.buffers()
-    offsets = np.frombuffer(offsets_buffer, dtype=np.int32)[: count + 1]
-    every_slot = pa.StringArray.from_buffers(count, offsets_buffer, data)  # nulls counted too
-    start = int(offsets[0])  # bytes before the first string shift every offset too
-    before = text.count(b'"', 0, start) + text.count(b"\\", 0, start) if start else 0
-    escapes = pc.count_substring(every_slot, '"')
-    if b"\\" in text:
-        escapes = pc.add(escapes, pc.count_substring(every_slot, "\\"))
-        text = text.replace(b"\\", b"\\\\")
-    moved = np.empty(count + 1, dtype=np.int32)
-    moved[0] = start + before
-    np.cumsum(escapes.to_numpy(), out=moved[1:])
-    moved[1:] += offsets[1:] + before
-    return pa.StringArray.from_buffers(
-        count,
-        pa.py_buffer(moved),
-        pa.py_buffer(text.replace(b'"', b'\\"')),
-        validity,
-        values.null_count,
-    )
 
 
 def json_values(values: pa.Array) -> pa.Array:
@@ -99,18 +68,6 @@ def optional_string_member(name: str, values: pa.Array) -> pa.Array:
     string: ``optional_member(name, json_strings(values))`` in one join."""
     member = pc.binary_join_element_wise(f',"{name}":"', json_escaped(values), '"', "")
     return pc.fill_null(member, "") if member.null_count else member
-
-
-def file_ids(digests: bytes, count: int) -> pa.StringArray:
-    """Hex file ids from the :func:`~deltaport.storage.local_urls.path_digests` of the
-    files' paths (the MD5 of the path, as the reference server computes it)."""
-    return fixed_width_strings(binascii.hexlify(digests), count, _MD5_HEX_CHARS)
-
-
-def fixed_width_strings(data: bytes, count: int, width: int) -> pa.StringArray:
-    """``count`` ASCII strings of ``width`` characters laid end to end in ``data``."""
-    offsets = np.arange(0, (count + 1) * width, width, dtype=np.int32)
-    return pa.StringArray.from_buffers(count, pa.py_buffer(offsets), pa.py_buffer(data))
 
 
 def joined(pieces: Sequence[pa.Array | str]) -> pa.Array:

@@ -4,7 +4,6 @@ column-wise by :mod:`deltaport.server.snapshot_lines`."""
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Sequence
 from typing import Any
 from urllib.parse import quote
@@ -27,12 +26,6 @@ temporary credentials, ``dir``, is not offered)."""
 
 SignPaths = Callable[[Sequence[str]], list[str]]
 """Signs paths as written in the log (relative ones URL-encoded) into fetchable URLs."""
-
-
-def file_id(path: str) -> str:
-    """A file's id: stable for the same path across requests and servers (MD5 of the path,
-    as the reference server computes it)."""
-    return hashlib.md5(path.encode(), usedforsecurity=False).hexdigest()
 
 
 def protocol_line(protocol: Protocol, response_format: str) -> ProtocolLine:

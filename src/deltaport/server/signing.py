@@ -76,11 +76,8 @@ class UrlSigner(Protocol):
         """Like :meth:`sign_files`, valid until ``expires_at`` (Unix seconds)."""
         ...
 
-    def prepare(
-        self, table: SharedTable, paths: pa.StringArray, digests: bytes | None = None
-    ) -> SignableFiles:
-        """``paths`` (as in the log) made ready for :meth:`sign_prepared`; ``digests``:
-        their :func:`~deltaport.storage.local_urls.path_digests` when the caller has them."""
+    def prepare(self, table: SharedTable, paths: pa.StringArray) -> SignableFiles:
+        """``paths`` (as in the log) made ready for :meth:`sign_prepared`."""
         ...
 
     def sign_prepared(
@@ -117,9 +114,7 @@ class TableUrlSigner:
         ).to_pylist()
         return urls
 
-    def prepare(
-        self, table: SharedTable, paths: pa.StringArray, digests: bytes | None = None
-    ) -> SignableFiles:
+    def prepare(self, table: SharedTable, paths: pa.StringArray) -> SignableFiles:
         root = table.location
         failures: dict[int, Exception] = {}
         if root.kind == "local":
@@ -136,8 +131,7 @@ class TableUrlSigner:
                     except SharingError as exc:
                         failures[row] = exc
                 relative = pa.array(texts, pa.string())
-                digests = None  # they are digests of the paths as in the log
-            local = self._local.prepare(table.key, relative, digests)
+            local = self._local.prepare(table.key, relative)
             return SignableFiles(local, None, failures)
         remote = []
         for row, path in enumerate(paths.to_pylist()):

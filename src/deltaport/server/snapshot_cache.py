@@ -1,9 +1,9 @@
 """Per-snapshot pieces of answer lines, built once and shared by later requests.
 
 Everything in a file line except its URL and expiry depends only on the snapshot: the id
-(hex MD5 of the path), partition values, size, stats, ... and, for local tables, the path
-digest and URL path a signed URL is made of. :class:`PreparedSnapshot` builds these per
-format on first use; :class:`SnapshotCache` keeps the prepared snapshots of recent
+(:mod:`deltaport.server.file_ids`), partition values, size, stats, ... and, for local
+tables, the path digest and URL path a signed URL is made of. :class:`PreparedSnapshot`
+builds these per format on first use; :class:`SnapshotCache` keeps the prepared snapshots of recent
 (table, version) pairs, so a repeated request only signs and joins. A first request for
 every file builds the pieces block by block while its answer streams, then hands them over
 with :meth:`PreparedSnapshot.adopt`: its first lines leave without waiting for all pieces.
@@ -24,8 +24,8 @@ import pyarrow.compute as pc
 from deltaport.delta import Snapshot
 from deltaport.protocol.capabilities import DELTA
 from deltaport.server.catalog import SharedTable
+from deltaport.server.file_ids import file_ids
 from deltaport.server.line_encoding import (
-    file_ids,
     joined,
     json_maps,
     json_strings,
@@ -35,7 +35,6 @@ from deltaport.server.line_encoding import (
 )
 from deltaport.server.lines import dv_log_path
 from deltaport.server.signing import SignableFiles, UrlSigner, join_signable
-from deltaport.storage.local_urls import path_digests
 
 ROW_COLUMN = "_row"
 """Column appended to a prepared snapshot's files: the row number in the snapshot, which
@@ -147,15 +146,11 @@ class PreparedSnapshot:
             self._table, self.snapshot, self._signer, files.drop_columns([ROW_COLUMN])
         )
 
-    def _digests(self) -> bytes:
-        """MD5 digests of the paths: the file ids, and what local URLs sign."""
-        return self._once("digests", lambda: path_digests(self._column("path")))
-
     def _ids(self) -> pa.Array:
-        return self._once("ids", lambda: file_ids(self._digests(), self.files.num_rows))
+        return self._once("ids", lambda: file_ids(self._column("path")))
 
     def _build_signable(self) -> SignableFiles:
-        return self._signer.prepare(self._table, self._column("path"), self._digests())
+        return self._signer.prepare(self._table, self._column("path"))
 
     def _common(self) -> tuple[pa.Array, pa.Array, pa.Array]:
         """Partition values, size and optional stats member."""
@@ -240,8 +235,6 @@ def _joined_pieces(name: str, pieces: list[Any], lengths: list[int]) -> object:
         return join_signable(pieces, lengths)
     if name == "delta":
         return _join_delta(pieces, lengths)
-    if name == "digests":
-        return b"".join(pieces)
     if name == "parquet":
         return tuple(
             first if isinstance(first, str) else pa.concat_arrays([p[i] for p in pieces])

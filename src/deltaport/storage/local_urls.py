@@ -8,30 +8,28 @@ delta-format path, fetches a file over HTTP only when the URL carries a query ke
 recognises as a pre-signature (``X-Amz-Signature``, ``sp`` or ``X-Goog-Credential``), and
 otherwise treats the URL as a path on a local file system.
 
-The signature is ``AES-256(K, MD5(path))`` in hex, with ``K = HMAC-SHA256(secret,
-expiry, table key)``: a key per table and expiry step, and AES as a pseudorandom function
-of the path's digest. The digest is the one the file id is made of (:func:`path_digests`),
-so a file costs one MD5 call, shared with its id, and a page of files one AES call
-(one HMAC call per file costs ten times more). A valid signature for a file the server
-did not sign would need an MD5 second preimage of a signed path (none is known), or the
-secret; a signature is bound to its table and expiry through the key.
+The signature is ``AES-256(K, D)`` in hex, with ``K = HMAC-SHA256(secret, expiry, table
+key)`` (a key per table and expiry step) and ``D`` the AES-CMAC of the path under a key
+derived from the secret. The digests ``D`` of a snapshot's paths are computed once, for all
+of them together (:func:`~deltaport.storage.cmac.cmacs`), and a page of files is then
+signed with one AES call: one HMAC call per file costs ten times more. Both steps are
+pseudorandom functions keyed by the secret, so a valid signature for a path the server did
+not sign cannot be made without the secret; a signature is bound to its table and expiry
+through ``K``.
 """
 
 from __future__ import annotations
 
-import binascii
-import hashlib
 import hmac
-import importlib
 import itertools
 import json
 import os
 import stat
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import lru_cache, partial
-from typing import Any, TypeVar
+from functools import lru_cache
+from typing import TypeVar
 from urllib.parse import quote
 
 import numpy as np
@@ -40,31 +38,17 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 
+from deltaport.storage.cmac import BLOCK_BYTES, cmac, cmacs, hex_strings
 from deltaport.storage.uri import Location
 
 EXPIRY_PARAM = "se"
 PERMISSION_PARAM = "sp"
 SIGNATURE_PARAM = "sig"
 _MIN_SECRET_BYTES = 16
-_DIGEST_BYTES = 16
-_SIGNATURE_CHARS = 2 * _DIGEST_BYTES
 _CIPHERS_KEPT = 256
 _UNQUOTED = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-~/"
 """What ``quote()`` leaves as it is in a path."""
 _NOT_PRINTABLE_ASCII = r"[^\x20-\x7e]"
-
-_md5: Callable[[bytes], Any]
-try:  # CPython's own MD5 costs half of OpenSSL's on short messages
-    _md5 = importlib.import_module("_md5").md5
-except ImportError:  # pragma: no cover - CPython always has it
-    _md5 = partial(hashlib.md5, usedforsecurity=False)
-
-
-def path_digests(paths: pa.StringArray) -> bytes:
-    """The MD5 digest of each path's UTF-8 text, 16 bytes each, laid end to end."""
-    md5 = _md5
-    return b"".join([md5(path).digest() for path in paths.cast(pa.binary()).to_pylist()])
-
 
 Rows = Sequence[int] | npt.NDArray[np.int64]
 """Row numbers of prepared files."""
@@ -102,8 +86,8 @@ class PathEscapeError(PermissionError):
 
 @dataclass(frozen=True)
 class PreparedPaths:
-    """Files of one table ready to sign repeatedly: the MD5 digests of their paths (see
-    :func:`path_digests`) and their URLs up to the query (both independent of the expiry)."""
+    """Files of one table ready to sign repeatedly: the keyed digests of their paths (16
+    bytes each) and their URLs up to the query (both independent of the expiry)."""
 
     table_key: str
     digests: bytes
@@ -150,6 +134,7 @@ class LocalUrlSigner:
         if len(secret) < _MIN_SECRET_BYTES:
             raise ValueError(f"the URL signing secret needs at least {_MIN_SECRET_BYTES} bytes")
         self._secret = secret
+        self._path_key = hmac.digest(secret, b"deltaport local file path digests", "sha256")
         self._ciphers: dict[tuple[str, str], Cipher[modes.ECB]] = {}
         """The cipher of each recent (table, expiry): the URLs of one expiry step share it."""
         self.base_url = base_url.rstrip("/")
@@ -172,17 +157,14 @@ class LocalUrlSigner:
         ).to_pylist()
         return urls
 
-    def prepare(
-        self, table_key: str, relative_paths: pa.StringArray, digests: bytes | None = None
-    ) -> PreparedPaths:
+    def prepare(self, table_key: str, relative_paths: pa.StringArray) -> PreparedPaths:
         """Check and encode the files of a table once, to sign them many times. A path
-        that cannot be signed only fails when its row is signed. ``digests``: the
-        :func:`path_digests` of ``relative_paths`` when the caller has them."""
+        that cannot be signed only fails when its row is signed."""
         _check_table_key(table_key)
         prefix = f"{self.base_url}/{quote(table_key, safe='')}/"
         return PreparedPaths(
             table_key,
-            path_digests(relative_paths) if digests is None else digests,
+            cmacs(self._path_key, relative_paths),
             pc.binary_join_element_wise(prefix, quote_paths(relative_paths), ""),
             _invalid_paths(relative_paths),
         )
@@ -199,19 +181,14 @@ class LocalUrlSigner:
         with the rest of its text, in one pass)."""
         raise_first_failure(prepared.invalid, rows)
         expiry = str(int(expires_at))
-        count = len(rows)
         run = row_range(rows)
         if run is not None:
             rows = run  # found consecutive once: the URL paths below are sliced too
-            digests = prepared.digests[run.start * _DIGEST_BYTES : run.stop * _DIGEST_BYTES]
+            digests = prepared.digests[run.start * BLOCK_BYTES : run.stop * BLOCK_BYTES]
         else:
-            table = np.frombuffer(prepared.digests, np.uint8).reshape(-1, _DIGEST_BYTES)
+            table = np.frombuffer(prepared.digests, np.uint8).reshape(-1, BLOCK_BYTES)
             digests = table[np.asarray(rows, dtype=np.int64)].tobytes()
-        signatures = binascii.hexlify(self._macs(prepared.table_key, expiry, digests))
-        offsets = np.arange(0, (count + 1) * _SIGNATURE_CHARS, _SIGNATURE_CHARS, dtype=np.int32)
-        signature_array = pa.StringArray.from_buffers(
-            count, pa.py_buffer(offsets), pa.py_buffer(signatures)
-        )
+        signature_array = hex_strings(self._macs(prepared.table_key, expiry, digests))
         query = f"?{EXPIRY_PARAM}={expiry}&{PERMISSION_PARAM}=r&{SIGNATURE_PARAM}="
         return gathered(prepared.url_paths, rows), query, signature_array
 
@@ -236,7 +213,7 @@ class LocalUrlSigner:
             _check_relative_path(relative_path)
         except ValueError as exc:
             raise InvalidSignatureError(str(exc)) from exc
-        digest = _md5(relative_path.encode()).digest()
+        digest = cmac(self._path_key, relative_path.encode())
         expected = self._macs(table_key, expiry, digest).hex()
         if not hmac.compare_digest(expected, signature):
             raise InvalidSignatureError("the URL signature does not match")
