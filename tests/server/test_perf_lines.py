@@ -19,7 +19,16 @@ from deltaport.protocol.actions import DeltaFile, FileLine, ParquetFile
 from deltaport.server import snapshot_cache, snapshot_lines
 from deltaport.server.catalog import SharedTable
 from deltaport.server.file_ids import file_id
-from deltaport.server.line_encoding import json_escaped, json_maps, json_strings, text_view
+from deltaport.server.line_encoding import (
+    joined,
+    json_escaped,
+    json_map_pieces,
+    json_maps,
+    json_strings,
+    optional_string_member,
+    optional_string_member_pieces,
+    text_view,
+)
 from deltaport.server.lines import deletion_vector_json, dv_log_path
 from deltaport.server.signing import TableUrlSigner
 from deltaport.server.snapshot_lines import SnapshotLines
@@ -187,6 +196,57 @@ def test_json_maps() -> None:
     assert json_maps(maps).to_pylist() == expected
     assert json_maps(maps.slice(2)).to_pylist() == expected[2:]
     assert [json.loads(m) for m in expected] == [{"a": "1", "b": None}, {}, {}, {'k"': "v\\"}]
+
+
+MAP = pa.map_(pa.string(), pa.string())
+MAPS = {
+    "same keys": [
+        [("p", "1"), ('q"', None)],
+        [("p", 'x"\\'), ('q"', "é")],
+        [("p", ""), ('q"', "")],
+    ],
+    "one key": [[("part", str(i))] for i in range(5)],
+    "no keys": [[], [], []],
+    "keys in another order": [[("a", "1"), ("b", "2")], [("b", "3"), ("a", "4")]],
+    "other keys": [[("a", "1")], [("b", "2")]],
+    "other widths": [[("a", "1")], [("a", "1"), ("b", "2")]],
+    "a null map": [[("a", "1")], None],
+    "none": [],
+}
+
+
+@pytest.mark.parametrize("name", list(MAPS))
+def test_json_map_pieces_join_to_json_maps(name: str) -> None:
+    maps = pa.array(MAPS[name], MAP)
+    for start, stop in ((0, None), (1, None), (0, 1)):
+        part = maps.slice(start, None if stop is None else stop - start)
+        pieces = json_map_pieces(part)
+        rows_of_nothing = pa.array(
+            [""] * len(part), pa.string()
+        )  # a column, for all-constant pieces
+        assert joined([*pieces, rows_of_nothing]).to_pylist() == json_maps(part).to_pylist()
+        rows = MAPS[name][start:stop]
+        key_lists = {None if row is None else tuple(k for k, _ in row) for row in rows}
+        uniform = len(key_lists) == 1 and None not in key_lists
+        # with the same keys everywhere, the keys are constant text and only values columns
+        assert (len(pieces) > 1 or isinstance(pieces[0], str)) == uniform
+        columns = [p for p in pieces if not isinstance(p, str)]
+        assert not uniform or all('":' not in text for c in columns for text in c.to_pylist())
+
+
+def test_optional_string_member_pieces() -> None:
+    for values in (pa.array(['{"a":1}', "x"]), pa.array(['{"a":1}', None])):
+        pieces = optional_string_member_pieces("stats", values)
+        assert joined(pieces).to_pylist() == optional_string_member("stats", values).to_pylist()
+    assert optional_string_member_pieces("stats", pa.array(["x"]))[0] == ',"stats":"'
+
+
+def test_pieces_of_parts_of_different_shapes_are_joined_first() -> None:
+    same = [(",", pa.array(["a", "b"]), "!"), (",", pa.array(["c"]), "!")]
+    assert snapshot_cache._concatenated_pieces(same)[0] == ","
+    assert joined(snapshot_cache._concatenated_pieces(same)).to_pylist() == [",a!", ",b!", ",c!"]
+    mixed = [(",", pa.array(["a"]), "!"), (pa.array([",b?"]),)]
+    assert joined(snapshot_cache._concatenated_pieces(mixed)).to_pylist() == [",a!", ",b?"]
 
 
 def test_text_view_of_a_slice() -> None:

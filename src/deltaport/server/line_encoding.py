@@ -17,6 +17,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 _FIRST_NOT_CONTROL = 0x20
+
+Pieces = tuple[pa.Array | str, ...]
+"""Columns and constant texts whose row-wise concatenation is a part of each line."""
 _encode = msgspec.json.encode
 
 
@@ -58,6 +61,63 @@ def json_maps(maps: pa.MapArray) -> pa.Array:
     return pc.if_else(maps.is_null(), "{}", objects) if maps.null_count else objects
 
 
+def json_map_pieces(maps: pa.MapArray) -> Pieces:
+    """:func:`json_maps` as pieces to join row-wise. When every map holds the same keys in
+    the same order (the partition values of a table, as writers store them), the keys are
+    constant text and only the values are columns: no per-row keys or objects are built."""
+    columns = _columns_by_key(maps)
+    if columns is None:
+        return (json_maps(maps),)
+    pieces: list[pa.Array | str] = ["{"]
+    for position, (key, values) in enumerate(columns):
+        pieces.append(("," if position else "") + _encode(key).decode() + ":")
+        if values.null_count:
+            pieces.append(pc.fill_null(json_strings(values), "null"))
+        else:
+            pieces += ['"', json_escaped(values), '"']
+    pieces.append("}")
+    return _merged_constants(pieces)
+
+
+def _columns_by_key(maps: pa.MapArray) -> list[tuple[str, pa.Array]] | None:
+    """(key, value of each map) for each key, when every map holds the same keys in the same
+    order; else None (maps of different keys, a null map, no maps)."""
+    if maps.null_count or not len(maps):
+        return None
+    offsets = maps.offsets.to_numpy()  # into the unsliced keys and items
+    width = int(offsets[1] - offsets[0])
+    if not bool(np.all(np.diff(offsets) == width)):
+        return None
+    start = int(offsets[0])
+    first_keys: list[str] = maps.keys.slice(start, width).to_pylist()
+    columns = []
+    for position, key in enumerate(first_keys):
+        rows = pa.array(np.arange(start + position, int(offsets[-1]), width, dtype=np.int64))
+        if not pc.all(pc.equal(maps.keys.take(rows), key)).as_py():
+            return None
+        columns.append((key, maps.items.take(rows)))
+    return columns
+
+
+def _merged_constants(pieces: Sequence[pa.Array | str]) -> Pieces:
+    """``pieces`` with each run of constant strings merged into one."""
+    merged: list[pa.Array | str] = []
+    for piece in pieces:
+        if isinstance(piece, str) and merged and isinstance(merged[-1], str):
+            merged[-1] += piece
+        else:
+            merged.append(piece)
+    return tuple(merged)
+
+
+def optional_string_member_pieces(name: str, values: pa.Array) -> Pieces:
+    """:func:`optional_string_member` as pieces to join row-wise (the member's name and
+    quotes stay constant text when no value is null)."""
+    if values.null_count:
+        return (optional_string_member(name, values),)
+    return (f',"{name}":"', json_escaped(values), '"')
+
+
 def optional_member(name: str, json_text: pa.Array) -> pa.Array:
     """``,"name":value`` where ``json_text`` is not null, else the empty string."""
     return pc.fill_null(pc.binary_join_element_wise(f',"{name}":', json_text, ""), "")
@@ -72,7 +132,7 @@ def optional_string_member(name: str, values: pa.Array) -> pa.Array:
 
 def joined(pieces: Sequence[pa.Array | str]) -> pa.Array:
     """The row-wise concatenation of columns and constant strings (no nulls expected)."""
-    return pc.binary_join_element_wise(*pieces, "")
+    return pc.binary_join_element_wise(*_merged_constants(pieces), "")
 
 
 def text_view(lines: pa.Array) -> memoryview:

@@ -26,12 +26,14 @@ from deltaport.protocol.capabilities import DELTA
 from deltaport.server.catalog import SharedTable
 from deltaport.server.file_ids import file_ids
 from deltaport.server.line_encoding import (
+    Pieces,
     joined,
+    json_map_pieces,
     json_maps,
     json_strings,
     json_values,
     optional_member,
-    optional_string_member,
+    optional_string_member_pieces,
 )
 from deltaport.server.lines import dv_log_path
 from deltaport.server.signing import SignableFiles, UrlSigner, join_signable
@@ -47,9 +49,6 @@ WHOLE_SNAPSHOT_LIMIT = 200_000
 their pieces are built slice by slice, so serving a huge table stays within bounded memory."""
 
 T = TypeVar("T")
-
-Pieces = tuple[pa.Array | str, ...]
-"""Columns and constant texts whose row-wise concatenation is a part of each line."""
 
 
 @dataclass(frozen=True)
@@ -152,19 +151,23 @@ class PreparedSnapshot:
     def _build_signable(self) -> SignableFiles:
         return self._signer.prepare(self._table, self._column("path"))
 
-    def _common(self) -> tuple[pa.Array, pa.Array, pa.Array]:
-        """Partition values, size and optional stats member."""
-        partitions = json_maps(self._column("partition_values"))
-        size = pc.fill_null(json_values(self._column("size")), "null")
-        stats = optional_string_member("stats", self._column("stats"))
-        return partitions, size, stats
+    def _partitions_and_size(self) -> Pieces:
+        """The partition values and size members."""
+        return (
+            ',"partitionValues":',
+            *json_map_pieces(self._column("partition_values")),
+            ',"size":',
+            pc.fill_null(json_values(self._column("size")), "null"),
+        )
+
+    def _stats(self) -> Pieces:
+        """The optional stats member."""
+        return optional_string_member_pieces("stats", self._column("stats"))
 
     def _build_parquet(self) -> Pieces:
-        partitions, size, stats = self._common()
-        return (',"id":"', self._ids(), '","partitionValues":', partitions, ',"size":', size, stats)
+        return (',"id":"', self._ids(), '"', *self._partitions_and_size(), *self._stats())
 
     def _build_delta(self) -> DeltaPieces:
-        partitions, size, stats = self._common()
         modified = pc.fill_null(json_values(self._column("modification_time")), "null")
         data_change = json_values(pc.fill_null(self._column("data_change"), True))
         tags = self._column("tags")
@@ -175,15 +178,12 @@ class PreparedSnapshot:
         head = joined(['{"file":{"id":"', self._ids(), '","deltaSingleAction":{"add":{"path":'])
         middle = joined(
             [
-                ',"partitionValues":',
-                partitions,
-                ',"size":',
-                size,
+                *self._partitions_and_size(),
                 ',"modificationTime":',
                 modified,
                 ',"dataChange":',
                 data_change,
-                stats,
+                *self._stats(),
                 tags_member,
                 dv_head,
             ]
@@ -236,11 +236,27 @@ def _joined_pieces(name: str, pieces: list[Any], lengths: list[int]) -> object:
     if name == "delta":
         return _join_delta(pieces, lengths)
     if name == "parquet":
-        return tuple(
-            first if isinstance(first, str) else pa.concat_arrays([p[i] for p in pieces])
-            for i, first in enumerate(pieces[0])
-        )
+        return _concatenated_pieces(pieces)
     return pa.concat_arrays(pieces)
+
+
+def _concatenated_pieces(parts: list[Pieces]) -> Pieces:
+    """The pieces of consecutive parts as the pieces of all their rows: column by column
+    when the parts have the same constants in the same places; else each part joined into
+    one column first (parts whose maps or nulls took different shapes)."""
+    shape = _constants(parts[0])
+    if any(_constants(part) != shape for part in parts):
+        return (pa.concat_arrays([joined(part) for part in parts]),)
+    out: list[pa.Array | str] = []
+    for i, constant in enumerate(shape):
+        columns = [part[i] for part in parts]
+        out.append(constant if constant is not None else pa.concat_arrays(columns))
+    return tuple(out)
+
+
+def _constants(pieces: Pieces) -> list[str | None]:
+    """The constant text of each piece (None for columns)."""
+    return [piece if isinstance(piece, str) else None for piece in pieces]
 
 
 def _join_delta(pieces: list[DeltaPieces], lengths: list[int]) -> DeltaPieces:

@@ -87,11 +87,13 @@ class PathEscapeError(PermissionError):
 @dataclass(frozen=True)
 class PreparedPaths:
     """Files of one table ready to sign repeatedly: the keyed digests of their paths (16
-    bytes each) and their URLs up to the query (both independent of the expiry)."""
+    bytes each), and their URLs up to the query as the table's URL prefix followed by
+    each quoted path (all independent of the expiry)."""
 
     table_key: str
     digests: bytes
-    url_paths: pa.StringArray
+    url_prefix: str
+    quoted_paths: pa.StringArray
     invalid: Mapping[int, ValueError]
 
 
@@ -100,7 +102,8 @@ def join_prepared(parts: Sequence[PreparedPaths], lengths: Sequence[int]) -> Pre
     return PreparedPaths(
         parts[0].table_key,
         b"".join(part.digests for part in parts),
-        pa.concat_arrays([part.url_paths for part in parts]),
+        parts[0].url_prefix,
+        pa.concat_arrays([part.quoted_paths for part in parts]),
         joined_row_maps([part.invalid for part in parts], lengths),
     )
 
@@ -161,11 +164,11 @@ class LocalUrlSigner:
         """Check and encode the files of a table once, to sign them many times. A path
         that cannot be signed only fails when its row is signed."""
         _check_table_key(table_key)
-        prefix = f"{self.base_url}/{quote(table_key, safe='')}/"
         return PreparedPaths(
             table_key,
             cmacs(self._path_key, relative_paths),
-            pc.binary_join_element_wise(prefix, quote_paths(relative_paths), ""),
+            f"{self.base_url}/{quote(table_key, safe='')}/",
+            quote_paths(relative_paths),
             _invalid_paths(relative_paths),
         )
 
@@ -175,10 +178,10 @@ class LocalUrlSigner:
 
     def url_pieces(
         self, prepared: PreparedPaths, rows: Rows, expires_at: int
-    ) -> tuple[pa.Array, str, pa.StringArray]:
-        """The signed URLs of :meth:`sign_prepared` in pieces to join row-wise: the URL
-        paths, the query up to the signature, and the signatures (joined by the caller
-        with the rest of its text, in one pass)."""
+    ) -> tuple[str, pa.Array, str, pa.StringArray]:
+        """The signed URLs of :meth:`sign_prepared` in pieces to join row-wise: the table's
+        URL prefix, the quoted paths, the query up to the signature, and the signatures
+        (joined by the caller with the rest of its text, in one pass)."""
         raise_first_failure(prepared.invalid, rows)
         expiry = str(int(expires_at))
         run = row_range(rows)
@@ -190,7 +193,8 @@ class LocalUrlSigner:
             digests = table[np.asarray(rows, dtype=np.int64)].tobytes()
         signature_array = hex_strings(self._macs(prepared.table_key, expiry, digests))
         query = f"?{EXPIRY_PARAM}={expiry}&{PERMISSION_PARAM}=r&{SIGNATURE_PARAM}="
-        return gathered(prepared.url_paths, rows), query, signature_array
+        paths = gathered(prepared.quoted_paths, rows)
+        return prepared.url_prefix, paths, query, signature_array
 
     def verify(
         self,
