@@ -268,13 +268,27 @@ def test_file_bytes_wait_for_the_transports_buffer(
 def test_the_server_runs_with_the_protocol(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[dict[str, Any]] = []
     monkeypatch.setattr(deltaport.server.uvicorn, "run", lambda app, **kw: calls.append(kw))
-    monkeypatch.setattr(deltaport.server.pa, "set_memory_pool", lambda pool: None)
+    pools: list[pa.MemoryPool] = []
+    monkeypatch.setattr(deltaport.server.pa, "set_memory_pool", pools.append)
     config = tmp_path / "server.yaml"
     config.write_text("version: 1\nshares: []\n")
     deltaport.server.run(config, port=1)
+    assert [pool.backend_name for pool in pools] == [deltaport.server.memory_pool().backend_name]
     protocol = calls[0]["http"]
     assert issubclass(protocol, ZeroCopyHttpToolsProtocol)
     assert protocol.path_prefix == "/delta-sharing/files/"
+
+
+def test_the_server_allocates_with_jemalloc_or_the_c_library(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    assert deltaport.server.memory_pool().backend_name == "jemalloc"
+
+    def no_jemalloc() -> pa.MemoryPool:
+        raise pa.ArrowNotImplementedError("This Arrow build does not enable jemalloc")
+
+    monkeypatch.setattr(deltaport.server.pa, "jemalloc_memory_pool", no_jemalloc)
+    assert deltaport.server.memory_pool().backend_name == "system"
 
 
 def test_slow_recipients_hold_only_the_sending_threads(
