@@ -41,7 +41,7 @@ from checkpointed_log import CHECKPOINT_VERSION, write_checkpoint, write_commit
 
 T = TypeVar("T")
 CONCURRENCY = 50
-ROUNDS = 3
+ROUNDS = 5
 WARM_REPEATS = 3
 LOAD_SECONDS = 5.0
 TOKEN = "bench-token"
