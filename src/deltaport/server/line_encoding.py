@@ -32,7 +32,7 @@ def json_escaped(values: pa.Array) -> pa.Array:
     """Each string escaped for a JSON string literal, without the quotes; nulls stay null."""
     buffer = values.buffers()[2]
     text = b"" if buffer is None else buffer.to_pybytes()  # may hold more than the slice
-    if (np.frombuffer(text, np.uint8) < _FIRST_NOT_CONTROL).any():  # msgspec escapes these
+    if text and np.frombuffer(text, np.uint8).min() < _FIRST_NOT_CONTROL:  # msgspec escapes
         return pa.array(
             [None if v is None else _encode(v).decode()[1:-1] for v in values.to_pylist()],
             pa.string(),
