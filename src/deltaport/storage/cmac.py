@@ -1,7 +1,7 @@
 """AES-CMAC (RFC 4493) of many byte strings at once.
 
-One CMAC object per message costs about a microsecond of Python per call, all of it holding
-the GIL. Here the messages are padded the way CMAC pads them, those of the same number of
+One CMAC object per message costs about three microseconds per call, all of it holding the
+GIL. Here the messages are padded the way CMAC pads them, those of the same number of
 blocks are laid out as the rows of one matrix, and the CBC chain runs down its columns:
 one AES-ECB call per block position covers every message. On 100,000 file paths that is a
 third of the time of hashing them with MD5 one by one, and the work happens in Arrow and
