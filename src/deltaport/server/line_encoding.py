@@ -76,7 +76,7 @@ def json_map_pieces(maps: pa.MapArray) -> Pieces:
         else:
             pieces += ['"', json_escaped(values), '"']
     pieces.append("}")
-    return _merged_constants(pieces)
+    return tuple(pieces)
 
 
 def _columns_by_key(maps: pa.MapArray) -> list[tuple[str, pa.Array]] | None:

@@ -3,10 +3,11 @@
 Everything in a file line except its URL and expiry depends only on the snapshot: the id
 (:mod:`deltaport.server.file_ids`), partition values, size, stats, ... and, for local
 tables, the path digest and URL path a signed URL is made of. :class:`PreparedSnapshot`
-builds these per format on first use; :class:`SnapshotCache` keeps the prepared snapshots of recent
-(table, version) pairs, so a repeated request only signs and joins. A first request for
-every file builds the pieces block by block while its answer streams, then hands them over
-with :meth:`PreparedSnapshot.adopt`: its first lines leave without waiting for all pieces.
+builds these per format on first use; :class:`SnapshotCache` keeps the prepared snapshots
+of recent (table, version) pairs, so a repeated request only signs and joins. A first
+request for every file builds the pieces block by block while its answer streams, then
+hands them over with :meth:`PreparedSnapshot.adopt`: its first lines leave without waiting
+for all pieces.
 """
 
 from __future__ import annotations
