@@ -12,6 +12,7 @@ with the ``cryptography`` package's own CMAC.
 from __future__ import annotations
 
 import binascii
+from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -29,6 +30,7 @@ _PADDINGS = pa.array(
 _NOTHING = pa.scalar(b"", pa.large_binary())
 _REDUCTION = 0x87
 _MASK = (1 << 8 * BLOCK_BYTES) - 1
+_WORDS = BLOCK_BYTES // 8
 
 
 def cmac(key: bytes, message: bytes) -> bytes:
@@ -41,28 +43,31 @@ def cmac(key: bytes, message: bytes) -> bytes:
 def cmacs(key: bytes, messages: pa.Array) -> bytes:
     """The AES-CMAC of each of ``messages`` (a string or binary array; a null counts as
     empty) under ``key``, 16 bytes each, laid end to end in row order."""
-    cipher = Cipher(algorithms.AES(key), modes.ECB())
-    encryptor = cipher.encryptor()
+    encryptor = Cipher(algorithms.AES(key), modes.ECB()).encryptor()
     first_subkey = _doubled(encryptor.update(bytes(BLOCK_BYTES)))
-    subkeys = np.frombuffer(first_subkey + _doubled(first_subkey), np.uint8).reshape(2, -1)
+    subkeys = _Subkeys(
+        np.frombuffer(first_subkey, np.uint64),
+        np.frombuffer(_doubled(first_subkey), np.uint64),
+    )
     data = messages.cast(pa.large_binary())
     if data.null_count:
         data = pc.fill_null(data, b"")
     lengths = pc.binary_length(data).to_numpy().astype(np.int64)
     missing = -lengths % BLOCK_BYTES
     missing[lengths == 0] = BLOCK_BYTES  # an empty message is one padded block
-    padded = pc.binary_join_element_wise(data, _PADDINGS.take(pa.array(missing)), _NOTHING)
+    padded = data
+    if missing.any():
+        padded = pc.binary_join_element_wise(data, _PADDINGS.take(pa.array(missing)), _NOTHING)
     blocks = (lengths + missing) // BLOCK_BYTES
-    last_keys = subkeys[(missing != 0).astype(np.intp)]  # K1 for full last blocks, else K2
+    counts = np.flatnonzero(np.bincount(blocks))
+    if len(counts) == 1:
+        return _chained(encryptor, _matrix(padded, int(counts[0])), missing != 0, subkeys)
     out = np.empty((len(data), BLOCK_BYTES), np.uint8)
-    counts = np.unique(blocks)
     for count in counts.tolist():
-        if len(counts) == 1:
-            out[:] = _chained(encryptor, _matrix(padded, count), last_keys)
-        else:
-            rows = np.flatnonzero(blocks == count)
-            group = padded.take(pa.array(rows))
-            out[rows] = _chained(encryptor, _matrix(group, count), last_keys[rows])
+        rows = np.flatnonzero(blocks == count)
+        group = _matrix(padded.take(pa.array(rows)), count)
+        macs = _chained(encryptor, group, missing[rows] != 0, subkeys)
+        out[rows] = np.frombuffer(macs, np.uint8).reshape(-1, BLOCK_BYTES)
     return out.tobytes()
 
 
@@ -92,20 +97,47 @@ def _matrix(padded: pa.Array, count: int) -> npt.NDArray[np.uint8]:
     return np.frombuffer(data, np.uint8, size, start).reshape(len(padded), count, BLOCK_BYTES)
 
 
+class _Subkeys(NamedTuple):
+    """CMAC's subkeys: XORed into a last block that is full, or padded."""
+
+    full: npt.NDArray[np.uint64]
+    padded: npt.NDArray[np.uint64]
+
+
 def _chained(
-    encryptor: CipherContext, blocks: npt.NDArray[np.uint8], last_keys: npt.NDArray[np.uint8]
-) -> npt.NDArray[np.uint8]:
-    """The CBC-MAC of each row of ``blocks``, its last block XORed with its subkey."""
-    count = blocks.shape[1]
-    state = blocks[:, 0] ^ last_keys if count == 1 else blocks[:, 0]
-    for position in range(1, count):
-        state = _encrypted(encryptor, state) ^ blocks[:, position]
-        if position == count - 1:
-            state ^= last_keys
-    return _encrypted(encryptor, state)
+    encryptor: CipherContext,
+    blocks: npt.NDArray[np.uint8],
+    padded: npt.NDArray[np.bool_],
+    subkeys: _Subkeys,
+) -> bytes:
+    """The CMAC of each row of ``blocks`` (whose last block is ``padded`` or not): the CBC
+    chain runs down the block positions in two buffers used in turn, so no step allocates
+    or copies a column."""
+    rows, count, _ = blocks.shape
+    size = rows * BLOCK_BYTES
+    # update_into wants room for one block more than it writes
+    buffers = [np.empty(size + BLOCK_BYTES, np.uint8) for _ in range(2)]
+    words = blocks.view(np.uint64)  # XOR eight bytes at a time
+    state = buffers[0][:size].view(np.uint64).reshape(rows, _WORDS)
+    np.copyto(state, words[:, 0])
+    for position in range(1, count + 1):
+        if position == count:
+            _xor_subkeys(state, padded, subkeys)
+        target = buffers[position % 2]
+        encryptor.update_into(buffers[1 - position % 2][:size], target)
+        state = target[:size].view(np.uint64).reshape(rows, _WORDS)
+        if position < count:
+            state ^= words[:, position]
+    return state.tobytes()
 
 
-def _encrypted(encryptor: CipherContext, blocks: npt.NDArray[np.uint8]) -> npt.NDArray[np.uint8]:
-    """AES of each 16-byte row (ECB: every row on its own)."""
-    text = encryptor.update(np.ascontiguousarray(blocks).data)
-    return np.frombuffer(text, np.uint8).reshape(-1, BLOCK_BYTES)
+def _xor_subkeys(
+    state: npt.NDArray[np.uint64], padded: npt.NDArray[np.bool_], subkeys: _Subkeys
+) -> None:
+    """XOR each row's subkey into ``state`` (one broadcast when all rows take the same)."""
+    if padded.all():
+        state ^= subkeys.padded
+        return
+    state ^= subkeys.full
+    if padded.any():
+        np.bitwise_xor(state, subkeys.full ^ subkeys.padded, out=state, where=padded[:, np.newaxis])
