@@ -124,7 +124,7 @@ def _chained(
         if position == count:
             _xor_subkeys(state, padded, subkeys)
         target = buffers[position % 2]
-        encryptor.update_into(buffers[1 - position % 2][:size], target)
+        encryptor.update_into(buffers[1 - position % 2][:size].data, target.data)
         state = target[:size].view(np.uint64).reshape(rows, _WORDS)
         if position < count:
             state ^= words[:, position]
