@@ -42,6 +42,9 @@ import pyarrow.parquet as pq
 import yaml
 
 import deltaport.client as dc
+from deltaport.client.downloads import Downloads, downloads_for
+from deltaport.client.file_batches import batched_files, fetch_batch
+from deltaport.client.models import RemoteFile
 
 REPO = Path(__file__).resolve().parents[1]
 CACHE = Path(os.environ.get("DELTAPORT_BENCH_CACHE", REPO / ".cache" / "bench-client"))
@@ -252,6 +255,22 @@ def fetch_bytes(urls: list[str], threads: int = 4) -> int:
             connection.close()
 
 
+def fetch_batched_bytes(
+    downloads: Downloads, batch_url: str | None, groups: list[tuple[RemoteFile, ...]]
+) -> int:
+    """POST each group to the server's file batch endpoint on 4 threads, keeping only the
+    byte count: the transfer floor of a client reading in batches."""
+    assert batch_url is not None
+
+    def fetch(group: tuple[RemoteFile, ...]) -> int:
+        contents = fetch_batch(downloads, batch_url, [f.url for f in group])
+        assert all(c is not None for c in contents)
+        return sum(len(c or b"") for c in contents)
+
+    with ThreadPoolExecutor(4) as pool:
+        return sum(pool.map(fetch, groups))
+
+
 def bench(name: str, root: Path, profile: str, python: Path | None) -> None:
     url = f"{profile}#bench.s.{name}"
     files = sorted(str(p) for p in root.glob("*.parquet"))
@@ -264,9 +283,15 @@ def bench(name: str, root: Path, profile: str, python: Path | None) -> None:
     ours_arrow, ours_rows = rows_in_best_of(runs, lambda: dc.load_as_arrow(url))
     ours_pandas, ours_pandas_rows = rows_in_best_of(runs, lambda: dc.load_as_pandas(url))
     with dc.SharingClient(profile) as client:
-        urls = [f.url for f in client.table(f"bench.s.{name}").snapshot().plan().files]
-    transfer, size = best_of(runs, lambda: fetch_bytes(urls))
-    assert size == sum(Path(f).stat().st_size for f in files)
+        plan = client.table(f"bench.s.{name}").snapshot().plan()
+        urls = [f.url for f in plan.files]
+        transfer, size = best_of(runs, lambda: fetch_bytes(urls))
+        assert size == sum(Path(f).stat().st_size for f in files)
+        downloads = downloads_for(client.rest.http)
+        groups = [g for g in batched_files(plan.files, plan.file_batch_url) if len(g) > 1]
+        batched, batched_size = best_of(
+            runs, lambda: fetch_batched_bytes(downloads, plan.file_batch_url, groups)
+        )
     assert rows == pandas_rows == ours_rows == ours_pandas_rows
     print(f"\n{name}: {len(files)} files, {size_mb:,.0f} MB, {rows:,} rows")
     print(f"  pyarrow from disk     arrow {direct_arrow:7.2f} s   pandas {direct_pandas:7.2f} s")
@@ -279,8 +304,14 @@ def bench(name: str, root: Path, profile: str, python: Path | None) -> None:
     # client receiving them over loopback, sharing the cores, before any decoding
     print(
         f"  bytes over HTTP only        {transfer:7.2f} s   "
-        f"= {transfer / direct_arrow:.2f} x the direct arrow read"
+        f"= {transfer / direct_arrow:.2f} x the direct arrow read (one GET a file)"
     )
+    if groups:
+        print(
+            f"  bytes in file batches       {batched:7.2f} s   "
+            f"= {batched / direct_arrow:.2f} x the direct arrow read "
+            f"({sum(map(len, groups))} files in {len(groups)} batches, {batched_size:,} bytes)"
+        )
     if python is not None:
         official = official_seconds(python, url, rows)
         print(f"  official client                      pandas {official:7.2f} s")

@@ -183,7 +183,7 @@ def test_columns_and_batches(profile, client_tables):
 
 def test_files_download_in_parallel_but_decode_one_per_core(profile, client_tables, monkeypatch):
     """With 8 download threads and 2 cores, at most 2 files are decoded at once, while
-    more than 2 are fetched at once."""
+    more than 2 are fetched at once (one request a file: no batches)."""
     lock = threading.Lock()
     active = {"fetch": 0, "decode": 0}
     peak = {"fetch": 0, "decode": 0}
@@ -204,6 +204,7 @@ def test_files_download_in_parallel_but_decode_one_per_core(profile, client_tabl
         return wrapper
 
     monkeypatch.setattr(scan_module, "decoders", lambda: 2)
+    monkeypatch.setattr(scan_module, "batched_files", lambda files, url: [(f,) for f in files])
     monkeypatch.setattr(FileReader, "fetch", counted("fetch", FileReader.fetch, 0.02))
     monkeypatch.setattr(FileReader, "batches", counted("decode", FileReader.batches, 0.02))
     with SharingClient(profile, concurrency=8) as client:

@@ -12,6 +12,7 @@ import pytest
 
 from corpus import corpus_table
 from deltaport.client import load_table_changes_as_arrow
+from deltaport.protocol.file_batch import HEADER as FILE_BATCH_HEADER
 from history_tables import (
     DELTA_CAPS,
     change_rows,
@@ -74,6 +75,7 @@ def test_changes_match_deltalake(
     params = {"startingVersion": start} | ({"endingVersion": end} if end is not None else {})
     response = changes(client, "cdf", **params)
     assert response.headers["delta-table-version"] == str(start)
+    assert response.headers[FILE_BATCH_HEADER].endswith("/files")  # local files: batches
     lines = lines_of(response)
     assert "protocol" in lines[0] and "metaData" in lines[1]
     assert change_rows(client, lines) == deltalake_change_rows(tables["cdf"], start, end)

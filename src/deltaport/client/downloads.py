@@ -1,4 +1,5 @@
-"""GETs of pre-signed file URLs with little Python work per request.
+"""GETs of pre-signed file URLs (and POSTs of file batches) with little Python work per
+request.
 
 A table of many small files costs one GET per file, and ``httpx.Client`` spends about
 a millisecond of CPU per request on its own layers (URL validation character by
@@ -67,6 +68,14 @@ class Body:
 
 
 @dataclass(frozen=True)
+class _Request:
+    method: str
+    url: str
+    headers: dict[str, str]
+    content: bytes | None = None
+
+
+@dataclass(frozen=True)
 class _Answer:
     status: int
     headers: Headers
@@ -88,15 +97,24 @@ class Downloads:
     def get(self, url: str, byte_range: str | None = None) -> Body | httpx.Response:
         """The answer to a GET of ``url`` (``byte_range`` is a Range header value): a
         :class:`Body` when it succeeded, else the ``httpx.Response``."""
+        headers = {"Range": byte_range} if byte_range is not None else {}
+        return self._send(_Request("GET", url, headers))
+
+    def post(self, url: str, content: bytes, content_type: str) -> Body | httpx.Response:
+        """The answer to a POST of ``content`` to ``url``, as :meth:`get` gives it."""
+        return self._send(_Request("POST", url, {"Content-Type": content_type}, content))
+
+    def _send(self, request: _Request) -> Body | httpx.Response:
+        url = request.url
         if self._pool is None:
-            return self._through_client(url, byte_range)
+            return self._through_client(request)
         try:
             if url.startswith("http://") and "@" not in url[7:].split("/", 1)[0]:
-                answer = self._plain.get(url, byte_range)
+                answer = self._plain.send(request)
             elif url.startswith("https://"):
-                answer = self._pooled(self._pool, url, byte_range)
+                answer = self._pooled(self._pool, request)
             else:
-                return self._through_client(url, byte_range)
+                return self._through_client(request)
         except Exception as exc:
             error = _httpx_error(exc)
             if error is None:
@@ -106,27 +124,32 @@ class Downloads:
         if status < 300 and not _encoded(answer.headers):
             return Body(status, answer.content)
         if status < 400:  # a redirect, or a compressed body: httpx follows and decodes
-            return self._through_client(url, byte_range)
+            return self._through_client(request)
         return httpx.Response(
             status,
             headers=answer.headers,
             content=answer.content,
-            request=httpx.Request("GET", url),
+            request=httpx.Request(request.method, url),
         )
 
-    def _pooled(self, pool: httpcore.ConnectionPool, url: str, byte_range: str | None) -> _Answer:
-        headers = self._headers
-        if byte_range is not None:
-            headers = [*headers, (b"Range", byte_range.encode())]
-        response = pool.request("GET", url, headers=headers, extensions=self._extensions)
+    def _pooled(self, pool: httpcore.ConnectionPool, request: _Request) -> _Answer:
+        headers = [*self._headers, *((k.encode(), v.encode()) for k, v in request.headers.items())]
+        response = pool.request(
+            request.method,
+            request.url,
+            headers=headers,
+            content=request.content,
+            extensions=self._extensions,
+        )
         return _Answer(response.status, response.headers, response.content)
 
-    def _through_client(self, url: str, byte_range: str | None) -> Body | httpx.Response:
+    def _through_client(self, request: _Request) -> Body | httpx.Response:
         http = self._http()
         if http is None:
             raise RuntimeError("the HTTP client of these downloads was garbage-collected")
-        headers = {"Range": byte_range} if byte_range is not None else None
-        response = http.get(url, headers=headers)
+        response = http.request(
+            request.method, request.url, headers=request.headers or None, content=request.content
+        )
         if 200 <= response.status_code < 300:
             return Body(response.status_code, response.content)
         return response
@@ -156,16 +179,16 @@ class _PlainConnections:
         self._idle: dict[tuple[str, int], list[http.client.HTTPConnection]] = {}
         self._lock = threading.Lock()
 
-    def get(self, url: str, byte_range: str | None) -> _Answer:
-        parts = urlsplit(url)
+    def send(self, request: _Request) -> _Answer:
+        parts = urlsplit(request.url)
         host = parts.hostname or ""
         key = (host, parts.port or 80)
         target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-        headers = self._headers if byte_range is None else {**self._headers, "Range": byte_range}
+        headers = {**self._headers, **request.headers} if request.headers else self._headers
         while True:
             connection, reused = self._take(key)
             try:
-                connection.request("GET", target, headers=headers)
+                connection.request(request.method, target, request.content, headers)
                 response = connection.getresponse()
                 content = response.read()
             except _STALE_CONNECTION:

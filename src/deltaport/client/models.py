@@ -107,6 +107,9 @@ class ScanPlan:
     query: QuerySpec
     refresh_token: str | None = None
     metadata_changes: tuple[tuple[int, Metadata], ...] = ()
+    file_batch_url: str | None = None
+    """Where the server sends many of its files at once (its ``Deltaport-File-Batch``
+    header, see :mod:`deltaport.protocol.file_batch`); None: it does not."""
 
     @property
     def min_url_expiration(self) -> int | None:

@@ -141,6 +141,7 @@ def fetch_plan(rest: RestClient, spec: QuerySpec, refresh_token: str | None = No
         query=spec,
         refresh_token=last.refresh_token,
         metadata_changes=metadata_changes,
+        file_batch_url=first.file_batch_url,
     )
 
 

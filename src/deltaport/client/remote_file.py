@@ -55,6 +55,10 @@ class FileReader:
     def fetch(self, file: RemoteFile) -> FetchedFile:
         """Download ``file`` and its deletion vector, without decoding anything."""
         data, _ = fetch_url(self.downloads, file.url, self.retry)
+        return self.fetched(file, data)
+
+    def fetched(self, file: RemoteFile, data: bytes) -> FetchedFile:
+        """``file`` with its ``data`` downloaded elsewhere (its deletion vector now)."""
         return FetchedFile(file, data, self.selection(file))
 
     def batches(self, fetched: FetchedFile) -> Iterator[pa.RecordBatch]:

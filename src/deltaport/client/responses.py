@@ -14,6 +14,7 @@ from deltaport.client.models import RemoteFile
 from deltaport.client.rest import CAPABILITIES_HEADER, LinesResponse, version_header
 from deltaport.delta.model import DeletionVector, Metadata, Protocol
 from deltaport.protocol.capabilities import DELTA, PARQUET
+from deltaport.protocol.file_batch import HEADER as FILE_BATCH_HEADER
 
 MAX_PARQUET_READER_VERSION = 1
 _PARQUET_CHANGE_ACTIONS = {"add": "add", "cdf": "cdc", "remove": "remove"}
@@ -34,6 +35,7 @@ class Page:
     end_seen: bool = False
     next_page_token: str | None = None
     refresh_token: str | None = None
+    file_batch_url: str | None = None
 
 
 def response_capabilities(headers: httpx.Headers) -> dict[str, str]:
@@ -57,6 +59,7 @@ def parse_page(response: LinesResponse, asked_formats: tuple[str, ...], *, cdf: 
             f"the server answered in the {fmt} response format, which was not asked for"
         )
     page = Page(version_header(response.headers), fmt)
+    page.file_batch_url = response.headers.get(FILE_BATCH_HEADER)
     page.end_expected = caps.get("includeendstreamaction") == "true"
     for raw in response.lines:
         if page.end_seen:

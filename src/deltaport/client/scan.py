@@ -13,9 +13,10 @@ import pyarrow as pa
 from deltaport.client.downloads import downloads_for
 from deltaport.client.errors import UrlExpiredError
 from deltaport.client.fetch import is_expired
+from deltaport.client.file_batches import batched_files, fetch_batch
 from deltaport.client.models import QuerySpec, RemoteFile, ScanPlan
 from deltaport.client.planning import fetch_plan, refresh_plan
-from deltaport.client.remote_file import FileReader
+from deltaport.client.remote_file import FetchedFile, FileReader
 from deltaport.client.rest import RestClient
 from deltaport.protocol.predicates import Expr, parse_json_predicate, referenced_columns
 from deltaport.read import ReadPlan
@@ -39,6 +40,7 @@ def decoders() -> int:
     return os.cpu_count() or 1
 
 
+FileBatches = list[pa.RecordBatch]
 FileDone = Callable[[RemoteFile, int], None]
 """Called (on the consuming thread) after each file's rows were handed out."""
 
@@ -130,7 +132,17 @@ class TableScan:
         fresh = FreshFiles(self._rest, plan)
         decoding = threading.BoundedSemaphore(decoders())
 
-        def read(file: RemoteFile) -> tuple[RemoteFile, list[pa.RecordBatch]]:
+        def decoded(file: RemoteFile, fetched: FetchedFile) -> tuple[RemoteFile, FileBatches]:
+            with decoding:
+                return file, list(reader.batches(fetched))
+
+        def decoded_together(
+            files: list[tuple[RemoteFile, FetchedFile]],
+        ) -> list[tuple[RemoteFile, FileBatches]]:
+            with decoding:  # once for all: a hand-over per small file costs more than it
+                return [(file, list(reader.batches(fetched))) for file, fetched in files]
+
+        def read(file: RemoteFile) -> tuple[RemoteFile, FileBatches]:
             current = fresh.current(file)
             if is_expired(current):
                 current = fresh.renew(current)
@@ -144,30 +156,50 @@ class TableScan:
                     if refreshes > MAX_URL_REFRESHES:
                         raise
                     current = fresh.renew(current)
-            with decoding:
-                return file, list(reader.batches(fetched))
+            return decoded(file, fetched)
+
+        def read_group(group: tuple[RemoteFile, ...]) -> list[tuple[RemoteFile, FileBatches]]:
+            """The files of ``group``: in one batch request when there are several (each
+            file the batch did not deliver is then read on its own)."""
+            current = [fresh.current(file) for file in group]
+            if len(group) == 1 or plan.file_batch_url is None or any(map(is_expired, current)):
+                return [read(file) for file in group]
+            contents = fetch_batch(reader.downloads, plan.file_batch_url, [f.url for f in current])
+            results: list[tuple[RemoteFile, FileBatches] | None] = []
+            delivered: list[tuple[RemoteFile, FetchedFile]] = []
+            for file, now, data in zip(group, current, contents, strict=True):
+                try:
+                    if data is not None:
+                        delivered.append((file, reader.fetched(now, data)))
+                        results.append(None)  # decoded below, with the others
+                        continue
+                except UrlExpiredError:  # its deletion vector's URL
+                    pass
+                results.append(read(file))
+            decoded_files = iter(decoded_together(delivered))
+            return [result or next(decoded_files) for result in results]
 
         remaining = self._limit
         window = self._concurrency + self._concurrency // 2
+        groups = batched_files(plan.files, plan.file_batch_url)
         try:
-            for file, batches in ordered_map(
-                read, plan.files, workers=self._concurrency, window=window
-            ):
-                rows = 0
-                for batch in batches:
-                    if remaining is not None and batch.num_rows >= remaining:
-                        batch = batch.slice(0, remaining)
-                    rows += batch.num_rows
-                    if remaining is not None:
-                        remaining -= batch.num_rows
-                    if batch.num_rows:
-                        yield batch
+            for group in ordered_map(read_group, groups, workers=self._concurrency, window=window):
+                for file, batches in group:
+                    rows = 0
+                    for batch in batches:
+                        if remaining is not None and batch.num_rows >= remaining:
+                            batch = batch.slice(0, remaining)
+                        rows += batch.num_rows
+                        if remaining is not None:
+                            remaining -= batch.num_rows
+                        if batch.num_rows:
+                            yield batch
+                        if remaining == 0:
+                            break
+                    if on_file is not None:
+                        on_file(file, rows)
                     if remaining == 0:
-                        break
-                if on_file is not None:
-                    on_file(file, rows)
-                if remaining == 0:
-                    return
+                        return
         finally:
             self.url_refreshes += fresh.refreshes
 

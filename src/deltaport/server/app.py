@@ -38,6 +38,7 @@ from deltaport.protocol.errors import (
     ResourceNotFoundError,
     SharingError,
 )
+from deltaport.protocol.file_batch import HEADER as FILE_BATCH_HEADER
 from deltaport.server.auth import BearerAuth
 from deltaport.server.catalog import Catalog, Recipient, Share, SharedSchema, SharedTable
 from deltaport.server.changes import ChangeService, changes_query
@@ -93,7 +94,7 @@ def create_app(config: ServerConfig) -> Starlette:
     )
     changes = ChangeService(url_signer, url_lifetime, table_tokens)
     pages = PageTokens(_derive(key, "page-tokens"))
-    api = _Api(catalog, auth, pages, service, changes, config)
+    api = _Api(catalog, auth, pages, service, changes, config, local_signer.base_url)
 
     def table_root(table_key: str) -> Location | None:
         table = catalog.table_by_key(table_key)
@@ -165,8 +166,10 @@ class _Api:
         service: TableService,
         changes: ChangeService,
         config: ServerConfig,
+        files_url: str,
     ) -> None:
         self.catalog = catalog
+        self.files_url = files_url
         self.auth = auth
         self.pages = pages
         self.service = service
@@ -287,14 +290,21 @@ class _Api:
             answer = await run_in_threadpool(self.changes.query_range, table, caps, query)
         else:
             answer = await run_in_threadpool(self.service.query, table, caps, query)
-        return _stream(answer)
+        return self._files_stream(table, answer)
 
     async def table_changes(self, request: Request, recipient: Recipient) -> Response:
         table = self._table(request, recipient)
         caps = parse_capabilities(request.headers.get(CAPABILITIES_HEADER))
         query = changes_query(request.query_params)
         answer = await run_in_threadpool(self.changes.changes, table, caps, query)
-        return _stream(answer)
+        return self._files_stream(table, answer)
+
+    def _files_stream(self, table: SharedTable, answer: TableResponse) -> Response:
+        """A streamed answer listing files; for local tables it names the endpoint that
+        sends many of them at once (:mod:`deltaport.server.file_batch`)."""
+        if table.location.kind != "local":
+            return _stream(answer)
+        return _stream(answer, {FILE_BATCH_HEADER: self.files_url})
 
     async def openapi_json(self, request: Request) -> Response:
         return Response(self._openapi_bytes, media_type=JSON)
@@ -311,8 +321,9 @@ def _decode_query(body: bytes) -> QueryTableRequest:
         raise MalformedRequestError("the request body is not valid JSON") from None
 
 
-def _stream(answer: TableResponse) -> Response:
+def _stream(answer: TableResponse, extra_headers: dict[str, str] | None = None) -> Response:
     headers = {
+        **(extra_headers or {}),
         VERSION_HEADER: str(answer.version),
         CAPABILITIES_HEADER: response_header(
             answer.response_format, answer.include_end_stream_action

@@ -22,10 +22,8 @@ import functools
 import hashlib
 import os
 import re
-import stat
 from collections.abc import Callable
 from email.utils import formatdate
-from typing import NamedTuple
 from urllib.parse import parse_qsl, urlsplit
 
 import msgspec
@@ -33,13 +31,16 @@ from starlette.responses import FileResponse
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from deltaport.server.zero_copy import ZERO_COPY_SEND
-from deltaport.storage.local_urls import (
-    InvalidSignatureError,
-    LocalUrlSigner,
-    PathEscapeError,
-    resolve_local_file,
+from deltaport.server.file_batch import FileBatchEndpoint
+from deltaport.server.local_files import (
+    FileError,
+    LocalFiles,
+    Part,
+    read_part,
+    regular_file_stat,
 )
+from deltaport.server.zero_copy import ZERO_COPY_SEND
+from deltaport.storage.local_urls import LocalUrlSigner
 from deltaport.storage.uri import Location
 
 _CHUNK_SIZE = 1024 * 1024
@@ -47,8 +48,6 @@ ONE_READ_MAX_BYTES = 1024 * 1024
 """Files up to this size (asked for whole) are read at once on the event loop."""
 
 _METHODS = ("GET", "HEAD")
-_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
-"""Opening a FIFO placed among the table's files must not block the event loop."""
 _CONTENT_TYPE = b"application/octet-stream"
 _SINGLE_RANGE = re.compile(rb"bytes=(\d*)-(\d*)")
 _JSON = b"application/json"
@@ -57,37 +56,22 @@ _JSON = b"application/json"
 class FileEndpoint:
     """The ASGI app behind ``{prefix}/{table_key}/{file_path:path}``."""
 
-    def __init__(
-        self, signer: LocalUrlSigner, resolve_table_root: Callable[[str], Location | None]
-    ) -> None:
-        self._signer = signer
-        self._resolve_table_root = resolve_table_root
+    def __init__(self, files: LocalFiles) -> None:
+        self._files = files
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         table_key: str = scope["path_params"]["table_key"]
         relative_path: str = scope["path_params"]["file_path"]
         query = dict(parse_qsl(scope["query_string"].decode("latin-1"), keep_blank_values=True))
         try:
-            self._signer.verify(table_key, relative_path, query)
-        except InvalidSignatureError as exc:
-            return await _error(send, 403, "PERMISSION_DENIED", str(exc))
-        root = self._resolve_table_root(table_key)
-        if root is None or root.kind != "local":
-            return await _error(
-                send, 404, "RESOURCE_DOES_NOT_EXIST", "the table is not served here"
-            )
+            fd = self._files.open(table_key, relative_path, query)
+        except FileError as exc:
+            return await _error(send, exc.status, exc.code, exc.message)
         try:
-            path = resolve_local_file(root, relative_path)
-        except PathEscapeError as exc:
-            return await _error(send, 403, "PERMISSION_DENIED", str(exc))
-        try:
-            fd = os.open(path, os.O_RDONLY | _NONBLOCK)
-        except OSError:
-            return await _error(send, 404, "RESOURCE_DOES_NOT_EXIST", "the file does not exist")
-        try:
-            stat_result = os.fstat(fd)
-            if not stat.S_ISREG(stat_result.st_mode):
-                return await _error(send, 404, "RESOURCE_DOES_NOT_EXIST", "the file does not exist")
+            try:
+                stat_result = regular_file_stat(fd)
+            except FileError as exc:
+                return await _error(send, exc.status, exc.code, exc.message)
             part = _requested_part(scope, stat_result.st_size)
             get = scope["method"] == "GET"
             if part is not None and get and part.length > ONE_READ_MAX_BYTES:
@@ -98,7 +82,7 @@ class FileEndpoint:
                         return await send({**message, "count": part.length})
                 part = None  # streamed by FileResponse below
             elif part is not None and get:
-                body = _read_part(fd, part)
+                body = read_part(fd, part)
                 part = part._replace(end=part.begin + len(body))  # shorter if the file shrank
             else:
                 body = b""
@@ -106,7 +90,9 @@ class FileEndpoint:
             os.close(fd)
         if part is None:
             response = FileResponse(
-                path, stat_result=stat_result, media_type=_CONTENT_TYPE.decode()
+                self._files.path(table_key, relative_path),
+                stat_result=stat_result,
+                media_type=_CONTENT_TYPE.decode(),
             )
             response.chunk_size = _CHUNK_SIZE
             return await response(scope, receive, send)
@@ -119,20 +105,19 @@ def files_routes(
     resolve_table_root: Callable[[str], Location | None],
     prefix: str | None = None,
 ) -> list[Route]:
-    """Routes serving ``{prefix}/{table_key}/{path}``.
+    """Routes serving ``{prefix}/{table_key}/{path}``, and batches of files posted to
+    ``{prefix}`` (:mod:`deltaport.server.file_batch`).
 
     ``prefix`` defaults to the path of ``signer.base_url``, so the URLs the signer makes
     land here. ``resolve_table_root`` maps a table key to the table's root location, or
     ``None`` when the key names no (longer) shared table; it is called on the event loop,
     so it must not block (a dictionary look-up).
     """
+    files = LocalFiles(signer, resolve_table_root)
+    path = _route_prefix(signer, prefix)
     return [
-        Route(
-            _route_prefix(signer, prefix) + "/{table_key}/{file_path:path}",
-            FileEndpoint(signer, resolve_table_root),
-            methods=list(_METHODS),
-            name="table_file",
-        )
+        Route(path + "/{table_key}/{file_path:path}", FileEndpoint(files), methods=list(_METHODS)),
+        Route(path, FileBatchEndpoint(files, path).answer, methods=["POST"]),
     ]
 
 
@@ -149,7 +134,7 @@ class FilesFirst:
         prefix: str | None = None,
     ) -> None:
         self._app = app
-        self._endpoint = FileEndpoint(signer, resolve_table_root)
+        self._endpoint = FileEndpoint(LocalFiles(signer, resolve_table_root))
         self._start = _route_prefix(signer, prefix) + "/"
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -176,25 +161,13 @@ def _header(scope: Scope, name: bytes) -> bytes | None:
     return next((value for key, value in scope["headers"] if key.lower() == name), None)
 
 
-class _Part(NamedTuple):
-    """Bytes ``[begin, end)`` of a file; ``ranged``: asked for with a Range header (206)."""
-
-    begin: int
-    end: int
-    ranged: bool
-
-    @property
-    def length(self) -> int:
-        return self.end - self.begin
-
-
-def _requested_part(scope: Scope, size: int) -> _Part | None:
+def _requested_part(scope: Scope, size: int) -> Part | None:
     """The bytes asked for: the whole file without a Range header, or its one satisfiable
     range. ``None`` leaves the answer to Starlette's ``FileResponse`` (several ranges, an
     unsatisfiable or malformed one, or an ``If-Range`` to check)."""
     value = _header(scope, b"range")
     if value is None:
-        return _Part(0, size, ranged=False)
+        return Part(0, size, ranged=False)
     if _header(scope, b"if-range") is not None:
         return None
     match = _SINGLE_RANGE.fullmatch(value.strip())
@@ -209,10 +182,10 @@ def _requested_part(scope: Scope, size: int) -> _Part | None:
         begin, end = max(size - int(last), 0), size
     else:
         return None
-    return _Part(begin, end, ranged=True) if begin < end else None
+    return Part(begin, end, ranged=True) if begin < end else None
 
 
-def _start(stat_result: os.stat_result, part: _Part) -> Message:
+def _start(stat_result: os.stat_result, part: Part) -> Message:
     """The response head of ``part`` of the file."""
     headers = _headers(stat_result, part.length)
     if not part.ranged:
@@ -220,20 +193,6 @@ def _start(stat_result: os.stat_result, part: _Part) -> Message:
     content_range = f"bytes {part.begin}-{part.end - 1}/{stat_result.st_size}".encode()
     headers.append((b"content-range", content_range))
     return {"type": "http.response.start", "status": 206, "headers": headers}
-
-
-def _read_part(fd: int, part: _Part) -> bytes:
-    """The bytes of ``part`` (fewer if the file shrank since)."""
-    chunks = []
-    offset, length = part.begin, part.length
-    while length > 0:
-        chunk = os.pread(fd, length, offset)
-        if not chunk:
-            break
-        chunks.append(chunk)
-        offset += len(chunk)
-        length -= len(chunk)
-    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
 def _headers(stat_result: os.stat_result, length: int) -> list[tuple[bytes, bytes]]:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from deltaport.protocol.file_batch import FILE_MAX_BYTES, MAX_FILES, MEDIA_TYPE
+
 _ERROR_CODES = {
     "400": "The request is malformed or a parameter has a wrong value.",
     "401": "The bearer token is missing or wrong.",
@@ -233,6 +235,46 @@ def openapi_document(endpoint: str) -> dict[str, Any]:
                 "summary": "This document",
                 "security": [],
                 "responses": {"200": {"description": "OK", "content": {"application/json": {}}}},
+            }
+        },
+        "/files": {
+            "post": {
+                "operationId": "getFileBatch",
+                "summary": "Many table files on the server's disk in one answer, by their "
+                "signed URLs (a deltaport extension; query and change answers of local tables "
+                "name it in the Deltaport-File-Batch header)",
+                "security": [],
+                "requestBody": {
+                    "required": True,
+                    "content": {
+                        "application/json": {
+                            "schema": {
+                                "type": "object",
+                                "required": ["files"],
+                                "additionalProperties": False,
+                                "properties": {
+                                    "files": {
+                                        "type": "array",
+                                        "minItems": 1,
+                                        "maxItems": MAX_FILES,
+                                        "items": {"type": "string"},
+                                        "description": "Signed file URLs as answers gave them.",
+                                    }
+                                },
+                            }
+                        }
+                    },
+                },
+                "responses": {
+                    "200": {
+                        "description": "For each URL in order, the line '{status} {length}' "
+                        "and then length bytes: the file (status 200) or the JSON error its GET "
+                        f"would answer (403, 404; 413 for files over {FILE_MAX_BYTES} bytes)",
+                        "content": {MEDIA_TYPE: {}},
+                    },
+                    "400": {"description": "Malformed body, or no or too many URLs"},
+                    "413": {"description": "Body too big"},
+                },
             }
         },
         "/files/{table_key}/{file_path}": {

@@ -1,0 +1,101 @@
+"""Table files on the server's disk, opened for the signed URLs that name them."""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Callable
+from typing import NamedTuple
+
+from deltaport.storage.local_urls import (
+    InvalidSignatureError,
+    LocalUrlSigner,
+    PathEscapeError,
+    resolve_local_file,
+)
+from deltaport.storage.uri import Location
+
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+"""Opening a FIFO placed among the table's files must not block the event loop."""
+
+
+class FileError(Exception):
+    """Why a signed file URL is not answered with its file: a status, code and message."""
+
+    def __init__(self, status: int, code: str, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.message = message
+
+
+def _no_such_file() -> FileError:
+    return FileError(404, "RESOURCE_DOES_NOT_EXIST", "the file does not exist")
+
+
+class LocalFiles:
+    """Opens the table files named by signed URLs, after checking the signature."""
+
+    def __init__(
+        self, signer: LocalUrlSigner, resolve_table_root: Callable[[str], Location | None]
+    ) -> None:
+        self.signer = signer
+        self._resolve_table_root = resolve_table_root
+
+    def open(self, table_key: str, relative_path: str, query: dict[str, str]) -> int:
+        """A descriptor of the file (the caller closes it), or :class:`FileError`."""
+        try:
+            self.signer.verify(table_key, relative_path, query)
+        except InvalidSignatureError as exc:
+            raise FileError(403, "PERMISSION_DENIED", str(exc)) from None
+        root = self._resolve_table_root(table_key)
+        if root is None or root.kind != "local":
+            raise FileError(404, "RESOURCE_DOES_NOT_EXIST", "the table is not served here")
+        try:
+            path = resolve_local_file(root, relative_path)
+        except PathEscapeError as exc:
+            raise FileError(403, "PERMISSION_DENIED", str(exc)) from None
+        try:
+            return os.open(path, os.O_RDONLY | _NONBLOCK)
+        except OSError:
+            raise _no_such_file() from None
+
+    def path(self, table_key: str, relative_path: str) -> str:
+        """The local path of a file :meth:`open` opened."""
+        root = self._resolve_table_root(table_key)
+        assert root is not None
+        return resolve_local_file(root, relative_path)
+
+
+def regular_file_stat(fd: int) -> os.stat_result:
+    """The ``fstat`` of ``fd``, or :class:`FileError` when it is no regular file."""
+    stat_result = os.fstat(fd)
+    if not stat.S_ISREG(stat_result.st_mode):
+        raise _no_such_file()
+    return stat_result
+
+
+class Part(NamedTuple):
+    """Bytes ``[begin, end)`` of a file; ``ranged``: asked for with a Range header (206)."""
+
+    begin: int
+    end: int
+    ranged: bool
+
+    @property
+    def length(self) -> int:
+        return self.end - self.begin
+
+
+def read_part(fd: int, part: Part) -> bytes:
+    """The bytes of ``part`` (fewer if the file shrank since)."""
+    chunks = []
+    offset, length = part.begin, part.length
+    while length > 0:
+        chunk = os.pread(fd, length, offset)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        offset += len(chunk)
+        length -= len(chunk)
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
