@@ -31,6 +31,10 @@ BATCH_ROWS = 1 << 20
 """Rows per batch read from a file: large batches make few chunks, so converting the
 result to pandas or polars needs no concatenation of many small pieces."""
 MAX_URL_REFRESHES = 3
+BATCHES_PER_DECODER = 2
+"""File batches fetched and decoded at once, per decoding core: one decoding while the
+next downloads. More only fight over the GIL (measured on 2 cores with 2,000 small files:
+16 at once took 15% longer than 4)."""
 
 
 def decoders() -> int:
@@ -131,6 +135,7 @@ class TableScan:
         reader = self._reader(plan)
         fresh = FreshFiles(self._rest, plan)
         decoding = threading.BoundedSemaphore(decoders())
+        batching = threading.BoundedSemaphore(BATCHES_PER_DECODER * decoders())
 
         def decoded(file: RemoteFile, fetched: FetchedFile) -> tuple[RemoteFile, FileBatches]:
             with decoding:
@@ -164,7 +169,13 @@ class TableScan:
             current = [fresh.current(file) for file in group]
             if len(group) == 1 or plan.file_batch_url is None or any(map(is_expired, current)):
                 return [read(file) for file in group]
-            contents = fetch_batch(reader.downloads, plan.file_batch_url, [f.url for f in current])
+            with batching:
+                return read_batch(plan.file_batch_url, group, current)
+
+        def read_batch(
+            batch_url: str, group: tuple[RemoteFile, ...], current: list[RemoteFile]
+        ) -> list[tuple[RemoteFile, FileBatches]]:
+            contents = fetch_batch(reader.downloads, batch_url, [f.url for f in current])
             results: list[tuple[RemoteFile, FileBatches] | None] = []
             delivered: list[tuple[RemoteFile, FetchedFile]] = []
             for file, now, data in zip(group, current, contents, strict=True):
