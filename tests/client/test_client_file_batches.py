@@ -8,8 +8,7 @@ import threading
 import pytest
 from compare import assert_same_rows, direct_read
 
-from deltaport.client import FileReader, SharingClient
-from deltaport.client import scan as scan_module
+from deltaport.client import FileReader, SharingClient, file_batches
 from deltaport.client.downloads import downloads_for
 from deltaport.client.file_batches import (
     BATCH_FILE_MAX_BYTES,
@@ -94,7 +93,7 @@ def test_small_files_come_in_batches(profile, client_tables, monkeypatch) -> Non
 
         return wrapper
 
-    monkeypatch.setattr(scan_module, "fetch_batch", counting("batch", scan_module.fetch_batch))
+    monkeypatch.setattr(file_batches, "fetch_batch", counting("batch", file_batches.fetch_batch))
     monkeypatch.setattr(FileReader, "fetch", counting("single", FileReader.fetch))
     with SharingClient(profile) as client:
         scan = client.table("share1.default.small_files").snapshot()
@@ -112,13 +111,13 @@ def test_small_files_come_in_batches(profile, client_tables, monkeypatch) -> Non
 def test_files_a_batch_misses_are_read_on_their_own(
     profile, client_tables, monkeypatch, table, fmt
 ) -> None:
-    real = scan_module.fetch_batch
+    real = file_batches.fetch_batch
 
     def every_other_missing(downloads, url, urls):
         got = real(downloads, url, urls)
         return [None if i % 2 else content for i, content in enumerate(got)]
 
-    monkeypatch.setattr(scan_module, "fetch_batch", every_other_missing)
+    monkeypatch.setattr(file_batches, "fetch_batch", every_other_missing)
     with SharingClient(profile) as client:
         got = client.table(f"share1.default.{table}").snapshot(use_delta_format=fmt).to_arrow()
     assert_same_rows(got, direct_read(client_tables[table]))

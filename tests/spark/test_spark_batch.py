@@ -66,13 +66,16 @@ def test_partition_values_and_response_formats(spark: SparkSession, profile: str
         assert len(rows) == 15
 
 
-def test_one_partition_per_file_or_packed(spark: SparkSession, profile: str) -> None:
+def test_one_partition_per_file_or_packed(spark: SparkSession, profile: str, server: Any) -> None:
     url = table_url(profile, "parted")
     per_file = spark.read.format("deltaSharing").option("partitionBytes", "0").load(url)
     assert per_file.rdd.getNumPartitions() == 3
     packed = spark.read.format("deltaSharing").option("minPartitions", "1").load(url)
     assert packed.rdd.getNumPartitions() == 1
+    batches_before = server.log().count('"POST /delta-sharing/files HTTP')
     assert per_file.count() == packed.count() == 15
+    # the packed partition's three small files came in one batch request
+    assert server.log().count('"POST /delta-sharing/files HTTP') == batches_before + 1
 
 
 def test_change_data_feed(spark: SparkSession, profile: str, changes_route: None) -> None:

@@ -16,6 +16,9 @@ plan's files elsewhere (on other processes or machines) are public too:
   :func:`is_expired` tells whether its URL must be renewed first;
 - :func:`plan_file_reader` splits that in two: :meth:`FileReader.fetch` downloads a
   file (and its deletion vector), :meth:`FileReader.batches` decodes it batch by batch;
+- :func:`batched_files` groups a plan's files that its server can send together, and
+  :func:`fetched_in_batch` fetches such a group in one request (None for each file to
+  fetch on its own);
 - :func:`ordered_map` maps a function over files on threads, yielding in order;
 - :class:`Metadata` and :class:`Protocol` are the table's Delta metadata and protocol.
 """
@@ -27,6 +30,7 @@ from deltaport.client.errors import (
     UrlExpiredError,
 )
 from deltaport.client.fetch import is_expired
+from deltaport.client.file_batches import batched_files, fetched_in_batch
 from deltaport.client.loaders import (
     get_table_metadata,
     get_table_protocol,
@@ -67,6 +71,8 @@ __all__ = [
     "TableHandle",
     "TableScan",
     "UrlExpiredError",
+    "batched_files",
+    "fetched_in_batch",
     "get_table_metadata",
     "get_table_protocol",
     "get_table_version",

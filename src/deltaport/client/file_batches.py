@@ -17,7 +17,9 @@ import httpx
 import msgspec
 
 from deltaport.client.downloads import Body, Downloads
+from deltaport.client.errors import UrlExpiredError
 from deltaport.client.models import RemoteFile
+from deltaport.client.remote_file import FetchedFile, FileReader
 from deltaport.protocol.file_batch import (
     FILE_MAX_BYTES,
     MAX_FILES,
@@ -84,3 +86,19 @@ def fetch_batch(downloads: Downloads, batch_url: str, urls: Sequence[str]) -> li
     except FrameError:
         return missing
     return contents if len(contents) == len(urls) else missing
+
+
+def fetched_in_batch(
+    reader: FileReader, batch_url: str, files: Sequence[RemoteFile]
+) -> list[FetchedFile | None]:
+    """``files`` fetched in one batch request, with their deletion vectors; None for each
+    file the batch did not deliver, or whose deletion vector URL has expired (to be
+    fetched on its own)."""
+    contents = fetch_batch(reader.downloads, batch_url, [file.url for file in files])
+    fetched: list[FetchedFile | None] = []
+    for file, data in zip(files, contents, strict=True):
+        try:
+            fetched.append(None if data is None else reader.fetched(file, data))
+        except UrlExpiredError:
+            fetched.append(None)
+    return fetched

@@ -13,7 +13,7 @@ import pyarrow as pa
 from deltaport.client.downloads import downloads_for
 from deltaport.client.errors import UrlExpiredError
 from deltaport.client.fetch import is_expired
-from deltaport.client.file_batches import batched_files, fetch_batch
+from deltaport.client.file_batches import batched_files, fetched_in_batch
 from deltaport.client.models import QuerySpec, RemoteFile, ScanPlan
 from deltaport.client.planning import fetch_plan, refresh_plan
 from deltaport.client.remote_file import FetchedFile, FileReader
@@ -175,18 +175,16 @@ class TableScan:
         def read_batch(
             batch_url: str, group: tuple[RemoteFile, ...], current: list[RemoteFile]
         ) -> list[tuple[RemoteFile, FileBatches]]:
-            contents = fetch_batch(reader.downloads, batch_url, [f.url for f in current])
             results: list[tuple[RemoteFile, FileBatches] | None] = []
             delivered: list[tuple[RemoteFile, FetchedFile]] = []
-            for file, now, data in zip(group, current, contents, strict=True):
-                try:
-                    if data is not None:
-                        delivered.append((file, reader.fetched(now, data)))
-                        results.append(None)  # decoded below, with the others
-                        continue
-                except UrlExpiredError:  # its deletion vector's URL
-                    pass
-                results.append(read(file))
+            for file, fetched in zip(
+                group, fetched_in_batch(reader, batch_url, current), strict=True
+            ):
+                if fetched is None:
+                    results.append(read(file))
+                else:
+                    delivered.append((file, fetched))
+                    results.append(None)  # decoded below, with the others
             decoded_files = iter(decoded_together(delivered))
             return [result or next(decoded_files) for result in results]
 

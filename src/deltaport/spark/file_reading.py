@@ -15,6 +15,8 @@ from deltaport.client import (
     ScanPlan,
     SharingClient,
     UrlExpiredError,
+    batched_files,
+    fetched_in_batch,
     is_expired,
     new_http_client,
     ordered_map,
@@ -33,7 +35,8 @@ def read_plan_files(
 ) -> Iterator[pa.RecordBatch]:
     """The rows of every file of ``plan``, in order, as batches of ``schema``.
 
-    Downloads run ahead on threads; each file is decoded batch by batch as Spark takes
+    Downloads run ahead on threads (small files many at a time, where the server sends
+    file batches); each file is decoded batch by batch as Spark takes
     the batches, so a task holds one decoded batch at a time rather than whole files
     (two whole files decoded ahead cost two files of decoded rows per task)."""
     http = new_http_client(max_connections=FETCH_THREADS + 2)
@@ -47,10 +50,22 @@ def read_plan_files(
         except UrlExpiredError:
             return reader.fetch(urls.renew(current))
 
+    def fetch_group(group: tuple[RemoteFile, ...]) -> list[FetchedFile]:
+        """The files of ``group``, in one batch request where the server offers it."""
+        batch_url = plan.file_batch_url
+        if len(group) == 1 or batch_url is None:
+            return [fetch(file) for file in group]
+        batch = fetched_in_batch(reader, batch_url, [urls.current(file) for file in group])
+        return [got or fetch(file) for file, got in zip(group, batch, strict=True)]
+
+    groups = batched_files(plan.files, plan.file_batch_url)
     try:
-        for fetched in ordered_map(fetch, plan.files, workers=FETCH_THREADS, window=FETCH_THREADS):
-            for batch in reader.batches(fetched):
-                yield conform(batch, schema)
+        for fetched_group in ordered_map(
+            fetch_group, groups, workers=FETCH_THREADS, window=FETCH_THREADS
+        ):
+            for fetched in fetched_group:
+                for batch in reader.batches(fetched):
+                    yield conform(batch, schema)
     finally:
         http.close()
 
