@@ -9,7 +9,9 @@ default 2000). A local ``deltaport.server`` process shares both. Timed in the sa
 - ``deltaport.client.load_as_arrow`` and ``load_as_pandas``;
 - the official ``delta_sharing.load_as_pandas`` (1.4.2, in its own venv at
   ``.cache/peer-venv``, created with uv when missing; timed inside that process);
-- ``pyarrow.parquet.read_table`` of the table's files from disk (and ``.to_pandas()``).
+- ``pyarrow.parquet.read_table`` of the table's files from disk (and ``.to_pandas()``);
+- the bytes alone, without decoding: one GET a file on 4 threads, and, for files the
+  server sends in file batches, those batches on 4 threads.
 
 Run: ``uv run python benchmarks/bench_client.py``. ``DELTAPORT_BENCH_CACHE`` moves the
 cache (default ``.cache/bench-client``); ``DELTAPORT_BENCH_OFFICIAL=0`` skips the
