@@ -117,7 +117,7 @@ def test_repeated_query_reuses_and_new_commits_show(tmp_path: Path, fmt: str) ->
     assert len(_urls(third)) == 4
     assert set(_urls(first)) < set(_urls(third))
     filtered = _body(service, table, QueryTableRequest(predicateHints=["p = '9'"]), caps)
-    assert len(_urls(filtered)) == 1 and "p%3D9" in _urls(filtered)[0]
+    assert len(_urls(filtered)) == 1 and "/p=9/" in _urls(filtered)[0]
 
 
 def test_pages_with_cached_answers_cover_the_table(tmp_path: Path) -> None:

@@ -1,8 +1,9 @@
 """Signed URLs for table files on the server's local disk.
 
 A URL looks like ``{base_url}/{table_key}/{relative/path}?se={expiry}&sp=r&sig={mac}``.
-The path parts are percent-encoded, so names holding ``%``, spaces, ``&``, ``+``, ``=`` or
-emoji round-trip. The query names follow Azure SAS (``se`` signed expiry, ``sp`` signed
+The path parts are percent-encoded (all but ``=``, legal in a path and in nearly every
+partitioned table's paths), so names holding ``%``, spaces, ``&``, ``+``, ``=`` or emoji
+round-trip. The query names follow Azure SAS (``se`` signed expiry, ``sp`` signed
 permissions, ``sig`` signature): delta-kernel-rs, and with it the official Python client's
 delta-format path, fetches a file over HTTP only when the URL carries a query key it
 recognises as a pre-signature (``X-Amz-Signature``, ``sp`` or ``X-Goog-Credential``), and
@@ -46,8 +47,12 @@ PERMISSION_PARAM = "sp"
 SIGNATURE_PARAM = "sig"
 _MIN_SECRET_BYTES = 16
 _CIPHERS_KEPT = 256
-_UNQUOTED = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-~/"
-"""What ``quote()`` leaves as it is in a path."""
+_SAFE = "/="
+"""Characters left as they are in URL paths besides letters, digits and ``_.-~``: ``=`` is
+legal in a path segment (RFC 3986), and Hive-style partition directories (``p=1/``) hold
+one in nearly every path; the server decodes paths either way."""
+_UNQUOTED = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-~" + _SAFE.encode()
+"""What ``quote(path, safe=_SAFE)`` leaves as it is."""
 _NOT_PRINTABLE_ASCII = r"[^\x20-\x7e]"
 
 Rows = Sequence[int] | npt.NDArray[np.int64]
@@ -239,8 +244,8 @@ class LocalUrlSigner:
 
 
 def quote_paths(paths: pa.StringArray) -> pa.Array:
-    """``quote(path)`` of each path: string replacements over the whole column for the
-    printable ASCII characters to encode (``part=1/...`` needs ``=`` encoded), ``quote()``
+    """``quote(path, safe=_SAFE)`` of each path: string replacements over the whole column
+    for the printable ASCII characters to encode (``%``, space, ``&``, ``#``, ...), ``quote()``
     one by one for paths holding other characters."""
     data = paths.buffers()[2]
     unsafe = set((data.to_pybytes() if data is not None else b"").translate(None, _UNQUOTED))
@@ -251,7 +256,7 @@ def quote_paths(paths: pa.StringArray) -> pa.Array:
     if any(byte < 0x20 or byte > 0x7E for byte in unsafe):
         odd = pc.match_substring_regex(paths, _NOT_PRINTABLE_ASCII)
         texts = paths.filter(odd).to_pylist()
-        one_by_one = iter([quote(t) for t in texts])
+        one_by_one = iter([quote(t, safe=_SAFE) for t in texts])
         rows = odd.to_pylist()
         quoted = pc.if_else(
             odd, pa.array([next(one_by_one) if o else None for o in rows], pa.string()), quoted
