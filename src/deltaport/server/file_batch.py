@@ -20,7 +20,7 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
 from deltaport.protocol.file_batch import FILE_MAX_BYTES, MAX_FILES, MEDIA_TYPE, frame_head
-from deltaport.server.local_files import FileError, LocalFiles, Part, read_part, regular_file_stat
+from deltaport.server.local_files import FileError, LocalFiles, Part, read_part
 
 BODY_MAX_BYTES = 4 * 1024 * 1024
 CHUNK_BYTES = 1024 * 1024
@@ -85,9 +85,9 @@ class FileBatchEndpoint:
             raise FileError(403, "PERMISSION_DENIED", "not a file URL of this server")
         table_key, _, relative_path = parts.path[len(self._prefix) :].partition("/")
         query = dict(parse_qsl(parts.query, keep_blank_values=True))
-        fd = self._files.open(unquote(table_key), unquote(relative_path), query)
+        fd, stat_result, _ = self._files.open(unquote(table_key), unquote(relative_path), query)
         try:
-            size = regular_file_stat(fd).st_size
+            size = stat_result.st_size
             if size > FILE_MAX_BYTES:
                 message = f"files over {FILE_MAX_BYTES} bytes are not sent in a batch: GET it"
                 raise FileError(413, "INVALID_PARAMETER_VALUE", message)

@@ -32,13 +32,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from deltaport.server.file_batch import FileBatchEndpoint
-from deltaport.server.local_files import (
-    FileError,
-    LocalFiles,
-    Part,
-    read_part,
-    regular_file_stat,
-)
+from deltaport.server.local_files import FileError, LocalFiles, Part, read_part
 from deltaport.server.zero_copy import ZERO_COPY_SEND
 from deltaport.storage.local_urls import LocalUrlSigner
 from deltaport.storage.uri import Location
@@ -64,14 +58,10 @@ class FileEndpoint:
         relative_path: str = scope["path_params"]["file_path"]
         query = dict(parse_qsl(scope["query_string"].decode("latin-1"), keep_blank_values=True))
         try:
-            fd = self._files.open(table_key, relative_path, query)
+            fd, stat_result, path = self._files.open(table_key, relative_path, query)
         except FileError as exc:
             return await _error(send, exc.status, exc.code, exc.message)
         try:
-            try:
-                stat_result = regular_file_stat(fd)
-            except FileError as exc:
-                return await _error(send, exc.status, exc.code, exc.message)
             part = _requested_part(scope, stat_result.st_size)
             get = scope["method"] == "GET"
             if part is not None and get and part.length > ONE_READ_MAX_BYTES:
@@ -90,9 +80,7 @@ class FileEndpoint:
             os.close(fd)
         if part is None:
             response = FileResponse(
-                self._files.path(table_key, relative_path),
-                stat_result=stat_result,
-                media_type=_CONTENT_TYPE.decode(),
+                path, stat_result=stat_result, media_type=_CONTENT_TYPE.decode()
             )
             response.chunk_size = _CHUNK_SIZE
             return await response(scope, receive, send)

@@ -33,6 +33,15 @@ def _no_such_file() -> FileError:
     return FileError(404, "RESOURCE_DOES_NOT_EXIST", "the file does not exist")
 
 
+class OpenFile(NamedTuple):
+    """A table file opened for a signed URL: its descriptor (the caller closes it), its
+    ``fstat`` and its resolved local path."""
+
+    fd: int
+    stat: os.stat_result
+    path: str
+
+
 class LocalFiles:
     """Opens the table files named by signed URLs, after checking the signature."""
 
@@ -42,8 +51,8 @@ class LocalFiles:
         self.signer = signer
         self._resolve_table_root = resolve_table_root
 
-    def open(self, table_key: str, relative_path: str, query: dict[str, str]) -> int:
-        """A descriptor of the file (the caller closes it), or :class:`FileError`."""
+    def open(self, table_key: str, relative_path: str, query: dict[str, str]) -> OpenFile:
+        """The regular file ``relative_path`` of the table, or :class:`FileError`."""
         try:
             self.signer.verify(table_key, relative_path, query)
         except InvalidSignatureError as exc:
@@ -56,23 +65,14 @@ class LocalFiles:
         except PathEscapeError as exc:
             raise FileError(403, "PERMISSION_DENIED", str(exc)) from None
         try:
-            return os.open(path, os.O_RDONLY | _NONBLOCK)
+            fd = os.open(path, os.O_RDONLY | _NONBLOCK)
         except OSError:
             raise _no_such_file() from None
-
-    def path(self, table_key: str, relative_path: str) -> str:
-        """The local path of a file :meth:`open` opened."""
-        root = self._resolve_table_root(table_key)
-        assert root is not None
-        return resolve_local_file(root, relative_path)
-
-
-def regular_file_stat(fd: int) -> os.stat_result:
-    """The ``fstat`` of ``fd``, or :class:`FileError` when it is no regular file."""
-    stat_result = os.fstat(fd)
-    if not stat.S_ISREG(stat_result.st_mode):
-        raise _no_such_file()
-    return stat_result
+        stat_result = os.fstat(fd)
+        if not stat.S_ISREG(stat_result.st_mode):
+            os.close(fd)
+            raise _no_such_file()
+        return OpenFile(fd, stat_result, path)
 
 
 class Part(NamedTuple):
