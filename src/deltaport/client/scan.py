@@ -137,14 +137,10 @@ class TableScan:
         decoding = threading.BoundedSemaphore(decoders())
         batching = threading.BoundedSemaphore(BATCHES_PER_DECODER * decoders())
 
-        def decoded(file: RemoteFile, fetched: FetchedFile) -> tuple[RemoteFile, FileBatches]:
-            with decoding:
-                return file, list(reader.batches(fetched))
-
         def decoded_together(
             files: list[tuple[RemoteFile, FetchedFile]],
         ) -> list[tuple[RemoteFile, FileBatches]]:
-            with decoding:  # once for all: a hand-over per small file costs more than it
+            with decoding:  # once for a batch's files: a hand-over each costs more than one
                 return [(file, list(reader.batches(fetched))) for file, fetched in files]
 
         def read(file: RemoteFile) -> tuple[RemoteFile, FileBatches]:
@@ -161,7 +157,7 @@ class TableScan:
                     if refreshes > MAX_URL_REFRESHES:
                         raise
                     current = fresh.renew(current)
-            return decoded(file, fetched)
+            return decoded_together([(file, fetched)])[0]
 
         def read_group(group: tuple[RemoteFile, ...]) -> list[tuple[RemoteFile, FileBatches]]:
             """The files of ``group``: in one batch request when there are several (each

@@ -94,7 +94,7 @@ def create_app(config: ServerConfig) -> Starlette:
     )
     changes = ChangeService(url_signer, url_lifetime, table_tokens)
     pages = PageTokens(_derive(key, "page-tokens"))
-    api = _Api(catalog, auth, pages, service, changes, config, local_signer.base_url)
+    api = _Api(catalog, auth, pages, service, changes, config)
 
     def table_root(table_key: str) -> Location | None:
         table = catalog.table_by_key(table_key)
@@ -166,10 +166,9 @@ class _Api:
         service: TableService,
         changes: ChangeService,
         config: ServerConfig,
-        files_url: str,
     ) -> None:
         self.catalog = catalog
-        self.files_url = files_url
+        self.files_url = _files_url(config)
         self.auth = auth
         self.pages = pages
         self.service = service
