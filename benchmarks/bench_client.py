@@ -13,6 +13,17 @@ default 2000). A local ``deltaport.server`` process shares both. Timed in the sa
 - the bytes alone, without decoding: one GET a file on 4 threads, and, for files the
   server sends in file batches, those batches on 4 threads.
 
+The loads are timed twice, the readers taking turns within each round; the best times
+are compared (medians in parentheses):
+
+- in this one process, ``ROUNDS`` rounds after a warm-up round (a notebook or service
+  that reads tables again and again, its allocators holding memory from earlier reads);
+- each load in a new Python process, ``FRESH_ROUNDS`` rounds (a job that reads a table
+  once), timed inside that process without its start and imports.
+
+On a virtual machine the first touch of fresh memory can cost from 0.1 to over 2 s per
+GB, so the two can differ a lot; both are printed.
+
 Run: ``uv run python benchmarks/bench_client.py``. ``DELTAPORT_BENCH_CACHE`` moves the
 cache (default ``.cache/bench-client``); ``DELTAPORT_BENCH_OFFICIAL=0`` skips the
 official client.
@@ -25,6 +36,7 @@ import json
 import os
 import shutil
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -33,6 +45,7 @@ import time
 import uuid
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -56,6 +69,8 @@ BIG_FILES = 64
 SMALL_FILES = int(os.environ.get("DELTAPORT_BENCH_SMALL_FILES", "2000"))
 SMALL_ROWS = 500
 RUN_OFFICIAL = os.environ.get("DELTAPORT_BENCH_OFFICIAL", "1") != "0"
+ROUNDS = 5
+FRESH_ROUNDS = 3
 TOKEN = "bench-token"
 BYTES_PER_ROW = 32  # two float64 and two int64 columns of random values: no compression
 
@@ -205,24 +220,71 @@ def official_python() -> Path | None:
     return python
 
 
-def best_of(runs: int, fn: Callable[[], Any]) -> tuple[float, Any]:
-    """The best time of ``runs`` calls and the last result. Each call starts with the same
-    memory in use: the previous result is released first (a gigabyte kept alive changes
-    what the next read pays for fresh memory)."""
-    best = float("inf")
-    result: Any = None
-    for _ in range(runs):
-        result = None
+@dataclass(frozen=True)
+class Timing:
+    best: float
+    median: float
+    size: int
+    """Rows or bytes the reader reported."""
+
+
+Reader = Callable[[], int]
+"""One read, returning only a size (rows or bytes): every call then starts with the
+same memory in use (a gigabyte kept alive changes what the next read pays for fresh
+memory)."""
+
+
+def loads(url: str, files: list[str]) -> dict[str, Reader]:
+    """The four loads compared: pyarrow from disk, and deltaport's client."""
+    return {
+        "direct arrow": lambda: len(pq.read_table(files)),
+        "direct pandas": lambda: len(pq.read_table(files).to_pandas()),
+        "ours arrow": lambda: len(dc.load_as_arrow(url)),
+        "ours pandas": lambda: len(dc.load_as_pandas(url)),
+    }
+
+
+def timed_here(reader: Reader) -> Callable[[], tuple[float, int]]:
+    def run() -> tuple[float, int]:
         started = time.perf_counter()
-        result = fn()
-        best = min(best, time.perf_counter() - started)
-    return best, result
+        size = reader()
+        return time.perf_counter() - started, size
+
+    return run
 
 
-def rows_in_best_of(runs: int, fn: Callable[[], Any]) -> tuple[float, int]:
-    """:func:`best_of` keeping only the row count of the table or frame ``fn`` returns."""
-    seconds, result = best_of(runs, fn)
-    return seconds, len(result)
+def timed_in_new_process(name: str, url: str, root: Path) -> Callable[[], tuple[float, int]]:
+    """The load ``name`` in a new Python process, timed inside it (without the start of
+    the interpreter and the imports)."""
+
+    def run() -> tuple[float, int]:
+        command = [sys.executable, __file__, "--load", name, url, str(root)]
+        seconds, size = subprocess.run(
+            command, capture_output=True, text=True, check=True
+        ).stdout.split()
+        return float(seconds), int(size)
+
+    return run
+
+
+def alternating_rounds(
+    rounds: int, readers: dict[str, Callable[[], tuple[float, int]]], warm_up: bool
+) -> dict[str, Timing]:
+    """Each reader timed in ``rounds`` rounds (after a warm-up round if asked), the
+    readers taking turns within each round, so a machine that gets busier or quieter
+    during the run (page cache, memory reclaim, other tenants) slows or speeds them all
+    alike."""
+    times: dict[str, list[float]] = {name: [] for name in readers}
+    sizes: dict[str, int] = {}
+    for round_ in range(rounds + warm_up):
+        for name, run in readers.items():
+            seconds, sizes[name] = run()
+            if round_ or not warm_up:
+                times[name].append(seconds)
+    return {
+        name: Timing(min(times[name]), statistics.median(times[name]), sizes[name])
+        for name in readers
+    }
 
 
 def official_seconds(python: Path, url: str, rows: int) -> float:
@@ -273,57 +335,82 @@ def fetch_batched_bytes(
         return sum(pool.map(fetch, groups))
 
 
+def seconds(timing: Timing) -> str:
+    return f"{timing.best:5.2f} s ({timing.median:.2f})"
+
+
+def ratio(ours: Timing, base: Timing) -> str:
+    return f"{ours.best / base.best:5.2f} x ({ours.median / base.median:.2f})"
+
+
+def print_loads(timings: dict[str, Timing]) -> None:
+    direct_arrow, direct_pandas = timings["direct arrow"], timings["direct pandas"]
+    ours_arrow, ours_pandas = timings["ours arrow"], timings["ours pandas"]
+    print(
+        f"    pyarrow from disk   arrow {seconds(direct_arrow)}   pandas {seconds(direct_pandas)}"
+    )
+    print(f"    deltaport client    arrow {seconds(ours_arrow)}   pandas {seconds(ours_pandas)}")
+    print(
+        f"    deltaport / direct  arrow {ratio(ours_arrow, direct_arrow)}   "
+        f"pandas {ratio(ours_pandas, direct_pandas)}   (target <= 1.3)"
+    )
+
+
 def bench(name: str, root: Path, profile: str, python: Path | None) -> None:
     url = f"{profile}#bench.s.{name}"
     files = sorted(str(p) for p in root.glob("*.parquet"))
     size_mb = sum(Path(f).stat().st_size for f in files) / 2**20
-    runs = 2
-    # only row counts are kept between measurements, so each starts with the same memory
-    # (a result is released after its timing, not inside it)
-    direct_arrow, rows = rows_in_best_of(runs, lambda: pq.read_table(files))
-    direct_pandas, pandas_rows = rows_in_best_of(runs, lambda: pq.read_table(files).to_pandas())
-    ours_arrow, ours_rows = rows_in_best_of(runs, lambda: dc.load_as_arrow(url))
-    ours_pandas, ours_pandas_rows = rows_in_best_of(runs, lambda: dc.load_as_pandas(url))
     with dc.SharingClient(profile) as client:
         plan = client.table(f"bench.s.{name}").snapshot().plan()
         urls = [f.url for f in plan.files]
-        transfer, size = best_of(runs, lambda: fetch_bytes(urls))
-        assert size == sum(Path(f).stat().st_size for f in files)
         downloads = downloads_for(client.rest.http)
         groups = [g for g in batched_files(plan.files, plan.file_batch_url) if len(g) > 1]
-        batched, batched_size = best_of(
-            runs, lambda: fetch_batched_bytes(downloads, plan.file_batch_url, groups)
-        )
-    assert rows == pandas_rows == ours_rows == ours_pandas_rows
-    print(f"\n{name}: {len(files)} files, {size_mb:,.0f} MB, {rows:,} rows")
-    print(f"  pyarrow from disk     arrow {direct_arrow:7.2f} s   pandas {direct_pandas:7.2f} s")
-    print(f"  deltaport client      arrow {ours_arrow:7.2f} s   pandas {ours_pandas:7.2f} s")
-    print(
-        f"  deltaport / direct    arrow {ours_arrow / direct_arrow:7.2f} x   "
-        f"pandas {ours_pandas / direct_pandas:7.2f} x   (target <= 1.3)"
+        readers = {load: timed_here(run) for load, run in loads(url, files).items()}
+        readers["bytes"] = timed_here(lambda: fetch_bytes(urls))
+        if groups:
+            readers["batched bytes"] = timed_here(
+                lambda: fetch_batched_bytes(downloads, plan.file_batch_url, groups)
+            )
+        warm = alternating_rounds(ROUNDS, readers, warm_up=True)
+    fresh = alternating_rounds(
+        FRESH_ROUNDS,
+        {load: timed_in_new_process(load, url, root) for load in loads(url, files)},
+        warm_up=False,
     )
+    rows = warm["direct arrow"].size
+    assert all(t.size == rows for t in [*fresh.values(), *(warm[n] for n in fresh)])
+    assert warm["bytes"].size == sum(Path(f).stat().st_size for f in files)
+    print(f"\n{name}: {len(files)} files, {size_mb:,.0f} MB, {rows:,} rows")
+    print(f"  best (median) of {ROUNDS} rounds in one warm process, the loads taking turns")
+    print_loads(warm)
+    print(f"  best (median) of {FRESH_ROUNDS} rounds, each load in a new process")
+    print_loads(fresh)
+    direct_arrow = warm["direct arrow"]
     # the part of our load no client can save: the server sending the files and a bare
     # client receiving them over loopback, sharing the cores, before any decoding
     print(
-        f"  bytes over HTTP only        {transfer:7.2f} s   "
-        f"= {transfer / direct_arrow:.2f} x the direct arrow read (one GET a file)"
+        f"  bytes over HTTP only          {seconds(warm['bytes'])}   "
+        f"= {ratio(warm['bytes'], direct_arrow)} the direct arrow read (one GET a file)"
     )
     if groups:
+        batched = warm["batched bytes"]
         print(
-            f"  bytes in file batches       {batched:7.2f} s   "
-            f"= {batched / direct_arrow:.2f} x the direct arrow read "
-            f"({sum(map(len, groups))} files in {len(groups)} batches, {batched_size:,} bytes)"
+            f"  bytes in file batches         {seconds(batched)}   "
+            f"= {ratio(batched, direct_arrow)} the direct arrow read "
+            f"({sum(map(len, groups))} files in {len(groups)} batches, {batched.size:,} bytes)"
         )
     if python is not None:
         official = official_seconds(python, url, rows)
         print(f"  official client                      pandas {official:7.2f} s")
+        ours = warm["ours pandas"].best
         print(
-            f"  official / deltaport                 pandas {official / ours_pandas:7.2f} x"
+            f"  official / deltaport                 pandas {official / ours:7.2f} x"
             "   (target >= 5)"
         )
         # 5x over the official client needs a load within (official / direct) / 5 of the
         # direct read: printed so the two targets can be weighed against each other
-        print(f"  official / direct                    pandas {official / direct_pandas:7.2f} x")
+        direct = warm["direct pandas"].best
+        print(f"  official / direct                    pandas {official / direct:7.2f} x")
 
 
 def main() -> None:
@@ -344,5 +431,20 @@ def main() -> None:
             process.wait(10)
 
 
+def load_once(name: str, url: str, root: str) -> None:
+    """Child mode (``--load NAME URL ROOT``): one load, printing its time and size. The
+    modules both kinds of load import on first use are imported before the clock starts,
+    as in a job that has already imported what it works with."""
+    import pandas  # noqa: F401
+    import pyarrow.dataset  # noqa: F401
+
+    load = loads(url, sorted(str(p) for p in Path(root).glob("*.parquet")))[name]
+    seconds, size = timed_here(load)()
+    print(seconds, size)
+
+
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:2] == ["--load"]:
+        load_once(*sys.argv[2:5])
+    else:
+        main()
