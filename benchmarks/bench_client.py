@@ -15,16 +15,16 @@ default 2000). A local ``deltaport.server`` process shares both. Timed in the sa
 - the bytes alone, without decoding: one GET a file on 4 threads, and, for files the
   server sends in file batches, those batches on 4 threads.
 
-The loads are timed twice, the readers taking turns within each round; the best times
-are compared (medians in parentheses):
-
-- in this one process, ``ROUNDS`` rounds after a warm-up round (a notebook or service
-  that reads tables again and again, its allocators holding memory from earlier reads);
-- each load in a new Python process, ``FRESH_ROUNDS`` rounds (a job that reads a table
-  once), timed inside that process without its start and imports.
-
-On a virtual machine the first touch of fresh memory can cost from 0.1 to over 2 s per
-GB, so the two can differ a lot; both are printed.
+Each of the four loads runs in processes of its own, ``ROUNDS`` of them, the loads taking
+turns so a machine that gets busier or quieter during the run slows them all alike. A
+process loads the table ``LOADS_PER_PROCESS`` times, timed inside it: its first load is
+that of a job that reads a table once (in a new process, after the imports), the later
+ones those of a notebook or service that reads again and again (a warm process). Loads
+of different kinds never share a process: each would hold memory in its allocators that
+the other cannot reuse. The best times are compared (medians in parentheses). On a
+virtual machine the first touch of fresh memory can cost from 0.1 to over 2 s per GB, so
+the two can differ a lot; both are printed. The bytes alone are timed in this process,
+alternating, after a warm-up round.
 
 Run: ``uv run python benchmarks/bench_client.py``. ``DELTAPORT_BENCH_CACHE`` moves the
 cache (default ``.cache/bench-client``); ``DELTAPORT_BENCH_OFFICIAL=0`` skips the
@@ -71,8 +71,8 @@ BIG_FILES = 64
 SMALL_FILES = int(os.environ.get("DELTAPORT_BENCH_SMALL_FILES", "2000"))
 SMALL_ROWS = 500
 RUN_OFFICIAL = os.environ.get("DELTAPORT_BENCH_OFFICIAL", "1") != "0"
-ROUNDS = 5
-FRESH_ROUNDS = 3
+ROUNDS = 3
+LOADS_PER_PROCESS = 3
 TOKEN = "bench-token"
 BYTES_PER_ROW = 32  # two float64 and two int64 columns of random values: no compression
 
@@ -240,6 +240,9 @@ same memory in use (a gigabyte kept alive changes what the next read pays for fr
 memory)."""
 
 
+LOADS = ("direct arrow", "direct pandas", "ours arrow", "ours pandas")
+
+
 def loads(url: str, files: list[str]) -> dict[str, Reader]:
     """The four loads compared: pyarrow from disk, and deltaport's client."""
     return {
@@ -250,47 +253,45 @@ def loads(url: str, files: list[str]) -> dict[str, Reader]:
     }
 
 
-def timed_here(reader: Reader) -> Callable[[], tuple[float, int]]:
-    def run() -> tuple[float, int]:
-        started = time.perf_counter()
-        size = reader()
-        return time.perf_counter() - started, size
-
-    return run
+def times_in_new_process(name: str, url: str, root: Path) -> list[tuple[float, int]]:
+    """The times and sizes of ``LOADS_PER_PROCESS`` loads ``name`` in one new process."""
+    command = [sys.executable, __file__, "--load", name, url, str(root), str(LOADS_PER_PROCESS)]
+    output = subprocess.run(command, capture_output=True, text=True, check=True).stdout
+    return [(float(seconds), int(size)) for seconds, size in map(str.split, output.splitlines())]
 
 
-def timed_in_new_process(name: str, url: str, root: Path) -> Callable[[], tuple[float, int]]:
-    """The load ``name`` in a new Python process, timed inside it (without the start of
-    the interpreter and the imports)."""
-
-    def run() -> tuple[float, int]:
-        command = [sys.executable, __file__, "--load", name, url, str(root)]
-        seconds, size = subprocess.run(
-            command, capture_output=True, text=True, check=True
-        ).stdout.split()
-        return float(seconds), int(size)
-
-    return run
+def timing(times: list[float], size: int) -> Timing:
+    return Timing(min(times), statistics.median(times), size)
 
 
-def alternating_rounds(
-    rounds: int, readers: dict[str, Callable[[], tuple[float, int]]], warm_up: bool
-) -> dict[str, Timing]:
-    """Each reader timed in ``rounds`` rounds (after a warm-up round if asked), the
-    readers taking turns within each round, so a machine that gets busier or quieter
-    during the run (page cache, memory reclaim, other tenants) slows or speeds them all
-    alike."""
+def loads_in_processes(url: str, root: Path) -> tuple[dict[str, Timing], dict[str, Timing]]:
+    """Timings of each load in new processes and in warm ones (see the module's
+    documentation): ``ROUNDS`` processes a load, the loads taking turns."""
+    first: dict[str, list[float]] = {name: [] for name in LOADS}
+    later: dict[str, list[float]] = {name: [] for name in LOADS}
+    sizes: dict[str, int] = {}
+    for _ in range(ROUNDS):
+        for name in LOADS:
+            (seconds, sizes[name]), *warm = times_in_new_process(name, url, root)
+            first[name].append(seconds)
+            later[name] += [seconds for seconds, _ in warm]
+    return (
+        {name: timing(first[name], sizes[name]) for name in LOADS},
+        {name: timing(later[name], sizes[name]) for name in LOADS},
+    )
+
+
+def alternating_rounds(rounds: int, readers: dict[str, Reader]) -> dict[str, Timing]:
+    """Each reader timed here in ``rounds`` rounds after a warm-up round, taking turns."""
     times: dict[str, list[float]] = {name: [] for name in readers}
     sizes: dict[str, int] = {}
-    for round_ in range(rounds + warm_up):
-        for name, run in readers.items():
-            seconds, sizes[name] = run()
-            if round_ or not warm_up:
-                times[name].append(seconds)
-    return {
-        name: Timing(min(times[name]), statistics.median(times[name]), sizes[name])
-        for name in readers
-    }
+    for round_ in range(rounds + 1):
+        for name, reader in readers.items():
+            started = time.perf_counter()
+            sizes[name] = reader()
+            if round_:
+                times[name].append(time.perf_counter() - started)
+    return {name: timing(times[name], sizes[name]) for name in readers}
 
 
 def official_seconds(python: Path, url: str, rows: int) -> tuple[float, float]:
@@ -369,40 +370,38 @@ def bench(name: str, root: Path, profile: str, python: Path | None) -> None:
     url = f"{profile}#bench.s.{name}"
     files = sorted(str(p) for p in root.glob("*.parquet"))
     size_mb = sum(Path(f).stat().st_size for f in files) / 2**20
+    fresh, warm = loads_in_processes(url, root)
     with dc.SharingClient(profile) as client:
         plan = client.table(f"bench.s.{name}").snapshot().plan()
         urls = [f.url for f in plan.files]
         downloads = downloads_for(client.rest.http)
         groups = [g for g in batched_files(plan.files, plan.file_batch_url) if len(g) > 1]
-        readers = {load: timed_here(run) for load, run in loads(url, files).items()}
-        readers["bytes"] = timed_here(lambda: fetch_bytes(urls))
+        readers: dict[str, Reader] = {"bytes": lambda: fetch_bytes(urls)}
         if groups:
-            readers["batched bytes"] = timed_here(
-                lambda: fetch_batched_bytes(downloads, plan.file_batch_url, groups)
+            readers["batched bytes"] = lambda: fetch_batched_bytes(
+                downloads, plan.file_batch_url, groups
             )
-        warm = alternating_rounds(ROUNDS, readers, warm_up=True)
-    fresh = alternating_rounds(
-        FRESH_ROUNDS,
-        {load: timed_in_new_process(load, url, root) for load in loads(url, files)},
-        warm_up=False,
-    )
+        transfers = alternating_rounds(ROUNDS, readers)
     rows = warm["direct arrow"].size
-    assert all(t.size == rows for t in [*fresh.values(), *(warm[n] for n in fresh)])
-    assert warm["bytes"].size == sum(Path(f).stat().st_size for f in files)
+    assert all(t.size == rows for t in [*fresh.values(), *warm.values()])
+    assert transfers["bytes"].size == sum(Path(f).stat().st_size for f in files)
     print(f"\n{name}: {len(files)} files, {size_mb:,.0f} MB, {rows:,} rows")
-    print(f"  best (median) of {ROUNDS} rounds in one warm process, the loads taking turns")
-    print_loads(warm)
-    print(f"  best (median) of {FRESH_ROUNDS} rounds, each load in a new process")
+    print(f"  best (median) of {ROUNDS} new processes a load, the loads taking turns")
     print_loads(fresh)
+    print(
+        f"  best (median) of the {ROUNDS * (LOADS_PER_PROCESS - 1)} later loads in those "
+        "processes (warm)"
+    )
+    print_loads(warm)
     direct_arrow = warm["direct arrow"]
     # the part of our load no client can save: the server sending the files and a bare
     # client receiving them over loopback, sharing the cores, before any decoding
     print(
-        f"  bytes over HTTP only          {seconds(warm['bytes'])}   "
-        f"= {ratio(warm['bytes'], direct_arrow)} the direct arrow read (one GET a file)"
+        f"  bytes over HTTP only          {seconds(transfers['bytes'])}   "
+        f"= {ratio(transfers['bytes'], direct_arrow)} the direct arrow read (one GET a file)"
     )
     if groups:
-        batched = warm["batched bytes"]
+        batched = transfers["batched bytes"]
         print(
             f"  bytes in file batches         {seconds(batched)}   "
             f"= {ratio(batched, direct_arrow)} the direct arrow read "
@@ -446,20 +445,22 @@ def main() -> None:
             process.wait(10)
 
 
-def load_once(name: str, url: str, root: str) -> None:
-    """Child mode (``--load NAME URL ROOT``): one load, printing its time and size. The
-    modules both kinds of load import on first use are imported before the clock starts,
-    as in a job that has already imported what it works with."""
+def load_in_this_process(name: str, url: str, root: str, count: str) -> None:
+    """Child mode (``--load NAME URL ROOT COUNT``): ``COUNT`` loads, printing the time and
+    size of each. The modules both kinds of load import on first use are imported before
+    the clock starts, as in a job that has already imported what it works with."""
     import pandas  # noqa: F401
     import pyarrow.dataset  # noqa: F401
 
     load = loads(url, sorted(str(p) for p in Path(root).glob("*.parquet")))[name]
-    seconds, size = timed_here(load)()
-    print(seconds, size)
+    for _ in range(int(count)):
+        started = time.perf_counter()
+        size = load()
+        print(time.perf_counter() - started, size, flush=True)
 
 
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--load"]:
-        load_once(*sys.argv[2:5])
+        load_in_this_process(*sys.argv[2:6])
     else:
         main()
