@@ -240,7 +240,8 @@ same memory in use (a gigabyte kept alive changes what the next read pays for fr
 memory)."""
 
 
-LOADS = ("direct arrow", "direct pandas", "ours arrow", "ours pandas")
+def data_files(root: Path) -> list[str]:
+    return sorted(str(p) for p in root.glob("*.parquet"))
 
 
 def loads(url: str, files: list[str]) -> dict[str, Reader]:
@@ -265,19 +266,20 @@ def timing(times: list[float], size: int) -> Timing:
 
 
 def loads_in_processes(url: str, root: Path) -> tuple[dict[str, Timing], dict[str, Timing]]:
-    """Timings of each load in new processes and in warm ones (see the module's
-    documentation): ``ROUNDS`` processes a load, the loads taking turns."""
-    first: dict[str, list[float]] = {name: [] for name in LOADS}
-    later: dict[str, list[float]] = {name: [] for name in LOADS}
+    """Timings of each of :func:`loads` in new processes and in warm ones (see the
+    module's documentation): ``ROUNDS`` processes a load, the loads taking turns."""
+    names = list(loads(url, data_files(root)))
+    first: dict[str, list[float]] = {name: [] for name in names}
+    later: dict[str, list[float]] = {name: [] for name in names}
     sizes: dict[str, int] = {}
     for _ in range(ROUNDS):
-        for name in LOADS:
+        for name in names:
             (seconds, sizes[name]), *warm = times_in_new_process(name, url, root)
             first[name].append(seconds)
             later[name] += [seconds for seconds, _ in warm]
     return (
-        {name: timing(first[name], sizes[name]) for name in LOADS},
-        {name: timing(later[name], sizes[name]) for name in LOADS},
+        {name: timing(first[name], sizes[name]) for name in names},
+        {name: timing(later[name], sizes[name]) for name in names},
     )
 
 
@@ -368,7 +370,7 @@ def print_loads(timings: dict[str, Timing]) -> None:
 
 def bench(name: str, root: Path, profile: str, python: Path | None) -> None:
     url = f"{profile}#bench.s.{name}"
-    files = sorted(str(p) for p in root.glob("*.parquet"))
+    files = data_files(root)
     size_mb = sum(Path(f).stat().st_size for f in files) / 2**20
     fresh, warm = loads_in_processes(url, root)
     with dc.SharingClient(profile) as client:
@@ -452,7 +454,7 @@ def load_in_this_process(name: str, url: str, root: str, count: str) -> None:
     import pandas  # noqa: F401
     import pyarrow.dataset  # noqa: F401
 
-    load = loads(url, sorted(str(p) for p in Path(root).glob("*.parquet")))[name]
+    load = loads(url, data_files(Path(root)))[name]
     for _ in range(int(count)):
         started = time.perf_counter()
         size = load()

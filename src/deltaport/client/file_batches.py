@@ -46,6 +46,7 @@ def batched_files(
         return [(file,) for file in files]
     prefix = batch_url.rstrip("/") + "/"
     limit = min(BATCH_FILE_MAX_BYTES, FILE_MAX_BYTES)
+    max_files = min(BATCH_MAX_FILES, MAX_FILES)
     groups: list[tuple[RemoteFile, ...]] = []
     run: list[RemoteFile] = []
     run_bytes = 0
@@ -56,9 +57,7 @@ def batched_files(
                 run, run_bytes = [], 0
             groups.append((file,))
             continue
-        if run and (
-            len(run) >= min(BATCH_MAX_FILES, MAX_FILES) or run_bytes + file.size > BATCH_MAX_BYTES
-        ):
+        if run and (len(run) >= max_files or run_bytes + file.size > BATCH_MAX_BYTES):
             groups.append(tuple(run))
             run, run_bytes = [], 0
         run.append(file)
