@@ -162,3 +162,70 @@ def test_counting_rows_reads_no_columns(tmp_path: Path) -> None:
     batches = list(scan_snapshot(snapshot, delta.storage, columns=[]))
     assert all(b.num_columns == 0 for b in batches)
     assert sum(b.num_rows for b in batches) == 200
+
+
+FLAT = Metadata(
+    id="flat",
+    schema_string=json.dumps(
+        {
+            "type": "struct",
+            "fields": [
+                {"name": "id", "type": "long", "nullable": True, "metadata": {}},
+                {"name": "name", "type": "string", "nullable": True, "metadata": {}},
+            ],
+        }
+    ),
+)
+IDS = pa.array([1, 2, 3], pa.int64())
+NAMES = pa.array(["a", None, "c"])
+
+
+@pytest.mark.parametrize(
+    ("written", "expected_names"),
+    [
+        (pa.table({"id": IDS, "name": NAMES}), ["a", None, "c"]),
+        (
+            pa.table({"id": IDS, "name": NAMES}).replace_schema_metadata(
+                {"org.apache.spark.version": "4.0.0"}
+            ),
+            ["a", None, "c"],
+        ),
+        (
+            pa.table(
+                [IDS, pa.array(["a", "b", "c"])],
+                schema=pa.schema(
+                    [pa.field("id", pa.int64(), False), pa.field("name", pa.string(), False)]
+                ),
+            ),
+            ["a", "b", "c"],
+        ),
+        (pa.table({"name": NAMES, "id": IDS}), ["a", None, "c"]),
+        (pa.table({"id": IDS, "name": NAMES, "extra": [0.5, 1.5, 2.5]}), ["a", None, "c"]),
+        (pa.table({"id": IDS}), [None, None, None]),
+        (pa.table({"id": IDS.cast(pa.int32()), "name": NAMES}), ["a", None, "c"]),
+    ],
+    ids=[
+        "as-written",
+        "writer-metadata",
+        "not-nullable",
+        "reordered",
+        "extra",
+        "missing",
+        "narrower",
+    ],
+)
+def test_every_file_layout_gives_the_table_schema(
+    tmp_path: Path, written: pa.Table, expected_names: list[str | None]
+) -> None:
+    """Files whose schema is the table's are passed through, files that only differ in
+    metadata or nullability relabelled, the others matched column by column: the batches
+    always carry exactly the table's schema."""
+    path = tmp_path / "f.parquet"
+    pq.write_table(written, path)
+    schema = table_arrow_schema(FLAT)
+    for deleted, kept in ((None, [0, 1, 2]), (np.array([1], np.uint64), [0, 2])):
+        batches = list(read_data_file(str(path), metadata=FLAT, deletion_vector_rows=deleted))
+        assert all(b.schema.equals(schema, check_metadata=True) for b in batches)
+        table = pa.Table.from_batches(batches, schema=schema)
+        assert table.column("id").to_pylist() == [[1, 2, 3][i] for i in kept]
+        assert table.column("name").to_pylist() == [expected_names[i] for i in kept]

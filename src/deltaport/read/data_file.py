@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from enum import Enum
 from typing import TypeAlias
 
 import numpy as np
@@ -98,10 +99,12 @@ def iter_file_batches(
     if isinstance(source, bytes | bytearray | memoryview):
         source = pa.BufferReader(source)
     parquet = pq.ParquetFile(source, coerce_int96_timestamp_unit="us")
-    to_read = file_columns_for(parquet.schema_arrow, plan.data_fields, plan.mode)
-    reads_change_type = change is not None and change.change_type is None
-    if reads_change_type:
-        to_read.append(CHANGE_TYPE_COLUMN)
+    layout = _layout(parquet.schema_arrow, plan, change)
+    to_read = None
+    if layout is _Layout.ASSEMBLED:
+        to_read = file_columns_for(parquet.schema_arrow, plan.data_fields, plan.mode)
+        if change is not None and change.change_type is None:
+            to_read.append(CHANGE_TYPE_COLUMN)
     if parquet.metadata.num_rows <= batch_size:  # one read: no batch iterator to set up
         batches = parquet.read(columns=to_read, use_threads=False).to_batches()
     else:
@@ -113,8 +116,35 @@ def iter_file_batches(
         start += length
         if mask is not None:
             batch = batch.filter(pa.array(mask))
-        if batch.num_rows:
+        if not batch.num_rows:
+            continue
+        if layout is _Layout.AS_IS:
+            yield batch
+        elif layout is _Layout.RELABELLED:
+            yield pa.RecordBatch.from_arrays(batch.columns, schema=plan.schema)
+        else:
             yield _assemble(batch, plan, partition_scalars, change)
+
+
+class _Layout(Enum):
+    """How a file's batches become output batches, decided once per file."""
+
+    AS_IS = "the file's schema is the output schema, metadata included"
+    RELABELLED = "the file's columns are the output's; names, types or metadata relabelled"
+    ASSEMBLED = "columns matched, cast and added one by one"
+
+
+def _layout(file_schema: pa.Schema, plan: ReadPlan, change: ChangeInfo | None) -> _Layout:
+    """The layout of a file of ``file_schema``: in the common case of a file written with
+    the table's schema, its batches need no per-column work (checked once per file, which
+    matters for tables of many small files)."""
+    if change is not None or plan.cdf or plan.partition_fields or plan.mode == "id":
+        return _Layout.ASSEMBLED
+    if file_schema.equals(plan.schema, check_metadata=True):
+        return _Layout.AS_IS
+    if _holds_output_columns(file_schema, plan):
+        return _Layout.RELABELLED
+    return _Layout.ASSEMBLED
 
 
 def _assemble(
@@ -126,8 +156,6 @@ def _assemble(
     n = batch.num_rows
     if not len(plan.schema):
         return batch.select([])  # keeps the row count: counting reads no column data
-    if change is None and _holds_output_columns(batch.schema, plan):
-        return pa.RecordBatch.from_arrays(batch.columns, schema=plan.schema)
     data = dict(
         zip(
             (f.name for f in plan.data_fields),
@@ -151,9 +179,7 @@ def _assemble(
 
 def _holds_output_columns(file_schema: pa.Schema, plan: ReadPlan) -> bool:
     """Whether the file's columns are the output's, in order, named and typed as the
-    table says (the common case, where matching and casting each column is skipped)."""
-    if plan.cdf or plan.partition_fields or plan.mode == "id":
-        return False
+    table says (nullability and metadata aside)."""
     if len(file_schema) != len(plan.data_fields):
         return False
     for file_field, field, out in zip(file_schema, plan.data_fields, plan.schema, strict=True):
