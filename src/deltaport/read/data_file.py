@@ -99,10 +99,11 @@ def iter_file_batches(
     if isinstance(source, bytes | bytearray | memoryview):
         source = pa.BufferReader(source)
     parquet = pq.ParquetFile(source, coerce_int96_timestamp_unit="us")
-    layout = _layout(parquet.schema_arrow, plan, change)
+    file_schema = parquet.schema_arrow
+    layout = _layout(file_schema, plan, change)
     to_read = None
     if layout is _Layout.ASSEMBLED:
-        to_read = file_columns_for(parquet.schema_arrow, plan.data_fields, plan.mode)
+        to_read = file_columns_for(file_schema, plan.data_fields, plan.mode)
         if change is not None and change.change_type is None:
             to_read.append(CHANGE_TYPE_COLUMN)
     if parquet.metadata.num_rows <= batch_size:  # one read: no batch iterator to set up
@@ -130,7 +131,7 @@ class _Layout(Enum):
     """How a file's batches become output batches, decided once per file."""
 
     AS_IS = "the file's schema is the output schema, metadata included"
-    RELABELLED = "the file's columns are the output's; names, types or metadata relabelled"
+    RELABELLED = "the file's columns are the output's but for nullability or metadata"
     ASSEMBLED = "columns matched, cast and added one by one"
 
 
