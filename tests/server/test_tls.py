@@ -1,14 +1,19 @@
-"""TLS: a self-signed certificate generated at start; an open server without a token."""
+"""TLS: a self-signed certificate generated at start; an open server without a token; the
+client over TLS, with the certificate trusted and without."""
 
 from __future__ import annotations
 
+import json
 import ssl
 from pathlib import Path
 from typing import Any
 
+import deltalake
 import httpx
+import pyarrow as pa
 import pytest
 
+import deltaport.client as dc
 from sharing_server import start_server, stop_server, table_entry
 
 
@@ -31,5 +36,45 @@ def test_self_signed_tls_open_server(tables: dict[str, Path], tmp_path: Path) ->
         host, port = server.base.removeprefix("https://").split(":")
         pem = ssl.get_server_certificate((host, int(port)))
         assert "BEGIN CERTIFICATE" in pem
+    finally:
+        stop_server(server)
+
+
+def test_client_over_tls_trusts_only_what_the_trust_store_holds(
+    tables: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With the server's certificate in ``SSL_CERT_FILE`` the client reads the table, its
+    file batches and downloads going over TLS too; without it the read fails at once with
+    a message saying what to do (a refused certificate is not retried)."""
+    config: dict[str, Any] = {
+        "ssl": {"selfSigned": True},
+        "shares": [
+            {"name": "s", "schemas": [{"name": "d", "tables": [table_entry("t", tables["basic"])]}]}
+        ],
+    }
+    server = start_server(config, tmp_path / "server", scheme="https")
+    try:
+        host, port = server.base.removeprefix("https://").split(":")
+        certificate = tmp_path / "server.pem"
+        certificate.write_text(ssl.get_server_certificate((host, int(port))))
+        profile = tmp_path / "profile.share"
+        profile.write_text(
+            json.dumps({"shareCredentialsVersion": 1, "endpoint": server.url, "bearerToken": "-"})
+        )
+        url = f"{profile}#s.d.t"
+        monkeypatch.delenv("SSL_CERT_DIR", raising=False)
+        monkeypatch.delenv("SSL_CERT_FILE", raising=False)
+        with pytest.raises(dc.SharingError, match="TLS certificate was not accepted") as refused:
+            dc.load_as_arrow(url)
+        assert "attempts" not in str(refused.value)
+        assert "SSL_CERT_FILE" in str(refused.value)
+
+        monkeypatch.setenv("SSL_CERT_FILE", str(certificate))
+        table = dc.load_as_arrow(url)
+        expected = pa.table(deltalake.DeltaTable(str(tables["basic"])).to_pyarrow_table())
+        assert table.num_rows == expected.num_rows > 0
+        assert sorted(table.to_pylist(), key=str) == sorted(
+            expected.select(table.column_names).to_pylist(), key=str
+        )
     finally:
         stop_server(server)

@@ -1,10 +1,12 @@
 """Retrying idempotent HTTP calls: 429, 5xx and connection failures, with exponential
-backoff and full jitter, honouring ``Retry-After``, within a bounded total time."""
+backoff and full jitter, honouring ``Retry-After``, within a bounded total time. A server
+whose TLS certificate is refused fails at once: retrying cannot make it trusted."""
 
 from __future__ import annotations
 
 import email.utils
 import random
+import ssl
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -82,6 +84,9 @@ def call_with_retries(
             failure: Exception = exc
             retry_after = retry_after_seconds(exc.response)
         except httpx.TransportError as exc:
+            refusal = certificate_refusal(exc)
+            if refusal is not None:
+                raise _certificate_error(refusal, what) from exc
             failure = exc
             retry_after = None
         wait = policy.delay(attempt, retry_after)
@@ -98,3 +103,28 @@ def _final_error(failure: Exception, what: str, attempts: int) -> SharingError:
         error.args = (error.message,)
         return error
     return SharingError(f"{what} failed after {attempts} attempts: {failure!r}")
+
+
+_CAUSES_FOLLOWED = 8
+
+
+def certificate_refusal(error: BaseException) -> ssl.SSLCertVerificationError | None:
+    """The TLS certificate verification failure that ``error`` stands for (httpx and
+    httpcore raise their own errors from it), or None."""
+    cause: BaseException | None = error
+    for _ in range(_CAUSES_FOLLOWED):
+        if cause is None:
+            return None
+        if isinstance(cause, ssl.SSLCertVerificationError):
+            return cause
+        cause = cause.__cause__ or cause.__context__
+    return None
+
+
+def _certificate_error(refusal: ssl.SSLCertVerificationError, what: str) -> SharingError:
+    detail = refusal.verify_message or refusal.reason or str(refusal)
+    return SharingError(
+        f"{what} failed: the server's TLS certificate was not accepted ({detail}). A server "
+        "whose certificate is self-signed or issued by a private CA needs that certificate "
+        "in the trust store: set SSL_CERT_FILE (or SSL_CERT_DIR) to it"
+    )
