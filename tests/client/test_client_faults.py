@@ -3,12 +3,15 @@ pages and refresh tokens, and incomplete or failed answers."""
 
 from __future__ import annotations
 
+import re
 import time
 
+import httpx
 import pytest
 from compare import assert_same_rows, direct_read
 
 from deltaport.client import ResponseError, RetryPolicy, SharingClient, SharingError
+from deltaport.client.retry import call_with_retries
 
 FAST_RETRY = RetryPolicy(max_attempts=6, base_delay=0.01, max_delay=0.1, total_time=20)
 
@@ -155,3 +158,39 @@ def test_refresh_token_of_the_real_server_is_used(proxy, proxy_profile, client_t
     assert "refreshToken" not in queries[0]
     assert queries[1].get("refreshToken")
     assert set(proxy.record.downloads.values()) == {1}
+
+
+def _failing(failures: list[Exception]):
+    """A call raising ``failures`` one by one, then answering; it counts its calls."""
+    calls = []
+
+    def call():
+        calls.append(1)
+        if len(calls) <= len(failures):
+            raise failures[len(calls) - 1]
+        return "done"
+
+    return call, calls
+
+
+@pytest.mark.parametrize(
+    "failure",
+    [
+        httpx.UnsupportedProtocol("Request URL has an unsupported protocol 's3://'."),
+        httpx.LocalProtocolError("Illegal header value"),
+    ],
+)
+def test_failures_another_attempt_cannot_mend_are_not_retried(failure):
+    call, calls = _failing([failure])
+    sleeps = []
+    with pytest.raises(SharingError, match=re.escape(str(failure))) as info:
+        call_with_retries(call, FAST_RETRY, "downloading a file", sleep=sleeps.append)
+    assert info.value.__cause__ is failure
+    assert len(calls) == 1 and sleeps == []
+
+
+def test_connection_failures_are_still_retried():
+    call, calls = _failing([httpx.ConnectError("refused"), httpx.ReadError("reset")])
+    sleeps = []
+    assert call_with_retries(call, FAST_RETRY, "downloading a file", sleep=sleeps.append) == "done"
+    assert len(calls) == 3 and len(sleeps) == 2

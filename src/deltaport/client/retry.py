@@ -1,6 +1,7 @@
 """Retrying idempotent HTTP calls: 429, 5xx and connection failures, with exponential
-backoff and full jitter, honouring ``Retry-After``, within a bounded total time. A server
-whose TLS certificate is refused fails at once: retrying cannot make it trusted."""
+backoff and full jitter, honouring ``Retry-After``, within a bounded total time. Failures
+that another attempt cannot mend fail at once: a URL of a scheme HTTP cannot fetch, a
+request httpx refuses to send, a server whose TLS certificate is not trusted."""
 
 from __future__ import annotations
 
@@ -83,6 +84,8 @@ def call_with_retries(
         except RetryableResponse as exc:
             failure: Exception = exc
             retry_after = retry_after_seconds(exc.response)
+        except (httpx.UnsupportedProtocol, httpx.LocalProtocolError) as exc:
+            raise SharingError(f"{what} failed: {exc}") from exc
         except httpx.TransportError as exc:
             refusal = certificate_refusal(exc)
             if refusal is not None:
