@@ -19,8 +19,10 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from client_support import TOKEN, write_profile
-from deltaport.client import ProfileExpiredError, SharingClient, SharingError
+from deltaport.client import ProfileExpiredError, RetryPolicy, SharingClient, SharingError
 from emulators import serve_asgi
+
+FAST_RETRY = RetryPolicy(max_attempts=4, base_delay=0.01, max_delay=0.05, total_time=20)
 
 
 @dataclass
@@ -31,6 +33,8 @@ class TokenEndpoint:
     accept_secret: str = "s3cret"
     tokens: list[str] = field(default_factory=list)
     """Tokens to hand out first (then the server's real token)."""
+    failures: list[int] = field(default_factory=list)
+    """Statuses to answer first, before any token."""
 
     @property
     def url(self) -> str:
@@ -46,6 +50,8 @@ def token_endpoint() -> Iterator[TokenEndpoint]:
         scheme, _, encoded = request.headers.get("authorization", "").partition(" ")
         client_id, _, secret = base64.b64decode(encoded).decode().partition(":")
         state.grants.append({**form, "client_id": client_id})
+        if state.failures:
+            return JSONResponse({"error": "temporarily_unavailable"}, state.failures.pop(0))
         if scheme != "Basic" or secret != state.accept_secret:
             return JSONResponse({"error": "invalid_client"}, 401)
         token = state.tokens.pop(0) if state.tokens else TOKEN
@@ -94,6 +100,24 @@ def test_oauth_token_is_renewed_before_it_expires(tmp_path, sharing_server, toke
         time.sleep(1.2)
         client.list_shares()
     assert len(token_endpoint.grants) == 2
+
+
+def test_oauth_token_endpoint_failures_are_retried(tmp_path, sharing_server, token_endpoint):
+    token_endpoint.failures = [503, 429, 502]
+    path = oauth_profile(tmp_path, sharing_server, token_endpoint)
+    with SharingClient(path, retry=FAST_RETRY) as client:
+        assert [s.name for s in client.list_shares()] == ["share1", "share2"]
+    assert len(token_endpoint.grants) == 4 and token_endpoint.failures == []
+
+
+def test_oauth_token_endpoint_down_is_a_clear_error(tmp_path, sharing_server, token_endpoint):
+    token_endpoint.failures = [503] * 10
+    path = oauth_profile(tmp_path, sharing_server, token_endpoint)
+    with SharingClient(path, retry=FAST_RETRY) as client, pytest.raises(SharingError) as info:
+        client.list_shares()
+    assert info.value.status == 503
+    assert info.value.message.startswith("the OAuth token request failed after 4 attempts")
+    assert len(token_endpoint.grants) == 4
 
 
 def test_oauth_refusal_is_a_clear_error(tmp_path, sharing_server, token_endpoint):

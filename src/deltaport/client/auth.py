@@ -1,5 +1,6 @@
 """Credentials from a profile: a fixed bearer token, or OAuth client-credentials tokens
-fetched from the token endpoint, cached and renewed before they expire."""
+fetched from the token endpoint (retried as the sharing server's calls are), cached and
+renewed before they expire."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import httpx
 import msgspec
 
 from deltaport.client.errors import ProfileExpiredError, SharingError
+from deltaport.client.retry import RetryPolicy, call_with_retries, check_retryable
 from deltaport.protocol.profile import (
     BearerTokenProfile,
     OAuthClientCredentialsProfile,
@@ -83,10 +85,12 @@ class OAuthCredentials:
         self,
         profile: OAuthClientCredentialsProfile,
         http: httpx.Client,
+        retry: RetryPolicy,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self._profile = profile
         self._http = http
+        self._retry = retry
         self._clock = clock
         self._lock = threading.Lock()
         self._token: str | None = None
@@ -103,18 +107,7 @@ class OAuthCredentials:
             self._token = None
 
     def _fetch(self) -> None:
-        form = {"grant_type": "client_credentials"}
-        if self._profile.scope:
-            form["scope"] = self._profile.scope
-        try:
-            response = self._http.post(
-                self._profile.token_endpoint,
-                data=form,
-                auth=(self._profile.client_id, self._profile.client_secret),
-                headers={"Accept": "application/json"},
-            )
-        except httpx.TransportError as exc:
-            raise SharingError(f"cannot reach the OAuth token endpoint: {exc}") from exc
+        response = call_with_retries(self._request, self._retry, "the OAuth token request")
         if response.status_code != 200:
             error = SharingError.from_response(response)
             raise SharingError(
@@ -131,8 +124,20 @@ class OAuthCredentials:
         self._token = answer.access_token
         self._renew_at = now + lifetime - min(RENEW_MARGIN_SECONDS, lifetime / 2)
 
+    def _request(self) -> httpx.Response:
+        form = {"grant_type": "client_credentials"}
+        if self._profile.scope:
+            form["scope"] = self._profile.scope
+        response = self._http.post(
+            self._profile.token_endpoint,
+            data=form,
+            auth=(self._profile.client_id, self._profile.client_secret),
+            headers={"Accept": "application/json"},
+        )
+        return check_retryable(response)
 
-def credentials_for(profile: Profile, http: httpx.Client) -> Credentials:
+
+def credentials_for(profile: Profile, http: httpx.Client, retry: RetryPolicy) -> Credentials:
     if isinstance(profile, OAuthClientCredentialsProfile):
-        return OAuthCredentials(profile, http)
+        return OAuthCredentials(profile, http, retry)
     return BearerCredentials(profile)

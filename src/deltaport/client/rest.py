@@ -79,7 +79,7 @@ class RestClient:
         self.profile = profile
         self.http = http or new_http_client()
         self.retry = retry or RetryPolicy()
-        self._credentials: Credentials = credentials_for(profile, self.http)
+        self._credentials: Credentials = credentials_for(profile, self.http, self.retry)
 
     def close(self) -> None:
         self.http.close()
