@@ -87,7 +87,7 @@ def call_with_retries(
         except (httpx.UnsupportedProtocol, httpx.LocalProtocolError) as exc:
             raise SharingError(f"{what} failed: {exc}") from exc
         except httpx.TransportError as exc:
-            refusal = certificate_refusal(exc)
+            refusal = _certificate_refusal(exc)
             if refusal is not None:
                 raise _certificate_error(refusal, what) from exc
             failure = exc
@@ -111,7 +111,7 @@ def _final_error(failure: Exception, what: str, attempts: int) -> SharingError:
 _CAUSES_FOLLOWED = 8
 
 
-def certificate_refusal(error: BaseException) -> ssl.SSLCertVerificationError | None:
+def _certificate_refusal(error: BaseException) -> ssl.SSLCertVerificationError | None:
     """The TLS certificate verification failure that ``error`` stands for (httpx and
     httpcore raise their own errors from it), or None."""
     cause: BaseException | None = error
