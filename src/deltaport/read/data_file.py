@@ -96,11 +96,11 @@ def iter_file_batches(
     batch_size: int = DEFAULT_BATCH_SIZE,
 ) -> Iterator[pa.RecordBatch]:
     """Stream one file for a prepared plan with already typed partition values."""
-    in_memory = isinstance(source, bytes | bytearray | memoryview)
-    if in_memory:
+    if isinstance(source, bytes | bytearray | memoryview):
         source = pa.BufferReader(source)
     # pre-buffering coalesces reads of a slow source on Arrow's I/O threads: for bytes in
     # memory it is only a detour (about 10% of decoding a small file)
+    in_memory = isinstance(source, pa.BufferReader)
     parquet = pq.ParquetFile(source, coerce_int96_timestamp_unit="us", pre_buffer=not in_memory)
     file_schema = parquet.schema_arrow
     layout = _layout(file_schema, plan, change)
