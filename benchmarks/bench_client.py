@@ -12,10 +12,16 @@ default 2000). A local ``deltaport.server`` process shares both. Timed in the sa
   inside it: the first compared with deltaport's loads in new processes, the second with
   those in a warm one);
 - ``pyarrow.parquet.read_table`` of the table's files from disk (and ``.to_pandas()``);
+- a plain HTTP reader, the least a client of the protocol does: it asks the server for
+  the file URLs (one query), GETs the files on ``PLAIN_THREADS`` kept-alive standard-library
+  connections and decodes each whole with ``pyarrow.parquet.read_table`` as it arrives, with
+  no retries, checks, casts or bounds on memory (``plain arrow``, and ``plain pandas`` with
+  ``.to_pandas()``). On big files it is the floor of any client reading over HTTP on this
+  machine; on small files deltaport's file batches (a server extension) go below it;
 - the bytes alone, without decoding: one GET a file on 4 threads, and, for files the
   server sends in file batches, those batches on 4 threads.
 
-Each of the four loads runs in processes of its own, ``ROUNDS`` of them, the loads taking
+Each of the six loads runs in processes of its own, ``ROUNDS`` of them, the loads taking
 turns so a machine that gets busier or quieter during the run slows them all alike. A
 process loads the table ``LOADS_PER_PROCESS`` times, timed inside it: its first load is
 that of a job that reads a table once (in a new process, after the imports), the later
@@ -71,6 +77,7 @@ BIG_FILES = 64
 SMALL_FILES = int(os.environ.get("DELTAPORT_BENCH_SMALL_FILES", "2000"))
 SMALL_ROWS = 500
 RUN_OFFICIAL = os.environ.get("DELTAPORT_BENCH_OFFICIAL", "1") != "0"
+PLAIN_THREADS = 8
 ROUNDS = 3
 LOADS_PER_PROCESS = 3
 TOKEN = "bench-token"
@@ -245,13 +252,52 @@ def data_files(root: Path) -> list[str]:
 
 
 def loads(url: str, files: list[str]) -> dict[str, Reader]:
-    """The four loads compared: pyarrow from disk, and deltaport's client."""
+    """The loads compared: pyarrow from disk, the plain HTTP reader, deltaport's client."""
     return {
         "direct arrow": lambda: len(pq.read_table(files)),
         "direct pandas": lambda: len(pq.read_table(files).to_pandas()),
+        "plain arrow": lambda: len(plain_read(url)),
+        "plain pandas": lambda: len(plain_read(url).to_pandas()),
         "ours arrow": lambda: len(dc.load_as_arrow(url)),
         "ours pandas": lambda: len(dc.load_as_pandas(url)),
     }
+
+
+def plain_read(url: str) -> pa.Table:
+    """The table at ``url`` read by the least an HTTP client must do: one query for the
+    file URLs, then each file fetched on one of ``PLAIN_THREADS`` kept-alive connections
+    and decoded whole in the thread that fetched it."""
+    profile, table = url.split("#", 1)
+    with dc.SharingClient(profile) as client:
+        urls = [f.url for f in client.table(table).snapshot().plan().files]
+    with ThreadConnections() as connections, ThreadPoolExecutor(PLAIN_THREADS) as pool:
+        return pa.concat_tables(
+            pool.map(lambda u: pq.read_table(pa.BufferReader(connections.get(u))), urls)
+        )
+
+
+class ThreadConnections:
+    """GETs on one kept-alive standard-library connection per thread."""
+
+    def __init__(self) -> None:
+        self._local = threading.local()
+        self._all: list[http.client.HTTPConnection] = []
+
+    def get(self, url: str) -> bytes:
+        parts = urlsplit(url)
+        connection = getattr(self._local, "connection", None)
+        if connection is None:
+            connection = self._local.connection = http.client.HTTPConnection(parts.netloc)
+            self._all.append(connection)
+        connection.request("GET", f"{parts.path}?{parts.query}")
+        return connection.getresponse().read()
+
+    def __enter__(self) -> ThreadConnections:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for connection in self._all:
+            connection.close()
 
 
 def times_in_new_process(name: str, url: str, root: Path) -> list[tuple[float, int]]:
@@ -311,24 +357,8 @@ def official_seconds(python: Path, url: str, rows: int) -> tuple[float, float]:
 def fetch_bytes(urls: list[str], threads: int = 4) -> int:
     """GET every URL on ``threads`` kept-alive standard-library connections, keeping only
     the byte count: what serving and receiving the files costs, with no decoding."""
-    local = threading.local()
-    connections: list[http.client.HTTPConnection] = []
-
-    def get(url: str) -> int:
-        parts = urlsplit(url)
-        connection = getattr(local, "connection", None)
-        if connection is None:
-            connection = local.connection = http.client.HTTPConnection(parts.netloc)
-            connections.append(connection)
-        connection.request("GET", f"{parts.path}?{parts.query}")
-        return len(connection.getresponse().read())
-
-    try:
-        with ThreadPoolExecutor(threads) as pool:
-            return sum(pool.map(get, urls))
-    finally:
-        for connection in connections:
-            connection.close()
+    with ThreadConnections() as connections, ThreadPoolExecutor(threads) as pool:
+        return sum(pool.map(lambda url: len(connections.get(url)), urls))
 
 
 def fetch_batched_bytes(
@@ -357,11 +387,21 @@ def ratio(ours: Timing, base: Timing) -> str:
 
 def print_loads(timings: dict[str, Timing]) -> None:
     direct_arrow, direct_pandas = timings["direct arrow"], timings["direct pandas"]
+    plain_arrow, plain_pandas = timings["plain arrow"], timings["plain pandas"]
     ours_arrow, ours_pandas = timings["ours arrow"], timings["ours pandas"]
     print(
         f"    pyarrow from disk   arrow {seconds(direct_arrow)}   pandas {seconds(direct_pandas)}"
     )
+    print(f"    plain HTTP reader   arrow {seconds(plain_arrow)}   pandas {seconds(plain_pandas)}")
     print(f"    deltaport client    arrow {seconds(ours_arrow)}   pandas {seconds(ours_pandas)}")
+    print(
+        f"    plain / direct      arrow {ratio(plain_arrow, direct_arrow)}   "
+        f"pandas {ratio(plain_pandas, direct_pandas)}"
+    )
+    print(
+        f"    deltaport / plain   arrow {ratio(ours_arrow, plain_arrow)}   "
+        f"pandas {ratio(ours_pandas, plain_pandas)}"
+    )
     print(
         f"    deltaport / direct  arrow {ratio(ours_arrow, direct_arrow)}   "
         f"pandas {ratio(ours_pandas, direct_pandas)}   (target <= 1.3)"
