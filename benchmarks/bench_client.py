@@ -67,7 +67,8 @@ import yaml
 import deltaport.client as dc
 from deltaport.client.downloads import Downloads, downloads_for
 from deltaport.client.file_batches import batched_files, fetch_batch
-from deltaport.client.models import RemoteFile
+from deltaport.client.models import RemoteFile, Table
+from deltaport.protocol.profile import split_table_url
 
 REPO = Path(__file__).resolve().parents[1]
 CACHE = Path(os.environ.get("DELTAPORT_BENCH_CACHE", REPO / ".cache" / "bench-client"))
@@ -267,9 +268,9 @@ def plain_read(url: str) -> pa.Table:
     """The table at ``url`` read by the least an HTTP client must do: one query for the
     file URLs, then each file fetched on one of ``PLAIN_THREADS`` kept-alive connections
     and decoded whole in the thread that fetched it."""
-    profile, table = url.split("#", 1)
+    profile, share, schema, name = split_table_url(url)
     with dc.SharingClient(profile) as client:
-        urls = [f.url for f in client.table(table).snapshot().plan().files]
+        urls = [f.url for f in client.table(Table(name, share, schema)).snapshot().plan().files]
     with ThreadConnections() as connections, ThreadPoolExecutor(PLAIN_THREADS) as pool:
         return pa.concat_tables(
             pool.map(lambda u: pq.read_table(pa.BufferReader(connections.get(u))), urls)
