@@ -22,7 +22,7 @@ from deltaport.server.catalog import SharedTable
 from deltaport.server.selection import HintSettings
 from deltaport.server.service import TableService
 from deltaport.server.signing import TableUrlSigner, url_expiry
-from deltaport.server.snapshot_lines import AnswerCache
+from deltaport.server.snapshot_lines import ANSWER_KEYS_SEEN, AnswerCache
 from deltaport.storage import parse_location
 from deltaport.storage.local_urls import LocalUrlSigner
 
@@ -69,6 +69,38 @@ def test_answer_cache_budget_and_identity(tmp_path: Path) -> None:
     assert cache.get("a", one) == [b"12345"] and cache.get("c", one) == [b"xyz"]
     cache.put("big", one, [b"x" * 11])
     assert cache.get("big", one) is None
+
+
+def test_answer_cache_admits_a_key_the_second_time() -> None:
+    cache = AnswerCache()
+    assert not cache.admits("a")
+    assert cache.admits("a") and cache.admits("a")
+    assert not cache.admits("b")
+    for other in range(ANSWER_KEYS_SEEN):
+        cache.admits(other)
+    assert not cache.admits("a")  # forgotten after as many other keys
+
+
+def test_an_answer_is_kept_from_its_second_request_on(tmp_path: Path) -> None:
+    write_deltalake(tmp_path / "t", pa.table({"x": [1]}))
+    table = SharedTable("s", "sc", "t", parse_location(str(tmp_path / "t")), {})
+    service = _service()
+    signed: list[int] = []
+    signer = service._signer
+    original = signer.json_url_pieces
+
+    def counting(*args: Any) -> Any:
+        signed.append(1)
+        return original(*args)
+
+    signer.json_url_pieces = counting  # type: ignore[method-assign]
+    for _ in range(3):  # three requests in the same expiry step (a step is a minute here)
+        signed.clear()
+        bodies = [_body(service, table, QueryTableRequest()) for _ in range(4)]
+        if len(_expirations(bodies[0]) | _expirations(bodies[-1])) == 1:
+            break
+    assert bodies[0] == bodies[1] == bodies[2] == bodies[3]
+    assert len(signed) == 2  # the first two were signed; the third and fourth reused
 
 
 def _service() -> TableService:
@@ -127,7 +159,7 @@ def test_pages_with_cached_answers_cover_the_table(tmp_path: Path) -> None:
     table = SharedTable("s", "sc", "t", parse_location(str(root)), {})
     service = _service()
     full = _urls(_body(service, table, QueryTableRequest()))
-    for _ in range(2):  # the second round is served from cached answers
+    for _ in range(3):  # the second round is kept, the third served from cached answers
         pages: list[str] = []
         token = None
         while True:

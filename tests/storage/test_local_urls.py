@@ -6,6 +6,7 @@ import time
 from pathlib import Path
 from urllib.parse import parse_qsl, unquote, urlsplit
 
+import pyarrow as pa
 import pytest
 
 from deltaport.storage import parse_location
@@ -91,6 +92,30 @@ def test_bad_inputs_to_sign() -> None:
         with pytest.raises(ValueError):
             signer.sign(key, path, 1)
     assert signer.sign("t", "a..b/c..", 1)  # dots inside names are fine
+
+
+PATH_CASES = [
+    *("ok.parquet", "..", "a/..", "../a", "a/../b", "a..b", "x/..y", "/abs", "", "a\0b"),
+    *("b/..", ".", "c/d..", "e../f", "..x/y", "p=1/..", "f.snappy.parquet", "a/./b"),
+]
+
+
+def _servable(path: str) -> bool:
+    """The rule for a file path below a table root, written out plainly."""
+    return (
+        bool(path) and not path.startswith("/") and "\0" not in path and ".." not in path.split("/")
+    )
+
+
+@pytest.mark.parametrize("offset", range(0, len(PATH_CASES), 5))
+def test_batch_preparation_rejects_exactly_the_paths_outside_the_rule(offset: int) -> None:
+    """The column-wise path check (byte searches, then suspects one by one) finds the
+    rows the plain rule rejects, also on a slice whose buffers hold rows around it."""
+    signer = LocalUrlSigner(SECRET, "http://h/files")
+    paths = pa.array(PATH_CASES, pa.string()).slice(offset, 7)
+    expected = {row for row, path in enumerate(paths.to_pylist()) if not _servable(path)}
+    assert expected
+    assert set(signer.prepare("t", paths).invalid) == expected
 
 
 def test_batch_signing_gives_distinct_verifiable_urls() -> None:

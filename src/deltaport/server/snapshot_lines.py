@@ -4,8 +4,10 @@ A slice of lines is the prepared per-file pieces of its rows (see
 :mod:`deltaport.server.snapshot_cache`) joined with freshly signed URLs and a constant
 suffix (version, timestamp, expiry). URL expiries are rounded to steps
 (:func:`deltaport.server.signing.url_expiry`), so a repeated request in the same step
-gets the same bytes: :class:`AnswerCache` keeps recent encoded answers, within a byte
-budget, and serves them again without signing.
+gets the same bytes: :class:`AnswerCache` keeps the encoded answers of requests asked
+more than once, within a byte budget, and serves them again without signing. A request
+seen for the first time is not kept: most are one-off, and keeping a 40 MB answer takes
+fresh memory while it is built (a tenth of a cold full query's server CPU).
 """
 
 from __future__ import annotations
@@ -31,17 +33,33 @@ FILES_PER_SLICE = 1000
 MAX_BLOCK_SLICES = 16
 ANSWER_CACHE_BYTES = 256 * 2**20
 """Memory for reusable encoded answers (a 100,000-file answer takes about 45 MB)."""
+ANSWER_KEYS_SEEN = 1024
+"""How many recent answer keys :class:`AnswerCache` remembers to admit their repeats."""
 
 
 class AnswerCache:
     """Encoded file lines of recent answers, least recently used dropped first once the
-    total passes ``budget`` bytes. An entry only serves the snapshot object it came from."""
+    total passes ``budget`` bytes. An entry only serves the snapshot object it came from.
+    Only answers asked for before are admitted (see :meth:`admits`)."""
 
     def __init__(self, budget: int = ANSWER_CACHE_BYTES) -> None:
         self.budget = budget
         self._entries: OrderedDict[Hashable, tuple[Snapshot, list[Chunk], int]] = OrderedDict()
         self._bytes = 0
+        self._seen: OrderedDict[Hashable, None] = OrderedDict()
         self._lock = threading.Lock()
+
+    def admits(self, key: Hashable) -> bool:
+        """Whether to keep the answer for ``key`` being built: only when ``key`` was asked
+        for before (among the last :data:`ANSWER_KEYS_SEEN`); the first time, it is noted."""
+        with self._lock:
+            if key in self._seen:
+                self._seen.move_to_end(key)
+                return True
+            self._seen[key] = None
+            if len(self._seen) > ANSWER_KEYS_SEEN:
+                self._seen.popitem(last=False)
+            return False
 
     def get(self, key: Hashable, snapshot: Snapshot) -> list[Chunk] | None:
         with self._lock:
@@ -106,6 +124,8 @@ class SnapshotLines:
             if cached is not None:
                 yield from cached
                 return
+            if not self._answers.admits(key):
+                key = None  # a first request: its answer is not kept
         # every file of a snapshot whose pieces are not built yet: build them block by
         # block as the lines leave, and hand them to the snapshot at the end
         by_block = not prepared.whole or (

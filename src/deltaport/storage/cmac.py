@@ -137,7 +137,7 @@ def _xor_subkeys(
     """XOR each row's subkey into ``state`` (one broadcast when all rows take the same)."""
     if padded.all():
         state ^= subkeys.padded
-        return
-    state ^= subkeys.full
-    if padded.any():
-        np.bitwise_xor(state, subkeys.full ^ subkeys.padded, out=state, where=padded[:, np.newaxis])
+    elif not padded.any():
+        state ^= subkeys.full
+    else:
+        state ^= np.where(padded[:, np.newaxis], subkeys.padded, subkeys.full)

@@ -30,7 +30,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import TypeVar
+from typing import Any, TypeVar
 from urllib.parse import quote
 
 import numpy as np
@@ -272,14 +272,19 @@ def _invalid_paths(paths: pa.StringArray) -> dict[int, ValueError]:
     offsets = np.frombuffer(offsets_buffer, dtype=np.int32)[paths.offset : paths.offset + count + 1]
     text = np.frombuffer(data, dtype=np.uint8) if data is not None else np.zeros(0, np.uint8)
     starts, ends = offsets[:-1], offsets[1:]
-    first = text[np.minimum(starts, max(len(text) - 1, 0))] if len(text) else np.zeros(count)
-    suspect = (ends == starts) | (first == ord("/"))
-    raw = text.tobytes()
-    if b"\0" in raw or b".." in raw:
-        suspect |= np.asarray(
-            pc.or_(pc.match_substring(paths, "\0"), pc.match_substring(paths, "..")),
-            dtype=bool,
-        )
+    suspect = ends == starts
+    if len(text):
+        suspect |= text[np.minimum(starts, len(text) - 1)] == ord("/")
+        # a ".." segment ends its path or comes before a "/": look at the bytes before
+        # each "/" (a byte search for ".." is slow on names full of dots)
+        suspect |= _dots_before(text, ends)
+        used = text[offsets[0] : offsets[-1]]
+        slashes = np.flatnonzero(used == ord("/")) + int(offsets[0])
+        if b"\0" in used.tobytes() or bool(_dots_before(text, slashes).any()):
+            suspect |= np.asarray(
+                pc.or_(pc.match_substring(paths, "\0"), pc.match_substring(paths, "../")),
+                dtype=bool,
+            )
     invalid: dict[int, ValueError] = {}
     for row in np.flatnonzero(suspect).tolist():
         try:
@@ -287,6 +292,18 @@ def _invalid_paths(paths: pa.StringArray) -> dict[int, ValueError]:
         except ValueError as exc:
             invalid[row] = exc
     return invalid
+
+
+def _dots_before(
+    text: npt.NDArray[np.uint8], positions: npt.NDArray[np.signedinteger[Any]]
+) -> npt.NDArray[np.bool_]:
+    """Whether the two bytes before each of ``positions`` in ``text`` are dots."""
+    dots: npt.NDArray[np.bool_] = (
+        (positions >= 2)
+        & (text[np.maximum(positions - 1, 0)] == ord("."))
+        & (text[np.maximum(positions - 2, 0)] == ord("."))
+    )
+    return dots
 
 
 def resolve_local_file(root: Location, relative_path: str) -> str:
