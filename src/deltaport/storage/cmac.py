@@ -112,14 +112,16 @@ def _chained(
 ) -> bytes:
     """The CMAC of each row of ``blocks`` (whose last block is ``padded`` or not): the CBC
     chain runs down the block positions in two buffers used in turn, so no step allocates
-    or copies a column."""
+    or copies a column. The XORs go one eight-byte word column at a time: numpy does a
+    strided column several times faster than rows of two words."""
     rows, count, _ = blocks.shape
     size = rows * BLOCK_BYTES
     # update_into wants room for one block more than it writes
     buffers = [np.empty(size + BLOCK_BYTES, np.uint8) for _ in range(2)]
     words = blocks.view(np.uint64)  # XOR eight bytes at a time
     state = buffers[0][:size].view(np.uint64).reshape(rows, _WORDS)
-    np.copyto(state, words[:, 0])
+    for word in range(_WORDS):
+        state[:, word] = words[:, 0, word]
     for position in range(1, count + 1):
         if position == count:
             _xor_subkeys(state, padded, subkeys)
@@ -127,17 +129,18 @@ def _chained(
         encryptor.update_into(buffers[1 - position % 2][:size].data, target.data)
         state = target[:size].view(np.uint64).reshape(rows, _WORDS)
         if position < count:
-            state ^= words[:, position]
+            for word in range(_WORDS):
+                state[:, word] ^= words[:, position, word]
     return state.tobytes()
 
 
 def _xor_subkeys(
     state: npt.NDArray[np.uint64], padded: npt.NDArray[np.bool_], subkeys: _Subkeys
 ) -> None:
-    """XOR each row's subkey into ``state`` (one broadcast when all rows take the same)."""
-    if padded.all():
-        state ^= subkeys.padded
-    elif not padded.any():
-        state ^= subkeys.full
-    else:
-        state ^= np.where(padded[:, np.newaxis], subkeys.padded, subkeys.full)
+    """XOR each row's subkey into ``state``, a word column at a time."""
+    every, none = bool(padded.all()), not padded.any()
+    for word in range(_WORDS):
+        if every or none:
+            state[:, word] ^= (subkeys.padded if every else subkeys.full)[word]
+        else:
+            state[:, word] ^= np.where(padded, subkeys.padded[word], subkeys.full[word])
