@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -67,10 +68,12 @@ def load_snapshot(storage: Storage, listing: LogListing, version: int | None = N
     base = pa.Table.from_batches([], FILE_SCHEMA)
     protocol: Protocol | None = None
     metadata: Metadata | None = None
-    if segment.checkpoint is not None:
-        state = read_checkpoint(storage, segment.checkpoint)
-        base, protocol, metadata = state.adds, state.protocol, state.metadata
-    commits = read_commits(storage, segment.commits)
+    with ThreadPoolExecutor(max_workers=1) as pool:  # the commits while the checkpoint
+        commits_read = pool.submit(read_commits, storage, segment.commits)
+        if segment.checkpoint is not None:
+            state = read_checkpoint(storage, segment.checkpoint)
+            base, protocol, metadata = state.adds, state.protocol, state.metadata
+        commits = commits_read.result()
     return _build(storage, listing, segment.version, base, protocol, metadata, commits)
 
 
