@@ -11,7 +11,8 @@ from cryptography.hazmat.primitives.cmac import CMAC
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from deltaport.storage.cmac import BLOCK_BYTES, cmac, cmacs, hex_strings
+from deltaport.storage import cmac as cmac_module
+from deltaport.storage.cmac import BLOCK_BYTES, CmacMessages, cmac, cmacs, hex_strings
 
 
 def library_cmac(key: bytes, message: bytes) -> bytes:
@@ -65,6 +66,19 @@ def test_large_strings_and_nulls_count_as_empty() -> None:
     expected = [library_cmac(key, m) for m in (b"a/b.parquet", b"", "c=1/ü 😀.parquet".encode())]
     assert split(cmacs(key, column)) == expected
     assert cmacs(key, pa.array([], pa.string())) == b""
+
+
+@pytest.mark.parametrize("narrow_bytes", [0, 2**31])
+def test_one_layout_serves_several_keys(monkeypatch: pytest.MonkeyPatch, narrow_bytes: int) -> None:
+    """Messages laid out once give each key's CMACs, with 32-bit or 64-bit offsets (the
+    latter, for over 2 GB of messages, forced here by lowering the limit)."""
+    monkeypatch.setattr(cmac_module, "_NARROW_BYTES", narrow_bytes)
+    for lengths in [(0, 5, 16, 17, 31, 32, 33, 64, 3), (16, 32, 16)]:  # the latter unpadded
+        messages = [os.urandom(n) for n in lengths]
+        column = pa.array([b"before", *messages], pa.binary()).slice(1)
+        layout = CmacMessages(column)
+        for key in (os.urandom(16), os.urandom(32)):
+            assert split(cmacs(key, layout)) == [library_cmac(key, m) for m in messages]
 
 
 def test_hex_strings() -> None:

@@ -14,7 +14,7 @@ import hashlib
 
 import pyarrow as pa
 
-from deltaport.storage.cmac import cmac, cmacs, hex_strings
+from deltaport.storage.cmac import CmacMessages, cmac, cmacs, hex_strings
 
 FILE_ID_KEY = hashlib.sha256(b"deltaport file id").digest()[:16]
 
@@ -24,6 +24,7 @@ def file_id(path: str) -> str:
     return cmac(FILE_ID_KEY, path.encode()).hex()
 
 
-def file_ids(paths: pa.Array) -> pa.StringArray:
-    """:func:`file_id` of each of ``paths``, computed together."""
+def file_ids(paths: pa.Array | CmacMessages) -> pa.StringArray:
+    """:func:`file_id` of each of ``paths`` (or of the paths laid out for CMAC already),
+    computed together."""
     return hex_strings(cmacs(FILE_ID_KEY, paths))

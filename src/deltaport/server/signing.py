@@ -22,6 +22,7 @@ from deltaport.protocol.errors import InternalError, SharingError
 from deltaport.server.catalog import SharedTable
 from deltaport.server.line_encoding import json_escaped
 from deltaport.storage import Location, Storage, resolve_log_path
+from deltaport.storage.cmac import CmacMessages
 from deltaport.storage.local_urls import (
     LocalUrlSigner,
     PreparedPaths,
@@ -76,8 +77,11 @@ class UrlSigner(Protocol):
         """Like :meth:`sign_files`, valid until ``expires_at`` (Unix seconds)."""
         ...
 
-    def prepare(self, table: SharedTable, paths: pa.StringArray) -> SignableFiles:
-        """``paths`` (as in the log) made ready for :meth:`sign_prepared`."""
+    def prepare(
+        self, table: SharedTable, paths: pa.StringArray, messages: CmacMessages | None = None
+    ) -> SignableFiles:
+        """``paths`` (as in the log) made ready for :meth:`sign_prepared`; ``messages``:
+        the same paths laid out for CMAC already (see :class:`CmacMessages`), if at hand."""
         ...
 
     def sign_prepared(
@@ -114,7 +118,9 @@ class TableUrlSigner:
         ).to_pylist()
         return urls
 
-    def prepare(self, table: SharedTable, paths: pa.StringArray) -> SignableFiles:
+    def prepare(
+        self, table: SharedTable, paths: pa.StringArray, messages: CmacMessages | None = None
+    ) -> SignableFiles:
         root = table.location
         failures: dict[int, Exception] = {}
         if root.kind == "local":
@@ -131,7 +137,9 @@ class TableUrlSigner:
                     except SharingError as exc:
                         failures[row] = exc
                 relative = pa.array(texts, pa.string())
-            local = self._local.prepare(table.key, relative)
+            local = self._local.prepare(
+                table.key, relative, messages if relative is paths else None
+            )
             return SignableFiles(local, None, failures)
         remote = []
         for row, path in enumerate(paths.to_pylist()):

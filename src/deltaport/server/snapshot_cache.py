@@ -38,6 +38,7 @@ from deltaport.server.line_encoding import (
 )
 from deltaport.server.lines import dv_log_path
 from deltaport.server.signing import SignableFiles, UrlSigner, join_signable
+from deltaport.storage.cmac import CmacMessages
 
 ROW_COLUMN = "_row"
 """Column appended to a prepared snapshot's files: the row number in the snapshot, which
@@ -103,7 +104,15 @@ class PreparedSnapshot:
         return self._once("delta", self._build_delta)
 
     def build(self, response_format: str) -> None:
-        """Build the pieces of ``response_format`` lines now."""
+        """Build the pieces of ``response_format`` lines now. The file ids and the URL
+        signatures are both CMACs of the paths: the paths are laid out for them once."""
+        with self._lock:
+            both = "ids" not in self._built and "signable" not in self._built
+        if both:
+            paths = self._column("path")
+            messages = CmacMessages(paths)
+            self._once("ids", lambda: file_ids(messages))
+            self._once("signable", lambda: self._signer.prepare(self._table, paths, messages))
         self._once("signable", self._build_signable)
         if response_format == DELTA:
             self._once("delta", self._build_delta)

@@ -27,7 +27,8 @@ _PADDINGS = pa.array(
     pa.large_binary(),
 )
 """The padding of a message missing ``i`` bytes to its last full block, at index ``i``."""
-_NOTHING = pa.scalar(b"", pa.large_binary())
+_NARROW_BYTES = 2**31
+"""Messages (with padding) under this many bytes are laid out with 32-bit offsets."""
 _REDUCTION = 0x87
 _MASK = (1 << 8 * BLOCK_BYTES) - 1
 _WORDS = BLOCK_BYTES // 8
@@ -40,33 +41,55 @@ def cmac(key: bytes, message: bytes) -> bytes:
     return mac.finalize()
 
 
-def cmacs(key: bytes, messages: pa.Array) -> bytes:
-    """The AES-CMAC of each of ``messages`` (a string or binary array; a null counts as
-    empty) under ``key``, 16 bytes each, laid end to end in row order."""
+class CmacMessages:
+    """Messages laid out for :func:`cmacs`: padded the way CMAC pads them, and grouped by
+    their number of blocks, each group a (message, block, byte) matrix. That layout is most
+    of the work besides the cipher; made once, it serves CMACs under several keys."""
+
+    def __init__(self, messages: pa.Array) -> None:
+        """``messages``: a string or binary array; a null counts as empty."""
+        # 32-bit offsets when the padded data fits them: the cast from strings is free
+        fits = messages.nbytes + BLOCK_BYTES * len(messages) < _NARROW_BYTES
+        data = messages.cast(pa.binary() if fits else pa.large_binary())
+        if data.null_count:
+            data = pc.fill_null(data, b"")
+        lengths = pc.binary_length(data).to_numpy().astype(np.int64)
+        missing = -lengths % BLOCK_BYTES
+        missing[lengths == 0] = BLOCK_BYTES  # an empty message is one padded block
+        padded = data
+        if missing.any():
+            paddings = _PADDINGS.cast(data.type).take(pa.array(missing))
+            padded = pc.binary_join_element_wise(data, paddings, pa.scalar(b"", data.type))
+        blocks = (lengths + missing) // BLOCK_BYTES
+        counts = np.flatnonzero(np.bincount(blocks))
+        self.count = len(data)
+        self.groups: list[tuple[npt.NDArray[np.int64] | None, _Blocks]] = []
+        """(rows, their blocks) of each group; rows None: the group is every message."""
+        if len(counts) == 1:
+            self.groups.append((None, _Blocks(_matrix(padded, int(counts[0])), missing != 0)))
+            return
+        for count in counts.tolist():
+            rows = np.flatnonzero(blocks == count)
+            matrix = _matrix(padded.take(pa.array(rows)), count)
+            self.groups.append((rows, _Blocks(matrix, missing[rows] != 0)))
+
+
+def cmacs(key: bytes, messages: pa.Array | CmacMessages) -> bytes:
+    """The AES-CMAC of each of ``messages`` (a string or binary array, a null counting as
+    empty, or their :class:`CmacMessages`) under ``key``, 16 bytes each, laid end to end
+    in row order."""
+    layout = messages if isinstance(messages, CmacMessages) else CmacMessages(messages)
     encryptor = Cipher(algorithms.AES(key), modes.ECB()).encryptor()
     first_subkey = _doubled(encryptor.update(bytes(BLOCK_BYTES)))
     subkeys = _Subkeys(
         np.frombuffer(first_subkey, np.uint64),
         np.frombuffer(_doubled(first_subkey), np.uint64),
     )
-    data = messages.cast(pa.large_binary())
-    if data.null_count:
-        data = pc.fill_null(data, b"")
-    lengths = pc.binary_length(data).to_numpy().astype(np.int64)
-    missing = -lengths % BLOCK_BYTES
-    missing[lengths == 0] = BLOCK_BYTES  # an empty message is one padded block
-    padded = data
-    if missing.any():
-        padded = pc.binary_join_element_wise(data, _PADDINGS.take(pa.array(missing)), _NOTHING)
-    blocks = (lengths + missing) // BLOCK_BYTES
-    counts = np.flatnonzero(np.bincount(blocks))
-    if len(counts) == 1:
-        return _chained(encryptor, _matrix(padded, int(counts[0])), missing != 0, subkeys)
-    out = np.empty((len(data), BLOCK_BYTES), np.uint8)
-    for count in counts.tolist():
-        rows = np.flatnonzero(blocks == count)
-        group = _matrix(padded.take(pa.array(rows)), count)
-        macs = _chained(encryptor, group, missing[rows] != 0, subkeys)
+    if len(layout.groups) == 1 and layout.groups[0][0] is None:
+        return _chained(encryptor, layout.groups[0][1], subkeys)
+    out = np.empty((layout.count, BLOCK_BYTES), np.uint8)
+    for rows, group in layout.groups:
+        macs = _chained(encryptor, group, subkeys)
         out[rows] = np.frombuffer(macs, np.uint8).reshape(-1, BLOCK_BYTES)
     return out.tobytes()
 
@@ -92,9 +115,18 @@ def _doubled(block: bytes) -> bytes:
 def _matrix(padded: pa.Array, count: int) -> npt.NDArray[np.uint8]:
     """The data of ``padded`` messages of ``count`` blocks each, as (message, block, byte)."""
     _, offsets, data = padded.buffers()
-    start = int(np.frombuffer(offsets, np.int64)[padded.offset])
+    width = np.int64 if pa.types.is_large_binary(padded.type) else np.int32
+    start = int(np.frombuffer(offsets, width)[padded.offset])
     size = len(padded) * count * BLOCK_BYTES
     return np.frombuffer(data, np.uint8, size, start).reshape(len(padded), count, BLOCK_BYTES)
+
+
+class _Blocks(NamedTuple):
+    """Messages of the same number of blocks: their (message, block, byte) matrix, and
+    whether each one's last block is padded."""
+
+    matrix: npt.NDArray[np.uint8]
+    padded: npt.NDArray[np.bool_]
 
 
 class _Subkeys(NamedTuple):
@@ -104,16 +136,12 @@ class _Subkeys(NamedTuple):
     padded: npt.NDArray[np.uint64]
 
 
-def _chained(
-    encryptor: CipherContext,
-    blocks: npt.NDArray[np.uint8],
-    padded: npt.NDArray[np.bool_],
-    subkeys: _Subkeys,
-) -> bytes:
-    """The CMAC of each row of ``blocks`` (whose last block is ``padded`` or not): the CBC
+def _chained(encryptor: CipherContext, group: _Blocks, subkeys: _Subkeys) -> bytes:
+    """The CMAC of each message of ``group``: the CBC
     chain runs down the block positions in two buffers used in turn, so no step allocates
     or copies a column. The XORs go one eight-byte word column at a time: numpy does a
     strided column several times faster than rows of two words."""
+    blocks, padded = group
     rows, count, _ = blocks.shape
     size = rows * BLOCK_BYTES
     # update_into wants room for one block more than it writes

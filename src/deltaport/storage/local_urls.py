@@ -39,7 +39,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 
-from deltaport.storage.cmac import BLOCK_BYTES, cmac, cmacs, hex_strings
+from deltaport.storage.cmac import BLOCK_BYTES, CmacMessages, cmac, cmacs, hex_strings
 from deltaport.storage.uri import Location
 
 EXPIRY_PARAM = "se"
@@ -165,13 +165,19 @@ class LocalUrlSigner:
         ).to_pylist()
         return urls
 
-    def prepare(self, table_key: str, relative_paths: pa.StringArray) -> PreparedPaths:
+    def prepare(
+        self,
+        table_key: str,
+        relative_paths: pa.StringArray,
+        messages: CmacMessages | None = None,
+    ) -> PreparedPaths:
         """Check and encode the files of a table once, to sign them many times. A path
-        that cannot be signed only fails when its row is signed."""
+        that cannot be signed only fails when its row is signed. ``messages``: the paths
+        laid out for CMAC already (shared with their file ids)."""
         _check_table_key(table_key)
         return PreparedPaths(
             table_key,
-            cmacs(self._path_key, relative_paths),
+            cmacs(self._path_key, relative_paths if messages is None else messages),
             f"{self.base_url}/{quote(table_key, safe='')}/",
             quote_paths(relative_paths),
             _invalid_paths(relative_paths),
