@@ -52,6 +52,7 @@ class DeltaTable:
         self._icts: dict[int, int | None] = {}
         self._seen: dict[int, tuple[str, int, int]] = {}
         self._latest_by_log_stamp: tuple[int, int, int] | None = None
+        self._log_dir = self.storage.resolve(LOG_DIR)
 
     def __repr__(self) -> str:
         return f"DeltaTable({self.location.uri!r})"
@@ -73,7 +74,7 @@ class DeltaTable:
         if self.location.kind != "local":
             return self.listing().latest_version
         try:
-            log_dir = self.storage.head(self.storage.resolve(LOG_DIR))
+            log_dir = self.storage.head(self._log_dir)
         except ObjectNotFoundError:
             return self.listing().latest_version  # raises TableNotFoundError
         stamp = (log_dir.last_modified_ms, log_dir.size)
