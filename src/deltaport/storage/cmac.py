@@ -137,10 +137,10 @@ class _Subkeys(NamedTuple):
 
 
 def _chained(encryptor: CipherContext, group: _Blocks, subkeys: _Subkeys) -> bytes:
-    """The CMAC of each message of ``group``: the CBC
-    chain runs down the block positions in two buffers used in turn, so no step allocates
-    or copies a column. The XORs go one eight-byte word column at a time: numpy does a
-    strided column several times faster than rows of two words."""
+    """The CMAC of each message of ``group``: the CBC chain runs down the block positions
+    in two buffers used in turn, so no step allocates or copies a column. The XORs go one
+    eight-byte word column at a time: numpy does a strided column several times faster
+    than rows of two words."""
     blocks, padded = group
     rows, count, _ = blocks.shape
     size = rows * BLOCK_BYTES
