@@ -31,7 +31,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from functools import partial
 from pathlib import Path
 from typing import TypeVar
@@ -90,6 +90,14 @@ def serving(command: list[str], port: int, probe: str) -> Iterator[None]:
     finally:
         process.terminate()
         process.wait(10)
+
+
+def deltaport_serving(config: Path, port: int) -> AbstractContextManager[None]:
+    """A fresh ``deltaport.server`` process on ``config``, on 127.0.0.1:``port``."""
+    command = [sys.executable, "-m", "deltaport.server", "--config", str(config)]
+    return serving(
+        [*command, "--host", "127.0.0.1", "--port", str(port)], port, "/delta-sharing/openapi.json"
+    )
 
 
 async def _client(port: int, request: bytes, stop_at: float, counts: list[int]) -> None:
@@ -201,17 +209,12 @@ def main() -> None:
         deltalake.write_deltalake(str(small), pa.table({"id": [1, 2, 3]}))
         config = write_config(tmp, big, small)
         expected_files = N_FILES + 3 * 10 - 3
-        server = [sys.executable, "-m", "deltaport.server", "--config", str(config)]
 
         colds, warms, peers, peer_loaded = [], [], [], []
         for _ in range(ROUNDS):
             port = free_port()
             with (
-                serving(
-                    [*server, "--host", "127.0.0.1", "--port", str(port)],
-                    port,
-                    "/delta-sharing/openapi.json",
-                ),
+                deltaport_serving(config, port),
                 httpx.Client() as client,
             ):
                 peer_cold, peer_files = timed(
@@ -230,11 +233,7 @@ def main() -> None:
         version_path = "/delta-sharing/shares/bench/schemas/default/tables/small/version"
         rates: dict[str, list[float]] = {"hello": [], "shares": [], "version": []}
         with (
-            serving(
-                [*server, "--host", "127.0.0.1", "--port", str(port)],
-                port,
-                "/delta-sharing/openapi.json",
-            ),
+            deltaport_serving(config, port),
             serving([sys.executable, "-c", HELLO_APP, str(hello_port)], hello_port, "/"),
         ):
             for _ in range(RATE_ROUNDS):  # in turn, so both servers see the same machine
