@@ -224,11 +224,15 @@ def _plain(record: dict[str, Any]) -> dict[str, Any]:
     return {k: None if isinstance(v, float) and v != v else v for k, v in record.items()}
 
 
-def write_log_only_table(path: Path, n_files: int, outside: int | None, cdf: bool) -> Path:
+def write_log_only_table(
+    path: Path, n_files: int, outside: int | None, cdf: bool, outside_data: bool = False
+) -> Path:
     """One commit adding ``n_files`` files that do not exist (the answer is only URLs); the
-    file at index ``outside`` has an absolute path outside the table, which the server's
-    local URL signer refuses: a real failure in the middle of a stream. With ``cdf`` a
-    second commit writes the same number of cdc files (same failure position)."""
+    file at index ``outside`` has a deletion vector stored at an absolute path outside the
+    table, which the server's local URL signer refuses when it signs that file's line (in
+    delta format): a real failure in the middle of a stream. With ``outside_data`` the file's
+    own path lies outside instead, which the server finds before answering. With ``cdf`` a
+    second commit adds as many files again (same failure position)."""
     log = path / "_delta_log"
     log.mkdir(parents=True)
     schema = {
@@ -248,36 +252,31 @@ def write_log_only_table(path: Path, n_files: int, outside: int | None, cdf: boo
             }
         },
     ]
+    elsewhere = f"file:///{path.parent.as_posix().lstrip('/')}/elsewhere"
 
-    def file_path(i: int, prefix: str) -> str:
-        if i == outside:
-            return f"file:///{path.parent.as_posix().lstrip('/')}/elsewhere/part-{i:06d}.parquet"
-        return f"{prefix}part-{i:06d}.parquet"
-
-    adds = [
-        {
-            "add": {
-                "path": file_path(i, ""),
-                "partitionValues": {},
-                "size": 100,
-                "modificationTime": 0,
-                "dataChange": True,
-            }
+    def add(i: int, prefix: str) -> dict[str, object]:
+        action: dict[str, object] = {
+            "path": f"{prefix}part-{i:06d}.parquet",
+            "partitionValues": {},
+            "size": 100,
+            "modificationTime": 0,
+            "dataChange": True,
         }
-        for i in range(n_files)
-    ]
+        if i == outside and outside_data:
+            action["path"] = f"{elsewhere}/part-{i:06d}.parquet"
+        elif i == outside:
+            action["deletionVector"] = {
+                "storageType": "p",
+                "pathOrInlineDv": f"{elsewhere}/deletion_vector_{i}.bin",
+                "offset": 1,
+                "sizeInBytes": 40,
+                "cardinality": 1,
+            }
+        return {"add": action}
+
+    adds = [add(i, "") for i in range(n_files)]
     (log / f"{0:020d}.json").write_text("\n".join(json.dumps(a) for a in head + adds) + "\n")
     if cdf:
-        cdcs = [
-            {
-                "cdc": {
-                    "path": file_path(i, "_change_data/"),
-                    "partitionValues": {},
-                    "size": 100,
-                    "dataChange": False,
-                }
-            }
-            for i in range(n_files)
-        ]
-        (log / f"{1:020d}.json").write_text("\n".join(json.dumps(c) for c in cdcs) + "\n")
+        more = [add(i, "more-") for i in range(n_files)]
+        (log / f"{1:020d}.json").write_text("\n".join(json.dumps(a) for a in more) + "\n")
     return path

@@ -69,6 +69,22 @@ def test_defaults() -> None:
     assert config.shares == [] and config.authorization is None and config.ssl is None
 
 
+def test_limits_have_defaults_and_must_be_positive() -> None:
+    config = parse_config({}, {})
+    assert config.max_request_body_bytes == 1024 * 1024
+    assert (config.max_predicate_hints, config.max_predicate_hint_length) == (100, 65536)
+    assert (config.max_predicate_hint_depth, config.shutdown_grace_seconds) == (64, 30)
+    for key in (
+        "maxRequestBodyBytes",
+        "maxPredicateHints",
+        "maxPredicateHintLength",
+        "maxPredicateHintDepth",
+    ):
+        assert error_of({key: 0}) == f"{key}: must be positive"
+    assert error_of({"shutdownGraceSeconds": -1}) == "shutdownGraceSeconds: must not be negative"
+    assert parse_config({"shutdownGraceSeconds": 0}, {}).shutdown_grace_seconds == 0
+
+
 def test_unknown_keys_are_reported_with_their_path() -> None:
     assert error_of(config_with_table(histroyShared=True)) == (
         "shares[0].schemas[0].tables[0].histroyShared: unknown key"

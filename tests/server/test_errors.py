@@ -48,15 +48,17 @@ def app_client(tmp_path: Path) -> AppClient:
     return AppClient(create_app(parse_config(raw, {})))
 
 
-def test_corrupt_log_is_an_internal_error_without_details(app_client: AppClient) -> None:
+def test_corrupt_log_names_table_and_version_without_details(app_client: AppClient) -> None:
     for response in (
         app_client.post("/delta-sharing/shares/s/schemas/d/tables/corrupt/query", json={}),
         app_client.get("/delta-sharing/shares/s/schemas/d/tables/corrupt/metadata"),
+        app_client.get("/delta-sharing/shares/s/schemas/d/tables/corrupt/version"),
     ):
         assert response.status_code == 500
         assert response.json() == {
-            "errorCode": "INTERNAL_ERROR",
-            "message": "internal server error",
+            "errorCode": "TABLE_CORRUPT",
+            "message": "table s.d.corrupt cannot be read at version 0: its Delta log is "
+            "corrupt and the provider has to repair it",
         }
         assert "corrupt-table-location" not in response.text
 

@@ -10,9 +10,11 @@ from pathlib import Path
 import httpx
 import pytest
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 
 from deltaport.protocol.file_batch import HEADER, MEDIA_TYPE, frames
 from deltaport.server import file_batch
+from deltaport.server.body_limit import BodyLimit
 from deltaport.server.files import files_routes
 from deltaport.storage import Location, parse_location
 from deltaport.storage.local_urls import LocalUrlSigner
@@ -71,7 +73,10 @@ def files_server(table_dir: Path) -> Iterator[tuple[str, LocalUrlSigner]]:
         "t": parse_location(str(table_dir)),
         "cloud": parse_location("s3://bucket/table"),
     }
-    app = Starlette(routes=files_routes(LocalUrlSigner(SECRET, "/files"), tables.get))
+    app = Starlette(
+        routes=files_routes(LocalUrlSigner(SECRET, "/files"), tables.get),
+        middleware=[Middleware(BodyLimit, limit=1024 * 1024)],  # as create_app has it
+    )
     with serve_asgi(app) as base:
         yield base, LocalUrlSigner(SECRET, f"{base}/files")
 
@@ -141,4 +146,5 @@ def test_bad_bodies(files_server, body: bytes, status: int) -> None:
     base, _ = files_server
     response = httpx.post(f"{base}/files", content=body, timeout=30)
     assert response.status_code == status
-    assert response.json()["errorCode"] == "INVALID_PARAMETER_VALUE"
+    code = "REQUEST_TOO_LARGE" if status == 413 else "INVALID_PARAMETER_VALUE"
+    assert response.json()["errorCode"] == code

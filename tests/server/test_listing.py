@@ -49,11 +49,13 @@ def test_paging_visits_every_item_once(client: httpx.Client) -> None:
     assert pages == 3
 
 
-def test_max_results_zero_returns_a_token(client: httpx.Client) -> None:
-    body = client.get("/shares", params={"maxResults": 0}).json()
-    assert body["items"] == []
-    follow = client.get("/shares", params={"pageToken": body["nextPageToken"]}).json()
-    assert len(follow["items"]) == 3
+def test_max_results_zero_is_refused(client: httpx.Client) -> None:
+    # an empty page with a token to itself would page forever
+    for path in ("/shares", "/shares/sales/schemas", "/shares/sales/all-tables"):
+        response = client.get(path, params={"maxResults": 0})
+        assert response.status_code == 400, path
+        assert response.json()["errorCode"] == "INVALID_PARAMETER_VALUE"
+        assert "maxResults" in response.json()["message"]
 
 
 def test_forged_and_foreign_page_tokens_are_rejected(client: httpx.Client) -> None:

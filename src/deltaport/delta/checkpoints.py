@@ -89,6 +89,13 @@ _LINE_DECODER = msgspec.json.Decoder(_CheckpointLineJson)
 
 def read_checkpoint(storage: Storage, checkpoint: Checkpoint) -> CheckpointState:
     """Read every file of ``checkpoint`` (and its sidecars, in parallel) into one state."""
+    try:
+        return _read_checkpoint(storage, checkpoint)
+    except LogCorruptError as exc:
+        raise LogCorruptError(str(exc), checkpoint.version) from exc
+
+
+def _read_checkpoint(storage: Storage, checkpoint: Checkpoint) -> CheckpointState:
 
     def read_top(name: str) -> _FileContent:
         location = storage.resolve(f"{LOG_DIR}/{name}")

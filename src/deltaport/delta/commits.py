@@ -122,6 +122,13 @@ class Commit:
 
 def parse_commit(version: int, data: bytes, name: str) -> Commit:
     """Parse the NDJSON bytes of commit ``version`` (``name`` only for messages)."""
+    try:
+        return _parse_commit(version, data, name)
+    except LogCorruptError as exc:
+        raise LogCorruptError(str(exc), version) from exc
+
+
+def _parse_commit(version: int, data: bytes, name: str) -> Commit:
     actions: list[tuple[str, FileActionJson]] = []
     commit_info = protocol = metadata = None
     for lineno, line in enumerate(data.splitlines(), 1):
@@ -198,7 +205,9 @@ def read_commits(storage: Storage, entries: Sequence[tuple[int, ObjectInfo]]) ->
         try:
             data = storage.read(location)
         except StorageError as exc:
-            raise LogCorruptError(f"cannot read commit {version} ({location.uri}): {exc}") from exc
+            raise LogCorruptError(
+                f"cannot read commit {version} ({location.uri}): {exc}", version
+            ) from exc
         return parse_commit(version, data, obj.name)
 
     if len(entries) <= 2:

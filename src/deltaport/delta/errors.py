@@ -12,7 +12,13 @@ class TableNotFoundError(DeltaError):
 
 
 class LogCorruptError(DeltaError):
-    """The log is inconsistent: missing commits or checkpoint parts, bad JSON, no metadata."""
+    """The log is inconsistent: missing commits or checkpoint parts, bad JSON, no metadata.
+
+    ``version`` is the version whose log files are at fault, when known."""
+
+    def __init__(self, message: str, version: int | None = None) -> None:
+        super().__init__(message)
+        self.version = version
 
 
 class VersionNotFoundError(DeltaError):

@@ -128,6 +128,7 @@ class LogListing:
             shown = ", ".join(str(v) for v in missing[:5]) + (" ..." if len(missing) > 5 else "")
             raise LogCorruptError(
                 f"log is missing commit file(s) for version(s) {shown} "
-                f"(needed to reconstruct version {last})"
+                f"(needed to reconstruct version {last})",
+                missing[0],
             )
         return tuple((v, self.commits[v]) for v in range(first, last + 1))

@@ -100,9 +100,9 @@ def _build(
         protocol = commit.protocol or protocol
         metadata = commit.metadata or metadata
     if protocol is None:
-        raise LogCorruptError(f"no protocol action in the log up to version {version}")
+        raise LogCorruptError(f"no protocol action in the log up to version {version}", version)
     if metadata is None:
-        raise LogCorruptError(f"no metaData action in the log up to version {version}")
+        raise LogCorruptError(f"no metaData action in the log up to version {version}", version)
     check_readable(protocol, version)
     files = apply_commits(base, commits)
     last = commits[-1] if commits and commits[-1].version == version else None

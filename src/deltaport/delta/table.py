@@ -51,6 +51,7 @@ class DeltaTable:
         self._snapshots: OrderedDict[int, Snapshot] = OrderedDict()
         self._icts: dict[int, int | None] = {}
         self._seen: dict[int, tuple[str, int, int]] = {}
+        self._readable: set[int] = set()
         self._latest_by_log_stamp: tuple[int, int, int] | None = None
         self._log_dir = self.storage.resolve(LOG_DIR)
 
@@ -86,6 +87,19 @@ class DeltaTable:
         if listed_at - log_dir.last_modified_ms > _QUIET_LOG_MS:
             self._latest_by_log_stamp = (*stamp, version)
         return version
+
+    def check_readable(self, version: int) -> None:
+        """Parse the commit of ``version`` once (raising :class:`LogCorruptError` if it is
+        corrupt), so that what only asks for the version (``/version``) reports a corrupt
+        newest commit as the reads of the snapshot do."""
+        if version in self._readable or version in self._snapshots:
+            return
+        listing = self.listing()
+        obj = listing.commits.get(version)
+        if obj is not None:
+            read_commits(self.storage, [(version, obj)])
+        with self._lock:
+            self._readable.add(version)
 
     # -- snapshots --------------------------------------------------------------------
     def snapshot(
@@ -143,6 +157,7 @@ class DeltaTable:
             self._snapshots.clear()
             self._icts.clear()
             self._seen.clear()
+            self._readable.clear()
 
     # -- timestamps -------------------------------------------------------------------
     def commit_timestamp(self, version: int) -> int:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from deltaport.protocol.echo import echo
 from deltaport.protocol.errors import InvalidParameterError, UnsupportedOperationError
 
 HEADER = "delta-sharing-capabilities"
@@ -48,7 +49,7 @@ def parse_capabilities(header: str | None) -> Capabilities:
         if not formats:
             raise InvalidParameterError(
                 f"{HEADER}: responseformat must list parquet and/or delta, got "
-                f"{pairs['responseformat']!r}"
+                f"{echo(pairs['responseformat'])}"
             )
     features = None
     if "readerfeatures" in pairs:

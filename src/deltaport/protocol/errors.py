@@ -10,6 +10,9 @@ from typing import ClassVar
 
 import msgspec
 
+MAX_MESSAGE_LENGTH = 1000
+"""Longer messages are cut: a message quoting input must not grow with it."""
+
 
 class ErrorBody(msgspec.Struct):
     """The JSON body of every error response."""
@@ -29,7 +32,10 @@ class SharingError(Exception):
         self.message = message
 
     def body(self) -> ErrorBody:
-        return ErrorBody(self.error_code, self.message)
+        message = self.message
+        if len(message) > MAX_MESSAGE_LENGTH:
+            message = message[:MAX_MESSAGE_LENGTH] + "…"
+        return ErrorBody(self.error_code, message)
 
 
 class InvalidParameterError(SharingError):
@@ -74,9 +80,25 @@ class ResourceNotFoundError(SharingError):
     error_code = "RESOURCE_DOES_NOT_EXIST"
 
 
+class RequestTooLargeError(SharingError):
+    """The request body is larger than the server accepts (``maxRequestBodyBytes``)."""
+
+    status = 413
+    error_code = "REQUEST_TOO_LARGE"
+
+
 class MethodNotAllowedError(SharingError):
     status = 405
     error_code = "METHOD_NOT_ALLOWED"
+
+
+class TableCorruptError(SharingError):
+    """The table's Delta log cannot be read at a version (bad JSON, a missing part, a file
+    outside the table): a fault of the provider's data, not of the request. The message
+    names the table and version, never where the table is stored."""
+
+    status = 500
+    error_code = "TABLE_CORRUPT"
 
 
 class InternalError(SharingError):

@@ -58,5 +58,6 @@ def run(config_path: str | Path, host: str | None = None, port: int | None = Non
         log_config=uvicorn_log_config(),
         http=zero_copy_protocol(files_path_prefix(config)),
         access_log=config.access_log,
+        timeout_graceful_shutdown=config.shutdown_grace_seconds,
         **ssl,  # type: ignore[arg-type]
     )

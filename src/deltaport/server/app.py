@@ -31,6 +31,7 @@ from deltaport.protocol.actions import (
 )
 from deltaport.protocol.capabilities import HEADER as CAPABILITIES_HEADER
 from deltaport.protocol.capabilities import parse_capabilities, response_header
+from deltaport.protocol.echo import echo
 from deltaport.protocol.errors import (
     InternalError,
     MalformedRequestError,
@@ -40,8 +41,10 @@ from deltaport.protocol.errors import (
 )
 from deltaport.protocol.file_batch import HEADER as FILE_BATCH_HEADER
 from deltaport.server.auth import BearerAuth
+from deltaport.server.body_limit import BodyLimit
 from deltaport.server.catalog import Catalog, Recipient, Share, SharedSchema, SharedTable
 from deltaport.server.changes import ChangeService, changes_query
+from deltaport.server.client_gone import ClientGone, closing_body, while_connected
 from deltaport.server.config import ServerConfig
 from deltaport.server.files import FilesFirst, files_path, files_routes
 from deltaport.server.hot_routes import HotRoutesFirst
@@ -89,7 +92,13 @@ def create_app(config: ServerConfig) -> Starlette:
     service = TableService(
         url_signer,
         url_lifetime,
-        HintSettings(config.evaluate_predicate_hints, config.evaluate_json_predicate_hints),
+        HintSettings(
+            config.evaluate_predicate_hints,
+            config.evaluate_json_predicate_hints,
+            max_hints=config.max_predicate_hints,
+            max_length=config.max_predicate_hint_length,
+            max_depth=config.max_predicate_hint_depth,
+        ),
         pages=SnapshotPages(table_tokens),
     )
     changes = ChangeService(url_signer, url_lifetime, table_tokens)
@@ -107,6 +116,7 @@ def create_app(config: ServerConfig) -> Starlette:
     app = Starlette(
         routes=routes,
         middleware=[
+            Middleware(BodyLimit, limit=config.max_request_body_bytes),
             Middleware(FilesFirst, signer=local_signer, resolve_table_root=table_root),
             Middleware(
                 HotRoutesFirst,
@@ -118,6 +128,9 @@ def create_app(config: ServerConfig) -> Starlette:
         exception_handlers={HTTPException: _http_error, Exception: _unexpected_error},
         lifespan=warmed_up,
     )
+    # a path with a trailing slash is unknown (404), not redirected: Starlette would build
+    # the redirect from the request's Host header
+    app.router.redirect_slashes = False
     app.state.openapi = api.openapi
     return app
 
@@ -207,6 +220,9 @@ class _Api:
                 return await handler(request, recipient)
             except SharingError as exc:
                 return error_response(exc)
+            except ClientGone:
+                log.info("%s %s: the client left before its answer was ready", *_what(request))
+                return Response(status_code=499)
 
         return endpoint
 
@@ -277,7 +293,9 @@ class _Api:
         caps = parse_capabilities(request.headers.get(CAPABILITIES_HEADER))
         version = int_param(request.query_params.get("version"), "version")
         timestamp = request.query_params.get("timestamp")
-        answer = await run_in_threadpool(self.service.metadata, table, caps, version, timestamp)
+        answer = await while_connected(
+            request, self.service.metadata, table, caps, version, timestamp
+        )
         return _stream(answer)
 
     async def query_table(self, request: Request, recipient: Recipient) -> Response:
@@ -286,16 +304,16 @@ class _Api:
         body = await request.body()
         query = _decode_query(body)
         if query.startingVersion is not None:
-            answer = await run_in_threadpool(self.changes.query_range, table, caps, query)
+            answer = await while_connected(request, self.changes.query_range, table, caps, query)
         else:
-            answer = await run_in_threadpool(self.service.query, table, caps, query)
+            answer = await while_connected(request, self.service.query, table, caps, query)
         return self._files_stream(table, answer)
 
     async def table_changes(self, request: Request, recipient: Recipient) -> Response:
         table = self._table(request, recipient)
         caps = parse_capabilities(request.headers.get(CAPABILITIES_HEADER))
         query = changes_query(request.query_params)
-        answer = await run_in_threadpool(self.changes.changes, table, caps, query)
+        answer = await while_connected(request, self.changes.changes, table, caps, query)
         return self._files_stream(table, answer)
 
     def _files_stream(self, table: SharedTable, answer: TableResponse) -> Response:
@@ -328,7 +346,7 @@ def _stream(answer: TableResponse, extra_headers: dict[str, str] | None = None) 
             answer.response_format, answer.include_end_stream_action
         ),
     }
-    return StreamingResponse(answer.body, media_type=NDJSON, headers=headers)
+    return StreamingResponse(closing_body(answer.body), media_type=NDJSON, headers=headers)
 
 
 def _json(value: object) -> Response:
@@ -342,15 +360,20 @@ def error_response(error: SharingError) -> Response:
 async def _http_error(request: Request, exc: Exception) -> Response:
     status = exc.status_code if isinstance(exc, HTTPException) else 500
     if status == 404:
-        return error_response(ResourceNotFoundError(f"no route for {request.url.path}"))
+        return error_response(ResourceNotFoundError(f"no route for {echo(request.url.path)}"))
     if status == 405:
         return error_response(MethodNotAllowedError(f"{request.method} is not allowed here"))
     return error_response(InternalError())
 
 
 async def _unexpected_error(request: Request, exc: Exception) -> Response:
-    log.error("unexpected error on %s %s", request.method, request.url.path, exc_info=exc)
+    log.error("unexpected error on %s %s", *_what(request), exc_info=exc)
     return error_response(InternalError())
+
+
+def _what(request: Request) -> tuple[str, str]:
+    """Method and path of ``request`` for a log line (the path cut short)."""
+    return request.method, echo(request.url.path)
 
 
 def _share_item(share: Share) -> ShareItem:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from deltaport.protocol.echo import echo
 from deltaport.protocol.errors import ResourceNotFoundError
 from deltaport.protocol.names import name_key
 from deltaport.server.config import ServerConfig
@@ -114,7 +115,7 @@ class Catalog:
     def share(self, recipient: Recipient, name: str) -> Share:
         share = self._shares.get(name_key(name))
         if share is None or not recipient.can_see(share.name):
-            raise ResourceNotFoundError(f"share {name!r} does not exist")
+            raise ResourceNotFoundError(f"share {echo(name)} does not exist")
         return share
 
     def schemas(self, recipient: Recipient, share: str) -> list[SharedSchema]:
@@ -123,7 +124,7 @@ class Catalog:
     def schema(self, recipient: Recipient, share: str, name: str) -> SharedSchema:
         schema = self.share(recipient, share).schemas.get(name_key(name))
         if schema is None:
-            raise ResourceNotFoundError(f"schema {share}.{name} does not exist")
+            raise ResourceNotFoundError(f"schema {echo(f'{share}.{name}')} does not exist")
         return schema
 
     def tables(self, recipient: Recipient, share: str, schema: str) -> list[SharedTable]:
@@ -135,7 +136,7 @@ class Catalog:
     def table(self, recipient: Recipient, share: str, schema: str, name: str) -> SharedTable:
         table = self.schema(recipient, share, schema).tables.get(name_key(name))
         if table is None:
-            raise ResourceNotFoundError(f"table {share}.{schema}.{name} does not exist")
+            raise ResourceNotFoundError(f"table {echo(f'{share}.{schema}.{name}')} does not exist")
         return table
 
     def table_by_key(self, key: str) -> SharedTable | None:

@@ -25,7 +25,6 @@ from deltaport.delta import DeltaTable, TableChanges, open_table
 from deltaport.delta.errors import (
     CdfNotEnabledError,
     DeltaError,
-    TableNotFoundError,
     TimestampOutOfRangeError,
     UnsupportedFeatureError,
     VersionNotFoundError,
@@ -34,9 +33,7 @@ from deltaport.delta.model import Metadata
 from deltaport.protocol.actions import EndStreamAction, QueryTableRequest
 from deltaport.protocol.capabilities import DELTA, Capabilities, choose_response_format
 from deltaport.protocol.errors import (
-    InternalError,
     InvalidParameterError,
-    ResourceNotFoundError,
     UnsupportedOperationError,
 )
 from deltaport.server.catalog import SharedTable
@@ -47,6 +44,7 @@ from deltaport.server.ndjson import encode_lines
 from deltaport.server.params import bool_param, int_param
 from deltaport.server.service import OpenTable, TableResponse, parse_timestamp
 from deltaport.server.signing import UrlSigner
+from deltaport.server.table_errors import file_outside_table, table_failure, table_name
 from deltaport.server.table_pages import TableTokens, page_bounds, query_digest
 from deltaport.storage import StorageError
 
@@ -230,6 +228,10 @@ class ChangeService:
     ) -> TableResponse:
         first, last = page_bounds(files.num_rows, span.offset, max_files)
         page = files.slice(first, last - first)
+        outside = self._signer.unservable(table, page.column("path").combine_chunks())
+        if outside:
+            row, why = min(outside.items())
+            raise file_outside_table(table, page.column("version")[row].as_py(), why)
         next_token = None
         if last < files.num_rows:
             next_token = self._tokens.page_token(table.key, span.digest, span.start, span.end, last)
@@ -273,7 +275,7 @@ class ChangeService:
                 yield encode_lines(out)
             yield encode_lines([_historical(entry, fmt) for entry in pending])
 
-        body = stream_body(encode_lines(head), segments(), end, _name(table))
+        body = stream_body(encode_lines(head), segments(), end, table_name(table))
         return TableResponse(span.start, fmt, end is not None, body)
 
 
@@ -327,14 +329,10 @@ def _range_format(caps: Capabilities, changes: TableChanges) -> str:
     return choose_response_format(caps, sorted(features), mapping)
 
 
-def _name(table: SharedTable) -> str:
-    return f"{table.share}.{table.schema}.{table.name}"
-
-
 def _require_history(table: SharedTable) -> None:
     if not table.history_shared:
         raise InvalidParameterError(
-            f"table {_name(table)} does not share its history (historyShared is off), so "
+            f"table {table_name(table)} does not share its history (historyShared is off), so "
             "version ranges and its change data feed cannot be read"
         )
 
@@ -345,15 +343,13 @@ def _delta_errors(table: SharedTable) -> Iterator[None]:
     try:
         yield
     except (VersionNotFoundError, TimestampOutOfRangeError, CdfNotEnabledError) as exc:
-        raise InvalidParameterError(f"table {_name(table)}: {exc}") from None
+        raise InvalidParameterError(f"table {table_name(table)}: {exc}") from None
     except UnsupportedFeatureError as exc:
-        raise UnsupportedOperationError(f"table {_name(table)} cannot be shared: {exc}") from None
-    except TableNotFoundError:
-        log.error("no Delta table at the location of %s", _name(table))
-        raise ResourceNotFoundError(f"the data of table {_name(table)} was not found") from None
+        raise UnsupportedOperationError(
+            f"table {table_name(table)} cannot be shared: {exc}"
+        ) from None
     except (DeltaError, StorageError) as exc:
-        log.error("reading table %s failed: %s", _name(table), exc)
-        raise InternalError() from None
+        raise table_failure(table, exc) from None
 
 
 def changes_query(params: Mapping[str, str]) -> ChangesQuery:

@@ -116,6 +116,11 @@ class ServerConfig(_Config):
     public_url: str | None = None
     signing_key: str | None = None
     access_log: bool = True
+    max_request_body_bytes: int = 1024 * 1024
+    max_predicate_hints: int = 100
+    max_predicate_hint_length: int = 65536
+    max_predicate_hint_depth: int = 64
+    shutdown_grace_seconds: int = 30
 
     def storage_options_for(self, table: TableConfig) -> dict[str, str]:
         """Options of the matching ``storage`` prefixes (longest last), then the table's own."""
@@ -194,6 +199,16 @@ def _check(config: ServerConfig) -> None:
         raise ConfigError(f"endpoint: must start with '/', got {config.endpoint!r}")
     if config.pre_signed_url_timeout_seconds <= 0:
         raise ConfigError("preSignedUrlTimeoutSeconds: must be positive")
+    for key in (
+        "max_request_body_bytes",
+        "max_predicate_hints",
+        "max_predicate_hint_length",
+        "max_predicate_hint_depth",
+    ):
+        if getattr(config, key) <= 0:
+            raise ConfigError(f"{_camel(key)}: must be positive")
+    if config.shutdown_grace_seconds < 0:
+        raise ConfigError("shutdownGraceSeconds: must not be negative")
     if not 0 <= config.port <= 65535:
         raise ConfigError(f"port: {config.port} is not a TCP port")
     ssl = config.ssl
@@ -215,6 +230,11 @@ def _check(config: ServerConfig) -> None:
                     raise ConfigError(f"{where}.location: must not be empty")
                 if table.start_version < 0:
                     raise ConfigError(f"{where}.startVersion: must not be negative")
+
+
+def _camel(key: str) -> str:
+    first, *rest = key.split("_")
+    return first + "".join(part.title() for part in rest)
 
 
 def _check_name(name: str, where: str, seen: set[str]) -> None:

@@ -6,7 +6,8 @@ that is the per-request work of Python HTTP stacks, not the bytes. Query and cha
 answers of tables served from local disk name this endpoint. Each URL of a batch is
 checked as a GET of it would be (``403`` for a bad or expired signature, ``404``); nothing
 else is needed, no bearer token, as with the GETs. The body itself gets ``400`` when
-malformed and ``413`` when bigger than :data:`BODY_MAX_BYTES`.
+malformed (and ``413`` when bigger than the server's ``maxRequestBodyBytes``, as on every
+route).
 """
 
 from __future__ import annotations
@@ -22,7 +23,6 @@ from starlette.responses import Response, StreamingResponse
 from deltaport.protocol.file_batch import FILE_MAX_BYTES, MAX_FILES, MEDIA_TYPE, frame_head
 from deltaport.server.local_files import FileError, LocalFiles, Part, read_part
 
-BODY_MAX_BYTES = 4 * 1024 * 1024
 CHUNK_BYTES = 1024 * 1024
 """Frames are sent in chunks of about this size: few sends, bounded memory."""
 
@@ -44,11 +44,7 @@ class FileBatchEndpoint:
         do, as for the GETs)."""
 
     async def answer(self, request: Request) -> Response:
-        body = bytearray()
-        async for chunk in request.stream():
-            body += chunk
-            if len(body) > BODY_MAX_BYTES:
-                return _error(413, "INVALID_PARAMETER_VALUE", "the request body is too big")
+        body = await request.body()
         try:
             urls = _decoder.decode(body).files
         except (msgspec.ValidationError, msgspec.DecodeError) as exc:

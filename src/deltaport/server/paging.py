@@ -43,8 +43,9 @@ class PageTokens:
         """One page of ``items`` and the token of the next page (None at the end)."""
         start = self.decode(scope, page_token) if page_token else 0
         limit = DEFAULT_MAX_RESULTS if max_results is None else max_results
-        if limit < 0:
-            raise InvalidParameterError("maxResults must be non-negative")
+        if limit <= 0:
+            # a page of nothing would come with a token to the same page, forever
+            raise InvalidParameterError("maxResults must be positive")
         end = start + limit
         next_token = self.encode(scope, end) if end < len(items) else None
         return list(items[start:end]), next_token

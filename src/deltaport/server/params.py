@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from deltaport.protocol.echo import echo
 from deltaport.protocol.errors import InvalidParameterError
 
 
@@ -12,7 +13,7 @@ def int_param(value: str | None, name: str) -> int | None:
     try:
         return int(value)
     except ValueError:
-        raise InvalidParameterError(f"{name} must be an integer, got {value!r}") from None
+        raise InvalidParameterError(f"{name} must be an integer, got {echo(value)}") from None
 
 
 def bool_param(value: str | None, name: str) -> bool:
@@ -21,4 +22,4 @@ def bool_param(value: str | None, name: str) -> bool:
         return False
     if value.lower() in ("true", "false"):
         return value.lower() == "true"
-    raise InvalidParameterError(f"{name} must be true or false, got {value!r}")
+    raise InvalidParameterError(f"{name} must be true or false, got {echo(value)}")

@@ -21,7 +21,6 @@ import pyarrow as pa
 from deltaport.delta import DeltaTable, Snapshot, open_table
 from deltaport.delta.errors import (
     DeltaError,
-    TableNotFoundError,
     TimestampOutOfRangeError,
     UnsupportedFeatureError,
     VersionNotFoundError,
@@ -33,10 +32,9 @@ from deltaport.protocol.actions import (
     QueryTableRequest,
 )
 from deltaport.protocol.capabilities import DELTA, Capabilities, choose_response_format
+from deltaport.protocol.echo import echo
 from deltaport.protocol.errors import (
-    InternalError,
     InvalidParameterError,
-    ResourceNotFoundError,
     UnsupportedOperationError,
 )
 from deltaport.server.catalog import SharedTable
@@ -45,9 +43,10 @@ from deltaport.server.lines import metadata_line, protocol_line
 from deltaport.server.ndjson import Chunk, encode_lines
 from deltaport.server.selection import HintSettings, select_files
 from deltaport.server.signing import UrlSigner, url_expiry
-from deltaport.server.snapshot_cache import PreparedSnapshot
+from deltaport.server.snapshot_cache import ROW_COLUMN, PreparedSnapshot
 from deltaport.server.snapshot_lines import SnapshotLines
 from deltaport.server.snapshot_pages import SnapshotPages
+from deltaport.server.table_errors import file_outside_table, table_failure
 from deltaport.server.table_pages import TableTokens
 from deltaport.server.tokens import TokenSigner
 from deltaport.storage import StorageError
@@ -90,7 +89,9 @@ class TableService:
         with _delta_errors(table):
             delta_table = self._table(table)
             if starting_timestamp is None:
-                return delta_table.latest_version()
+                latest = delta_table.latest_version()
+                delta_table.check_readable(latest)
+                return latest
             _require_history(table)
             version = delta_table.version_at(parse_timestamp(starting_timestamp), at_or_after=True)
         if version < table.start_version:
@@ -136,6 +137,9 @@ class TableService:
         )
         travelled = request.version is not None or request.timestamp is not None
         page = self._pages.page(table, request, caps, pin, snapshot.version, files)
+        outside = prepared.unservable_among(page.files.column(ROW_COLUMN))
+        if outside is not None:
+            raise file_outside_table(table, snapshot.version, outside)
         selection = (pin.digest, pin.offset, request.maxFiles)
         body = self._query_body(table, prepared, page.files, fmt, travelled, page.end, selection)
         return TableResponse(snapshot.version, fmt, page.end is not None, body)
@@ -204,7 +208,7 @@ def parse_timestamp(text: str) -> datetime:
         value = datetime.fromisoformat(text.strip())
     except ValueError:
         raise InvalidParameterError(
-            f"timestamp {text!r} is not in ISO 8601 format (e.g. 2023-01-31T08:00:00Z)"
+            f"timestamp {echo(text)} is not in ISO 8601 format (e.g. 2023-01-31T08:00:00Z)"
         ) from None
     return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
 
@@ -259,12 +263,8 @@ def _delta_errors(table: SharedTable) -> Iterator[None]:
         ) from None
     except UnsupportedFeatureError as exc:
         raise UnsupportedOperationError(f"table {name} cannot be shared: {exc}") from None
-    except TableNotFoundError:
-        log.error("no Delta table at the location of %s", name)
-        raise ResourceNotFoundError(f"the data of table {name} was not found") from None
     except (DeltaError, StorageError) as exc:
-        log.error("reading table %s failed: %s", name, exc)
-        raise InternalError() from None
+        raise table_failure(table, exc) from None
 
 
 def _head_lines(snapshot: Snapshot, fmt: str, travelled: bool) -> list[ProtocolLine | MetadataLine]:

@@ -27,6 +27,7 @@ from deltaport.storage.local_urls import (
     LocalUrlSigner,
     PreparedPaths,
     Rows,
+    invalid_relative_paths,
     join_prepared,
     joined_row_maps,
     raise_first_failure,
@@ -97,6 +98,12 @@ class UrlSigner(Protocol):
         pieces whose row-wise concatenation is that text."""
         ...
 
+    def unservable(self, table: SharedTable, paths: pa.StringArray) -> dict[int, Exception]:
+        """The rows of ``paths`` that can never be signed (a path leaving the table), with
+        why: found without signing anything, so that an answer can be refused before it
+        starts instead of failing in the middle."""
+        ...
+
 
 class TableUrlSigner:
     """Signs with the object store for cloud tables and with ``local`` for local ones."""
@@ -124,19 +131,7 @@ class TableUrlSigner:
         root = table.location
         failures: dict[int, Exception] = {}
         if root.kind == "local":
-            # only absolute and URL-encoded paths need work; the others are relative as they are
-            data = paths.buffers()[2]
-            text = b"" if data is None else data.to_pybytes()
-            relative = paths
-            if b":" in text or b"%" in text:
-                odd = pc.or_(pc.match_substring(paths, ":"), pc.match_substring(paths, "%"))
-                texts = paths.to_pylist()
-                for row in pc.indices_nonzero(odd).to_pylist():
-                    try:
-                        texts[row] = _relative_to_root(root, texts[row])
-                    except SharingError as exc:
-                        failures[row] = exc
-                relative = pa.array(texts, pa.string())
+            relative = _local_relative(root, paths, failures)
             local = self._local.prepare(
                 table.key, relative, messages if relative is paths else None
             )
@@ -170,6 +165,19 @@ class TableUrlSigner:
             return list(self._local.url_pieces(files.local, rows, expires_at))
         return [json_escaped(self.sign_prepared(table, files, rows, expires_at))]
 
+    def unservable(self, table: SharedTable, paths: pa.StringArray) -> dict[int, Exception]:
+        root = table.location
+        failures: dict[int, Exception] = {}
+        if root.kind == "local":
+            relative = _local_relative(root, paths, failures)
+            return {**invalid_relative_paths(relative), **failures}
+        for row in pc.indices_nonzero(pc.match_substring(paths, ":")).to_pylist():
+            try:
+                _resolve(root, paths[row].as_py())
+            except (SharingError, ValueError) as exc:
+                failures[row] = exc
+        return failures
+
     def _storage(self, table: SharedTable) -> Storage:
         with self._lock:
             storage = self._storages.get(table.key)
@@ -177,6 +185,26 @@ class TableUrlSigner:
                 storage = Storage(table.location, table.storage_options)
                 self._storages[table.key] = storage
             return storage
+
+
+def _local_relative(
+    root: Location, paths: pa.StringArray, failures: dict[int, Exception]
+) -> pa.StringArray:
+    """``paths`` of a local table relative to its root (the same array when they all are
+    already); the rows that cannot be made relative go to ``failures``. Only absolute and
+    URL-encoded paths need work."""
+    data = paths.buffers()[2]
+    text = b"" if data is None else data.to_pybytes()
+    if b":" not in text and b"%" not in text:
+        return paths
+    odd = pc.or_(pc.match_substring(paths, ":"), pc.match_substring(paths, "%"))
+    texts = paths.to_pylist()
+    for row in pc.indices_nonzero(odd).to_pylist():
+        try:
+            texts[row] = _relative_to_root(root, texts[row])
+        except SharingError as exc:
+            failures[row] = exc
+    return pa.array(texts, pa.string())
 
 
 def _resolve(root: Location, path: str) -> Location:

@@ -94,6 +94,20 @@ class PreparedSnapshot:
         return self._once("signable", self._build_signable)
 
     @property
+    def unservable(self) -> dict[int, Exception]:
+        """The rows whose path can never be signed (see :meth:`UrlSigner.unservable`)."""
+        return self._once("unservable", self._build_unservable)
+
+    def unservable_among(self, rows: pa.Array) -> Exception | None:
+        """Why one of ``rows`` (of :attr:`files`) cannot be served, if one cannot."""
+        bad = self.unservable
+        if not bad:
+            return None
+        hits = pc.is_in(rows, pa.array(sorted(bad), rows.type))
+        first = pc.index(hits, True).as_py()
+        return None if first < 0 else bad[rows[first].as_py()]
+
+    @property
     def parquet(self) -> Pieces:
         """What follows the URL in a parquet-format line, up to the suffix: pieces joined
         with the URL in one pass (joining them here first would copy them twice)."""
@@ -157,6 +171,9 @@ class PreparedSnapshot:
 
     def _ids(self) -> pa.Array:
         return self._once("ids", lambda: file_ids(self._column("path")))
+
+    def _build_unservable(self) -> dict[int, Exception]:
+        return self._signer.unservable(self._table, self._column("path"))
 
     def _build_signable(self) -> SignableFiles:
         return self._signer.prepare(self._table, self._column("path"))

@@ -180,7 +180,7 @@ class LocalUrlSigner:
             cmacs(self._path_key, relative_paths if messages is None else messages),
             f"{self.base_url}/{quote(table_key, safe='')}/",
             quote_paths(relative_paths),
-            _invalid_paths(relative_paths),
+            invalid_relative_paths(relative_paths),
         )
 
     def sign_prepared(self, prepared: PreparedPaths, rows: Rows, expires_at: int) -> pa.StringArray:
@@ -270,7 +270,7 @@ def quote_paths(paths: pa.StringArray) -> pa.Array:
     return quoted
 
 
-def _invalid_paths(paths: pa.StringArray) -> dict[int, ValueError]:
+def invalid_relative_paths(paths: pa.StringArray) -> dict[int, ValueError]:
     """The rows whose path :func:`_check_relative_path` rejects, with its error (found
     with byte searches over the column; only suspect rows are checked one by one)."""
     count = len(paths)

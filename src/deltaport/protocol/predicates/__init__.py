@@ -1,7 +1,7 @@
 """Predicate hints: SQL (``predicateHints``) and JSON (``jsonPredicateHints``) predicates
 parsed into one expression tree, evaluated on file metadata (skipping) and on rows."""
 
-from deltaport.protocol.predicates.errors import PredicateError
+from deltaport.protocol.predicates.errors import PredicateError, PredicateTooComplexError
 from deltaport.protocol.predicates.json_format import parse_json_predicate, predicate_to_json
 from deltaport.protocol.predicates.rows import evaluate_rows
 from deltaport.protocol.predicates.skipping import file_mask
@@ -31,6 +31,7 @@ __all__ = [
     "Not",
     "Or",
     "PredicateError",
+    "PredicateTooComplexError",
     "ValueType",
     "evaluate_rows",
     "file_mask",

@@ -7,7 +7,7 @@ from typing import Any, cast
 
 import msgspec
 
-from deltaport.protocol.predicates.errors import PredicateError
+from deltaport.protocol.predicates.errors import PredicateError, PredicateTooComplexError
 from deltaport.protocol.predicates.tree import (
     COMPARISON_OPS,
     VALUE_TYPES,
@@ -28,31 +28,38 @@ from deltaport.protocol.predicates.values import format_value, parse_value
 MAX_DEPTH = 100
 """Deeper trees are rejected rather than evaluated (they are not hints anyone writes)."""
 
+_DEPTH_MESSAGE = "the predicate is nested deeper than {} levels"
+
 _OPS = ("column", "literal", "isNull", "not", "and", "or", *COMPARISON_OPS)
 
 
-def parse_json_predicate(source: str | bytes | Mapping[str, Any]) -> Expr:
+def parse_json_predicate(
+    source: str | bytes | Mapping[str, Any], max_depth: int = MAX_DEPTH
+) -> Expr:
     """Parse and validate a JSON predicate (text or already-decoded object).
 
     Raises :class:`PredicateError` naming the offending node's path, e.g.
-    ``children[1]: lessThan expects 2 children, found 3``.
+    ``children[1]: lessThan expects 2 children, found 3``, and
+    :class:`PredicateTooComplexError` for a tree deeper than ``max_depth`` ops.
     """
     if isinstance(source, str | bytes):
         try:
             obj = msgspec.json.decode(source)
         except msgspec.DecodeError as exc:
             raise PredicateError(f"predicate is not valid JSON: {exc}") from None
+        except RecursionError:
+            raise PredicateTooComplexError(_DEPTH_MESSAGE.format(max_depth)) from None
     else:
         obj = source
-    expr = _parse_node(obj, "$", 1)
+    expr = _parse_node(obj, "$", 1, max_depth)
     if isinstance(expr, Column | Literal) and _leaf_type(expr) != "bool":
         raise PredicateError(f"$: a {_op_name(expr)} of type {_leaf_type(expr)} is not a predicate")
     return expr
 
 
-def _parse_node(obj: object, path: str, depth: int) -> Expr:
-    if depth > MAX_DEPTH:
-        raise PredicateError(f"{path}: predicate tree is deeper than {MAX_DEPTH} levels")
+def _parse_node(obj: object, path: str, depth: int, max_depth: int) -> Expr:
+    if depth > max_depth:
+        raise PredicateTooComplexError(_DEPTH_MESSAGE.format(max_depth))
     if not isinstance(obj, Mapping):
         raise PredicateError(f"{path}: expected an object, found {type(obj).__name__}")
     op = obj.get("op")
@@ -70,7 +77,10 @@ def _parse_node(obj: object, path: str, depth: int) -> Expr:
     children = obj.get("children")
     if not isinstance(children, list):
         raise PredicateError(f"{path}: {op} needs a 'children' array")
-    nodes = [_parse_node(c, f"{path}.children[{i}]", depth + 1) for i, c in enumerate(children)]
+    nodes = [
+        _parse_node(c, f"{path}.children[{i}]", depth + 1, max_depth)
+        for i, c in enumerate(children)
+    ]
     if op in ("and", "or"):
         if len(nodes) < 2:
             raise PredicateError(f"{path}: {op} expects at least 2 children, found {len(nodes)}")

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 
-from deltaport.protocol.predicates.errors import PredicateError
+from deltaport.protocol.echo import echo
+from deltaport.protocol.predicates.errors import PredicateError, PredicateTooComplexError
 from deltaport.protocol.predicates.tree import (
     And,
     Column,
@@ -53,6 +54,8 @@ _COMPARISONS: dict[str, tuple[ComparisonOp, bool]] = {
 }
 _KEYWORDS = {"and", "or", "not", "is", "null", "true", "false"}
 _LONG_RANGE = (-(2**63), 2**63 - 1)
+MAX_DEPTH = 100
+"""Default bound on nested ``NOT`` and parentheses (each costs the parser stack frames)."""
 
 
 @dataclass(frozen=True)
@@ -62,22 +65,25 @@ class _Token:
     pos: int
 
 
-def parse_sql_predicates(hints: Sequence[str]) -> Expr:
+def parse_sql_predicates(hints: Sequence[str], max_depth: int = MAX_DEPTH) -> Expr:
     """Parse a list of SQL hints into one predicate (their conjunction)."""
     if not hints:
         raise PredicateError("no predicate hints given")
     exprs = []
     for i, hint in enumerate(hints):
         try:
-            exprs.append(parse_sql_predicate(hint))
+            exprs.append(parse_sql_predicate(hint, max_depth))
         except PredicateError as exc:
             raise PredicateError(f"predicateHints[{i}]: {exc}") from None
     return exprs[0] if len(exprs) == 1 else And(tuple(exprs))
 
 
-def parse_sql_predicate(text: str) -> Expr:
-    """Parse one SQL hint such as ``date >= '2021-01-01'`` or ``id IS NOT NULL``."""
-    parser = _Parser(text, _tokenize(text))
+def parse_sql_predicate(text: str, max_depth: int = MAX_DEPTH) -> Expr:
+    """Parse one SQL hint such as ``date >= '2021-01-01'`` or ``id IS NOT NULL``.
+
+    More than ``max_depth`` nested ``NOT`` and parentheses raise
+    :class:`PredicateTooComplexError`."""
+    parser = _Parser(text, _tokenize(text), max_depth)
     expr = parser.parse_or()
     parser.expect_end()
     return expr
@@ -89,7 +95,7 @@ def _tokenize(text: str) -> list[_Token]:
     while pos < len(text):
         match = _TOKEN.match(text, pos)
         if match is None:
-            raise PredicateError(f"unexpected character {text[pos]!r} at {pos} in {text!r}")
+            raise PredicateError(f"unexpected character {text[pos]!r} at {pos} in {echo(text)}")
         kind = match.lastgroup or ""
         if kind != "space":
             tokens.append(_Token(kind, match.group(), pos))
@@ -98,10 +104,12 @@ def _tokenize(text: str) -> list[_Token]:
 
 
 class _Parser:
-    def __init__(self, text: str, tokens: list[_Token]) -> None:
+    def __init__(self, text: str, tokens: list[_Token], max_depth: int) -> None:
         self.text = text
         self.tokens = tokens
         self.i = 0
+        self.depth = 0
+        self.max_depth = max_depth
 
     def peek(self, offset: int = 0) -> _Token | None:
         j = self.i + offset
@@ -118,14 +126,14 @@ class _Parser:
     def take(self) -> _Token:
         token = self.peek()
         if token is None:
-            raise PredicateError(f"unexpected end of {self.text!r}")
+            raise PredicateError(f"unexpected end of {echo(self.text)}")
         self.i += 1
         return token
 
     def fail(self, what: str) -> PredicateError:
         token = self.peek()
-        where = "end" if token is None else f"{token.text!r} at {token.pos}"
-        return PredicateError(f"expected {what}, found {where} in {self.text!r}")
+        where = "end" if token is None else f"{echo(token.text)} at {token.pos}"
+        return PredicateError(f"expected {what}, found {where} in {echo(self.text)}")
 
     def expect_end(self) -> None:
         if self.peek() is not None:
@@ -148,15 +156,26 @@ class _Parser:
     def parse_not(self) -> Expr:
         if self.is_word("not"):
             self.take()
-            return Not(self.parse_not())
+            return Not(self.nested(self.parse_not))
         if self.is_symbol("("):
             self.take()
-            expr = self.parse_or()
+            expr = self.nested(self.parse_or)
             if not self.is_symbol(")"):
                 raise self.fail("')'")
             self.take()
             return expr
         return self.parse_comparison()
+
+    def nested(self, parse: Callable[[], Expr]) -> Expr:
+        """``parse()`` one level deeper, within the parser's depth bound."""
+        self.depth += 1
+        if self.depth > self.max_depth:
+            raise PredicateTooComplexError(
+                f"the predicate nests NOT and parentheses deeper than {self.max_depth} levels"
+            )
+        expr = parse()
+        self.depth -= 1
+        return expr
 
     def parse_comparison(self) -> Expr:
         left = self.parse_operand()
@@ -199,7 +218,7 @@ class _Parser:
             return Literal(token.text.lower() == "true", "bool")
         if token.kind == "word" and token.text.lower() == "null":
             raise PredicateError(
-                f"comparison with NULL is never true, use IS [NOT] NULL in {self.text!r}"
+                f"comparison with NULL is never true, use IS [NOT] NULL in {echo(self.text)}"
             )
         if token.kind == "quoted" or (token.kind == "word" and token.text.lower() not in _KEYWORDS):
             return self.parse_column()
@@ -239,7 +258,7 @@ class _Parser:
                 return Literal(parse_date(text), "date")
             value = parse_timestamp(text)
         except ValueError as exc:
-            raise PredicateError(f"bad {kind.upper()} literal {text!r}: {exc}") from None
+            raise PredicateError(f"bad {kind.upper()} literal {echo(text)}: {exc}") from None
         if value.tzinfo is None:
             value = value.replace(tzinfo=dt.UTC)
         return Literal(value, "timestamp")

@@ -1,0 +1,83 @@
+"""A bound on the size of every request body (``maxRequestBodyBytes``).
+
+A body announced bigger than the bound is refused before it is read; one sent without a
+length (chunked) is refused as soon as what has arrived passes the bound. Either way the
+answer is ``413`` with errorCode ``REQUEST_TOO_LARGE``, and no route sees the body.
+"""
+
+from __future__ import annotations
+
+import msgspec
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from deltaport.protocol.errors import RequestTooLargeError
+
+
+class BodyLimit:
+    """ASGI middleware refusing bodies over ``limit`` bytes on every route."""
+
+    def __init__(self, app: ASGIApp, limit: int) -> None:
+        self.app = app
+        self.limit = limit
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        if _declared_length(scope) > self.limit:
+            await _refuse(self._error(), send)
+            return
+        received = 0
+        started = False
+
+        async def limited_receive() -> Message:
+            nonlocal received
+            message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > self.limit:
+                    raise self._error()
+            return message
+
+        async def watched_send(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, limited_receive, watched_send)
+        except RequestTooLargeError as exc:
+            if started:
+                raise
+            await _refuse(exc, send)
+
+    def _error(self) -> RequestTooLargeError:
+        return RequestTooLargeError(
+            f"the request body is larger than {self.limit} bytes (maxRequestBodyBytes)"
+        )
+
+
+def _declared_length(scope: Scope) -> int:
+    for name, value in scope["headers"]:
+        if name == b"content-length":
+            try:
+                return int(value)
+            except ValueError:
+                return 0  # the HTTP server refuses it before us; count what arrives
+    return 0
+
+
+async def _refuse(error: RequestTooLargeError, send: Send) -> None:
+    payload = msgspec.json.encode(error.body())
+    await send(
+        {
+            "type": "http.response.start",
+            "status": error.status,
+            "headers": [
+                (b"content-type", b"application/json; charset=utf-8"),
+                (b"content-length", str(len(payload)).encode()),
+                (b"connection", b"close"),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": payload})

@@ -1,0 +1,56 @@
+"""Engine and storage failures of a shared table as protocol errors.
+
+The recipient learns the table's name and, for a corrupt log, the version at fault; the
+storage location and the engine's own message (which names files) go to the server log.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from deltaport.delta.errors import DeltaError, LogCorruptError, TableNotFoundError
+from deltaport.protocol.errors import (
+    InternalError,
+    ResourceNotFoundError,
+    SharingError,
+    TableCorruptError,
+)
+from deltaport.server.catalog import SharedTable
+from deltaport.storage import StorageError
+
+log = logging.getLogger(__name__)
+
+
+def table_name(table: SharedTable) -> str:
+    return f"{table.share}.{table.schema}.{table.name}"
+
+
+def table_failure(table: SharedTable, exc: DeltaError | StorageError) -> SharingError:
+    """The error answering a read of ``table`` that failed for a reason of the provider's
+    (the request's own faults are mapped by the caller first)."""
+    name = table_name(table)
+    if isinstance(exc, TableNotFoundError):
+        log.error("no Delta table at the location of %s", name)
+        return ResourceNotFoundError(f"the data of table {name} was not found")
+    log.error("reading table %s failed: %s", name, exc)
+    if isinstance(exc, LogCorruptError):
+        return corrupt_table(name, exc.version)
+    return InternalError()
+
+
+def file_outside_table(table: SharedTable, version: int, why: Exception) -> TableCorruptError:
+    """A file of the log at ``version`` lies outside the table: it is never served."""
+    name = table_name(table)
+    log.error("table %s at version %d lists a file outside the table: %s", name, version, why)
+    return TableCorruptError(
+        f"table {name} cannot be read at version {version}: its Delta log lists a file "
+        "outside the table, which is never served; the provider has to repair the log"
+    )
+
+
+def corrupt_table(name: str, version: int | None) -> TableCorruptError:
+    at = "" if version is None else f" at version {version}"
+    return TableCorruptError(
+        f"table {name} cannot be read{at}: its Delta log is corrupt and the provider has to "
+        "repair it"
+    )
