@@ -113,3 +113,11 @@ def test_profile_examples_parse(page: str) -> None:
     assert blocks
     for block in blocks:
         parse_profile(json.loads(block))
+
+
+def test_readme_links_into_the_docs_exist() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    targets = re.findall(r"\]\((docs/[^)#]+)(?:#[^)]*)?\)", readme)
+    assert "docs/server/configuration.md" in targets
+    missing = sorted({t for t in targets if not (ROOT / t).is_file()})
+    assert not missing, f"README.md links to missing pages: {missing}"
