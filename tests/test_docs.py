@@ -62,11 +62,14 @@ def test_every_config_key_is_in_the_configuration_reference(key: str) -> None:
     )
 
 
-def test_the_configuration_example_loads() -> None:
-    page = CONFIG_PAGE.read_text(encoding="utf-8")
-    blocks = re.findall(r"```yaml\n(.*?)```", page, flags=re.DOTALL)
+@pytest.mark.parametrize(
+    "page", [CONFIG_PAGE, DOCS / "getting-started.md", ROOT / "README.md"], ids=lambda p: p.name
+)
+def test_the_configuration_examples_load(page: Path) -> None:
+    page_text = page.read_text(encoding="utf-8")
+    blocks = re.findall(r"```yaml\n(.*?)```", page_text, flags=re.DOTALL)
     assert blocks
-    environ = {name: "x" for name in re.findall(r"\$\{(\w+)\}", page)}
+    environ = {name: "x" for name in re.findall(r"\$\{(\w+)\}", page_text)}
     for block in blocks:
         loaded = config.parse_config(yaml.safe_load(block), environ)
         assert loaded.shares
