@@ -16,4 +16,5 @@ fi
 uv run --frozen ruff check src tests benchmarks
 uv run --frozen ruff format --check src tests benchmarks
 uv run --frozen mypy
+NO_MKDOCS_2_WARNING=1 uv run --frozen mkdocs build --strict --quiet
 uv run --frozen pytest "$@"
