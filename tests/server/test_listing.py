@@ -100,6 +100,7 @@ def test_names_are_case_insensitive(client: httpx.Client) -> None:
         "share": "Sales",
         "shareId": "00000000-0000-0000-0000-00000000000a",
         "id": "t-p",
+        "accessModes": ["url"],
     }
     assert tables[1]["properties"] == {"k": "v"}
     version = client.get("/shares/SALES/schemas/default/tables/PARTED/version")

@@ -90,3 +90,9 @@ def test_log_paths_are_decoded_once() -> None:
     absolute = resolve_log_path(root, "s3a://other/t/f.parquet")
     assert absolute == Location("s3", "s3://other/t/f.parquet", "other", "t/f.parquet")
     assert resolve_log_path(root, "file:/elsewhere/a%20b.parquet").key == "/elsewhere/a b.parquet"
+
+
+def test_question_marks_and_hashes_belong_to_the_key() -> None:
+    assert parse_location("s3://b/odd/a*b?c$d").key == "odd/a*b?c$d"
+    assert parse_location("gs://b/x#y?z/").uri == "gs://b/x#y?z"
+    assert parse_location("abfss://c@acct.dfs.core.windows.net/p?q").key == "p?q"

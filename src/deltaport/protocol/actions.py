@@ -55,6 +55,9 @@ class TableItem(msgspec.Struct, omit_defaults=True):
     displayName: str | None = None
     comment: str | None = None
     properties: dict[str, str] | None = None
+    location: str | None = None
+    auxiliaryLocations: list[str] | None = None
+    accessModes: list[str] | None = None
 
 
 class ListSharesResponse(msgspec.Struct, omit_defaults=True):
@@ -96,6 +99,8 @@ class ParquetMetadata(msgspec.Struct, omit_defaults=True):
     version: int | None = None
     size: int | None = None
     numFiles: int | None = None
+    location: str | None = None
+    auxiliaryLocations: list[str] | None = None
     accessModes: list[str] | None = None
 
 
@@ -120,6 +125,8 @@ class DeltaMetadata(msgspec.Struct, omit_defaults=True):
     version: int | None = None
     size: int | None = None
     numFiles: int | None = None
+    location: str | None = None
+    auxiliaryLocations: list[str] | None = None
     accessModes: list[str] | None = None
 
 

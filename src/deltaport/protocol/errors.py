@@ -109,3 +109,11 @@ class InternalError(SharingError):
 
     def __init__(self, message: str = "internal server error") -> None:
         super().__init__(message)
+
+
+class UnsupportedAccessModeError(SharingError):
+    """The table is not offered in the access mode the request needs (``/query`` on a
+    ``dir``-only table, credentials for a ``url``-only one)."""
+
+    status = 400
+    error_code = "UNSUPPORTED_ACCESS_MODE"

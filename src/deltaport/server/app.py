@@ -31,6 +31,7 @@ from deltaport.protocol.actions import (
 )
 from deltaport.protocol.capabilities import HEADER as CAPABILITIES_HEADER
 from deltaport.protocol.capabilities import parse_capabilities, response_header
+from deltaport.protocol.credentials import URL
 from deltaport.protocol.echo import echo
 from deltaport.protocol.errors import (
     InternalError,
@@ -46,6 +47,7 @@ from deltaport.server.catalog import Catalog, Recipient, Share, SharedSchema, Sh
 from deltaport.server.changes import ChangeService, changes_query
 from deltaport.server.client_gone import ClientGone, closing_body, while_connected
 from deltaport.server.config import ServerConfig
+from deltaport.server.credentials import CredentialService, decode_request, require_mode
 from deltaport.server.files import FilesFirst, files_path, files_routes
 from deltaport.server.hot_routes import HotRoutesFirst
 from deltaport.server.ndjson import CONTENT_TYPE as NDJSON
@@ -103,7 +105,7 @@ def create_app(config: ServerConfig) -> Starlette:
     )
     changes = ChangeService(url_signer, url_lifetime, table_tokens)
     pages = PageTokens(_derive(key, "page-tokens"))
-    api = _Api(catalog, auth, pages, service, changes, config)
+    api = _Api(catalog, auth, pages, service, changes, CredentialService(config), config)
 
     def table_root(table_key: str) -> Location | None:
         table = catalog.table_by_key(table_key)
@@ -178,6 +180,7 @@ class _Api:
         pages: PageTokens,
         service: TableService,
         changes: ChangeService,
+        credentials: CredentialService,
         config: ServerConfig,
     ) -> None:
         self.catalog = catalog
@@ -186,6 +189,7 @@ class _Api:
         self.pages = pages
         self.service = service
         self.changes = changes
+        self.credentials = credentials
         self.openapi = openapi_document(config.endpoint)
         self._openapi_bytes = _encode(self.openapi)
 
@@ -200,6 +204,11 @@ class _Api:
             Route(f"{table}/version", guard(self.table_version), methods=["GET"]),
             Route(f"{table}/metadata", guard(self.table_metadata), methods=["GET"]),
             Route(f"{table}/changes", guard(self.table_changes), methods=["GET"]),
+            Route(
+                f"{table}/temporary-table-credentials",
+                guard(self.table_credentials),
+                methods=["POST"],
+            ),
             Route(table, guard(self.head_table), methods=["HEAD"]),
             Route(shares, guard(self.list_shares), methods=["GET"]),
             Route(f"{shares}/{{share}}", guard(self.get_share), methods=["GET"]),
@@ -300,6 +309,7 @@ class _Api:
 
     async def query_table(self, request: Request, recipient: Recipient) -> Response:
         table = self._table(request, recipient)
+        require_mode(table, URL)
         caps = parse_capabilities(request.headers.get(CAPABILITIES_HEADER))
         body = await request.body()
         query = _decode_query(body)
@@ -311,10 +321,17 @@ class _Api:
 
     async def table_changes(self, request: Request, recipient: Recipient) -> Response:
         table = self._table(request, recipient)
+        require_mode(table, URL)
         caps = parse_capabilities(request.headers.get(CAPABILITIES_HEADER))
         query = changes_query(request.query_params)
         answer = await while_connected(request, self.changes.changes, table, caps, query)
         return self._files_stream(table, answer)
+
+    async def table_credentials(self, request: Request, recipient: Recipient) -> Response:
+        table = self._table(request, recipient)
+        wanted = decode_request(await request.body())
+        answer = await run_in_threadpool(self.credentials.vend, table, recipient, wanted)
+        return _json(answer)
 
     def _files_stream(self, table: SharedTable, answer: TableResponse) -> Response:
         """A streamed answer listing files; for local tables it names the endpoint that
@@ -396,4 +413,7 @@ def _table_item(table: SharedTable) -> TableItem:
         table.display_name,
         table.comment,
         table.properties,
+        table.access.location,
+        list(table.access.auxiliary_locations) or None,
+        list(table.access.modes),
     )

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from deltaport.protocol.credentials import URL
 from deltaport.protocol.echo import echo
 from deltaport.protocol.errors import ResourceNotFoundError
 from deltaport.protocol.names import name_key
@@ -27,6 +28,23 @@ class Recipient:
 
 
 @dataclass(frozen=True)
+class TableAccess:
+    """How recipients may read a table, as list-tables and metadata answers say it.
+
+    ``location`` is the configured location (what a ``dir`` recipient asks credentials
+    for); it is not shown for tables on local disk, where it would only reveal the server's
+    file layout.
+    """
+
+    modes: tuple[str, ...] = (URL,)
+    location: str | None = None
+    auxiliary_locations: tuple[str, ...] = ()
+
+    def offers(self, mode: str) -> bool:
+        return mode in self.modes
+
+
+@dataclass(frozen=True)
 class SharedTable:
     share: str
     schema: str
@@ -40,6 +58,7 @@ class SharedTable:
     display_name: str | None = None
     comment: str | None = None
     properties: dict[str, str] | None = None
+    access: TableAccess = TableAccess()
 
     @property
     def key(self) -> str:
@@ -90,11 +109,12 @@ class Catalog:
                     properties=schema_cfg.properties,
                 )
                 for t in schema_cfg.tables:
+                    location = parse_location(t.location)
                     table = SharedTable(
                         share=share.name,
                         schema=schema.name,
                         name=t.name,
-                        location=parse_location(t.location),
+                        location=location,
                         storage_options=config.storage_options_for(t),
                         id=t.id,
                         share_id=share.id,
@@ -103,6 +123,11 @@ class Catalog:
                         display_name=t.display_name,
                         comment=t.comment,
                         properties=t.properties,
+                        access=TableAccess(
+                            tuple(t.access_modes),
+                            None if location.kind == "local" else t.location.rstrip("/"),
+                            tuple(a.rstrip("/") for a in t.auxiliary_locations),
+                        ),
                     )
                     schema.tables[name_key(t.name)] = table
                     self._tables_by_key[table.key] = table

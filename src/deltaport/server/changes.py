@@ -36,7 +36,7 @@ from deltaport.protocol.errors import (
     InvalidParameterError,
     UnsupportedOperationError,
 )
-from deltaport.server.catalog import SharedTable
+from deltaport.server.catalog import SharedTable, TableAccess
 from deltaport.server.change_lines import change_file_lines
 from deltaport.server.end_stream import stream_body
 from deltaport.server.lines import metadata_line, protocol_line
@@ -249,7 +249,14 @@ class ChangeService:
         )
         head = [
             protocol_line(changes.protocol, fmt),
-            metadata_line(changes.metadata, fmt, version=span.start, size=None, num_files=None),
+            metadata_line(
+                changes.metadata,
+                fmt,
+                version=span.start,
+                size=None,
+                num_files=None,
+                access=table.access,
+            ),
         ]
         expiration_ms = int((time.time() + self._url_lifetime.total_seconds()) * 1000)
         end = None
@@ -270,18 +277,18 @@ class ChangeService:
                 out: list[Any] = []
                 for version, line in zip(part.column("version").to_pylist(), lines, strict=True):
                     while pending and pending[0][0] <= version:
-                        out.append(_historical(pending.pop(0), fmt))
+                        out.append(_historical(pending.pop(0), fmt, table.access))
                     out.append(line)
                 yield encode_lines(out)
-            yield encode_lines([_historical(entry, fmt) for entry in pending])
+            yield encode_lines([_historical(entry, fmt, table.access) for entry in pending])
 
         body = stream_body(encode_lines(head), segments(), end, table_name(table))
         return TableResponse(span.start, fmt, end is not None, body)
 
 
-def _historical(entry: tuple[int, Metadata], fmt: str) -> Any:
+def _historical(entry: tuple[int, Metadata], fmt: str, access: TableAccess) -> Any:
     version, metadata = entry
-    return metadata_line(metadata, fmt, version=version, size=None, num_files=None)
+    return metadata_line(metadata, fmt, version=version, size=None, num_files=None, access=access)
 
 
 def _starting_version(delta_table: DeltaTable, version: int | None, timestamp: str | None) -> int:

@@ -16,7 +16,10 @@ from typing import Any
 import msgspec
 import yaml
 
+from deltaport.protocol.credentials import URL
 from deltaport.protocol.names import name_key, name_problem
+from deltaport.server.access import access_problem
+from deltaport.storage.credentials import CredentialSettings
 
 log = logging.getLogger(__name__)
 
@@ -58,6 +61,8 @@ class TableConfig(_Config):
     comment: str | None = None
     properties: dict[str, str] | None = None
     storage_options: dict[str, str] | None = None
+    access_modes: list[str] = msgspec.field(default_factory=lambda: [URL])
+    auxiliary_locations: list[str] = msgspec.field(default_factory=list)
 
     @property
     def shares_history(self) -> bool:
@@ -98,7 +103,8 @@ class StorageConfig(_Config):
     """obstore options for every table whose location starts with ``prefix``."""
 
     prefix: str
-    options: dict[str, str]
+    options: dict[str, str] = msgspec.field(default_factory=dict)
+    credentials: CredentialSettings | None = None
 
 
 class ServerConfig(_Config):
@@ -230,6 +236,9 @@ def _check(config: ServerConfig) -> None:
                     raise ConfigError(f"{where}.location: must not be empty")
                 if table.start_version < 0:
                     raise ConfigError(f"{where}.startVersion: must not be negative")
+                problem = access_problem(config, table)
+                if problem:
+                    raise ConfigError(f"{where}.{problem}")
 
 
 def _camel(key: str) -> str:

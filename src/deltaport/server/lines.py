@@ -19,10 +19,7 @@ from deltaport.protocol.actions import (
     ProtocolLine,
 )
 from deltaport.protocol.capabilities import DELTA
-
-ACCESS_MODES = ("url",)
-"""How recipients may read a table's files: by pre-signed URL (directory access with
-temporary credentials, ``dir``, is not offered)."""
+from deltaport.server.catalog import TableAccess
 
 SignPaths = Callable[[Sequence[str]], list[str]]
 """Signs paths as written in the log (relative ones URL-encoded) into fetchable URLs."""
@@ -41,11 +38,22 @@ def metadata_line(
     version: int | None,
     size: int | None,
     num_files: int | None,
+    access: TableAccess,
 ) -> MetadataLine:
-    """``version`` is set when the request travelled in time (always in delta format)."""
+    """``version`` is set when the request travelled in time (always in delta format);
+    ``access`` says how the table may be read (``accessModes``, ``location``...)."""
+    auxiliary = list(access.auxiliary_locations) or None
     if response_format == DELTA:
         return MetadataLine(
-            DeltaMetadata(metadata.to_json(), version, size, num_files, list(ACCESS_MODES))
+            DeltaMetadata(
+                metadata.to_json(),
+                version,
+                size,
+                num_files,
+                location=access.location,
+                auxiliaryLocations=auxiliary,
+                accessModes=list(access.modes),
+            )
         )
     return MetadataLine(
         ParquetMetadata(
@@ -59,7 +67,9 @@ def metadata_line(
             version=version,
             size=size,
             numFiles=num_files,
-            accessModes=list(ACCESS_MODES),
+            location=access.location,
+            auxiliaryLocations=auxiliary,
+            accessModes=list(access.modes),
         )
     )
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from deltaport.protocol.file_batch import FILE_MAX_BYTES, MAX_FILES, MEDIA_TYPE
+from deltaport.server import openapi_credentials
 
 _ERROR_CODES = {
     "400": "The request is malformed or a parameter has a wrong value.",
@@ -229,6 +230,9 @@ def openapi_document(endpoint: str) -> dict[str, Any]:
                 ),
             )
         },
+        f"{_TABLE}/temporary-table-credentials": openapi_credentials.credentials_operation(
+            table_names, _json_ok("TemporaryCredentials")
+        ),
         "/openapi.json": {
             "get": {
                 "operationId": "getOpenApi",
@@ -334,7 +338,15 @@ _SCHEMAS: dict[str, Any] = {
     "Share": _obj({"name": _STR, "id": _STR, **_EXTRAS}, ["name"]),
     "Schema": _obj({"name": _STR, "share": _STR, **_EXTRAS}, ["name", "share"]),
     "Table": _obj(
-        {"name": _STR, "schema": _STR, "share": _STR, "shareId": _STR, "id": _STR, **_EXTRAS},
+        {
+            "name": _STR,
+            "schema": _STR,
+            "share": _STR,
+            "shareId": _STR,
+            "id": _STR,
+            **_EXTRAS,
+            **openapi_credentials.ACCESS_PROPERTIES,
+        },
         ["name", "schema", "share"],
     ),
     "ListShares": _obj(
@@ -371,4 +383,5 @@ _SCHEMAS: dict[str, Any] = {
             "refreshToken": _STR,
         }
     ),
+    **openapi_credentials.SCHEMAS,
 }

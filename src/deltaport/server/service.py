@@ -37,7 +37,7 @@ from deltaport.protocol.errors import (
     InvalidParameterError,
     UnsupportedOperationError,
 )
-from deltaport.server.catalog import SharedTable
+from deltaport.server.catalog import SharedTable, TableAccess
 from deltaport.server.end_stream import stream_body
 from deltaport.server.lines import metadata_line, protocol_line
 from deltaport.server.ndjson import Chunk, encode_lines
@@ -112,7 +112,7 @@ class TableService:
         snapshot = self._snapshot(table, version, timestamp)
         fmt = _response_format(caps, snapshot)
         travelled = version is not None or timestamp is not None
-        lines = _head_lines(snapshot, fmt, travelled)
+        lines = _head_lines(snapshot, fmt, travelled, table.access)
         return TableResponse(snapshot.version, fmt, False, iter([encode_lines(lines)]))
 
     def query(
@@ -155,7 +155,7 @@ class TableService:
         selection: Hashable,
     ) -> Iterator[Chunk]:
         snapshot = prepared.snapshot
-        head = _head_lines(snapshot, fmt, travelled)
+        head = _head_lines(snapshot, fmt, travelled, table.access)
         expires_at = url_expiry(self._url_lifetime)
         version = snapshot.version if travelled else None
         timestamp = snapshot.timestamp if travelled else None
@@ -267,7 +267,9 @@ def _delta_errors(table: SharedTable) -> Iterator[None]:
         raise table_failure(table, exc) from None
 
 
-def _head_lines(snapshot: Snapshot, fmt: str, travelled: bool) -> list[ProtocolLine | MetadataLine]:
+def _head_lines(
+    snapshot: Snapshot, fmt: str, travelled: bool, access: TableAccess
+) -> list[ProtocolLine | MetadataLine]:
     """The protocol and metadata lines that open a snapshot's answer; the metadata names the
     version when the request travelled in time, and always in delta format."""
     return [
@@ -278,5 +280,6 @@ def _head_lines(snapshot: Snapshot, fmt: str, travelled: bool) -> list[ProtocolL
             version=snapshot.version if travelled or fmt == DELTA else None,
             size=snapshot.size_in_bytes,
             num_files=snapshot.num_files,
+            access=access,
         ),
     ]

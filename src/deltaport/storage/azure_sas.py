@@ -52,27 +52,15 @@ class AzureBlobSigner:
     ) -> AzureBlobSigner | None:
         """A signer from obstore-style options (and ``AZURE_*`` environment variables), or
         ``None`` when neither an account key nor a SAS token is configured."""
-        merged = {k.lower(): v for k, v in os.environ.items() if k.startswith("AZURE")}
-        merged.update({k.lower(): v for k, v in options.items()})
-        emulator = _lookup(merged, _EMULATOR_KEYS).lower() in ("1", "true", "yes")
-        name = _lookup(merged, _ACCOUNT_NAME_KEYS) or account
-        if emulator:
-            name = name or _EMULATOR_ACCOUNT
-        if not name:
+        found = blob_account(options, account)
+        if found is None:
             return None
-        endpoint = _lookup(merged, _ENDPOINT_KEYS)
-        if not endpoint:
-            if emulator:
-                emulator_url = os.environ.get("AZURITE_BLOB_STORAGE_URL", "http://127.0.0.1:10000")
-                endpoint = f"{emulator_url.rstrip('/')}/{name}"
-            else:
-                endpoint = f"https://{name}.blob.core.windows.net"
-        key = _lookup(merged, _ACCOUNT_KEY_KEYS) or (_EMULATOR_KEY if emulator else "")
-        sas = _lookup(merged, _SAS_KEYS).lstrip("?")
+        name, endpoint, key = found
+        sas = _lookup(_merged(options), _SAS_KEYS).lstrip("?")
         if key:
-            return cls(name, endpoint.rstrip("/"), account_key=base64.b64decode(key))
+            return cls(name, endpoint, account_key=key)
         if sas:
-            return cls(name, endpoint.rstrip("/"), sas_token=sas)
+            return cls(name, endpoint, sas_token=sas)
         return None
 
     def sign(self, container: str, blobs: Sequence[str], expires_in: timedelta) -> list[str]:
@@ -101,6 +89,35 @@ class AzureBlobSigner:
                 quoted_dir = quoted_dirs[directory] = quote(directory + "/") if directory else ""
             out.append(f"{base}{quoted_dir}{quote(name, safe='~')}?{query}{signature}")
         return out
+
+
+def blob_account(
+    options: Mapping[str, str], account: str | None = None
+) -> tuple[str, str, bytes | None] | None:
+    """The account name, blob endpoint and account key (when configured) from obstore-style
+    options and ``AZURE_*`` environment variables; ``None`` without an account name."""
+    merged = _merged(options)
+    emulator = _lookup(merged, _EMULATOR_KEYS).lower() in ("1", "true", "yes")
+    name = _lookup(merged, _ACCOUNT_NAME_KEYS) or account
+    if emulator:
+        name = name or _EMULATOR_ACCOUNT
+    if not name:
+        return None
+    endpoint = _lookup(merged, _ENDPOINT_KEYS)
+    if not endpoint:
+        if emulator:
+            emulator_url = os.environ.get("AZURITE_BLOB_STORAGE_URL", "http://127.0.0.1:10000")
+            endpoint = f"{emulator_url.rstrip('/')}/{name}"
+        else:
+            endpoint = f"https://{name}.blob.core.windows.net"
+    key = _lookup(merged, _ACCOUNT_KEY_KEYS) or (_EMULATOR_KEY if emulator else "")
+    return name, endpoint.rstrip("/"), base64.b64decode(key) if key else None
+
+
+def _merged(options: Mapping[str, str]) -> dict[str, str]:
+    merged = {k.lower(): v for k, v in os.environ.items() if k.startswith("AZURE")}
+    merged.update({k.lower(): v for k, v in options.items()})
+    return merged
 
 
 def _lookup(options: Mapping[str, str], names: Sequence[str]) -> str:

@@ -62,7 +62,8 @@ def parse_location(location: str) -> Location:
             raise InvalidLocationError(f"file URI with a host is not supported: {location}")
         path = os.path.abspath(os.path.expanduser(path)).rstrip("/") or "/"
         return Location("local", "file://" + path, "", path)
-    key = unquote(parts.path).strip("/")
+    # object keys may hold '?' and '#' (urlsplit would cut them off as query and fragment)
+    key = unquote(text.partition("://")[2].partition("/")[2]).strip("/")
     if scheme in _S3_SCHEMES:
         if not parts.netloc:
             raise InvalidLocationError(f"S3 URI without a bucket: {location}")
