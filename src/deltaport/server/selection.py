@@ -10,7 +10,6 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 
 import msgspec
 import pyarrow as pa
@@ -28,7 +27,7 @@ from deltaport.protocol.predicates import (
     parse_json_predicate,
     parse_sql_predicate,
 )
-from deltaport.protocol.schema import DecimalType, PrimitiveType, StructType, parse_schema
+from deltaport.protocol.predicates.columns import skipping_columns
 from deltaport.server.client_gone import check_connected
 
 log = logging.getLogger(__name__)
@@ -64,7 +63,7 @@ def select_files(
     selected = files
     predicates = _hint_predicates(predicate_hints, json_predicate_hints, settings)
     if predicates and files.num_rows:
-        types, physical = _column_info(metadata.schema_string)
+        types, physical = skipping_columns(metadata.schema_string)
         expr = predicates[0] if len(predicates) == 1 else And(tuple(predicates))
         check_connected()
         try:
@@ -123,31 +122,6 @@ def _check_lengths(sql_hints: Sequence[str], json_hint: str | None, limit: int) 
         raise InvalidParameterError(
             f"jsonPredicateHints has {len(json_hint)} characters; the limit is {limit}"
         )
-
-
-@lru_cache(maxsize=256)
-def _column_info(schema_string: str) -> tuple[dict[str, str], dict[str, str]]:
-    """Delta type and physical name of every column reachable through structs, by dotted
-    logical name; empty when the schema cannot be parsed (then nothing is skipped)."""
-    try:
-        schema = parse_schema(schema_string)
-    except ValueError:
-        return {}, {}
-    types: dict[str, str] = {}
-    physical: dict[str, str] = {}
-
-    def walk(struct: StructType, logical: str, physical_prefix: str) -> None:
-        for f in struct.fields:
-            name = f"{logical}{f.name}"
-            physical_name = f"{physical_prefix}{f.physical_name}"
-            if isinstance(f.type, StructType):
-                walk(f.type, name + ".", physical_name + ".")
-            elif isinstance(f.type, PrimitiveType | DecimalType):
-                types[name] = f.type.name
-                physical[name] = physical_name
-
-    walk(schema, "", "")
-    return types, physical
 
 
 def apply_limit_hint(files: pa.Table, limit: int) -> pa.Table:

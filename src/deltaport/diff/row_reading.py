@@ -1,0 +1,50 @@
+"""Reading one side's rows for a row diff: the compared columns, in their common types,
+filtered by the ``where`` predicate. Used by every engine that reads with deltaport's
+reader (the Arrow engine here, the Spark engine's tasks)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pyarrow as pa
+
+from deltaport.diff.row_schema import ComparedSchema
+from deltaport.diff.row_sources import RowSide
+from deltaport.protocol.predicates import Expr, evaluate_rows, referenced_columns
+from deltaport.read.files import read_files
+from deltaport.read.plan import table_arrow_schema
+
+
+def side_schema(side: RowSide) -> pa.Schema:
+    """The logical Arrow schema of a side's table."""
+    return table_arrow_schema(side.snapshot.metadata)
+
+
+def read_columns(schema: ComparedSchema, where: Expr | None) -> list[str]:
+    """The columns to read: the compared ones, then those only the filter needs."""
+    columns = list(schema.columns)
+    if where is not None:
+        for column in referenced_columns(where):
+            top = column.name.split(".")[0]
+            if top not in columns:
+                columns.append(top)
+    return columns
+
+
+def side_batches(
+    side: RowSide, files: pa.Table, schema: ComparedSchema, where: Expr | None
+) -> Iterator[pa.RecordBatch]:
+    """The rows of ``files`` (some of ``side``'s files) as batches of ``schema``."""
+    columns = read_columns(schema, where)
+    for batch in read_files(files, side.snapshot.metadata, side.storage, columns=columns):
+        if where is not None:
+            batch = batch.filter(evaluate_rows(where, batch))
+        yield pa.RecordBatch.from_arrays(
+            [batch.column(name).cast(schema.schema.field(name).type) for name in schema.columns],
+            schema=schema.schema,
+        )
+
+
+def read_side(side: RowSide, schema: ComparedSchema, where: Expr | None) -> pa.Table:
+    """All the rows of ``side``'s files that the diff reads, as one table."""
+    return pa.Table.from_batches(side_batches(side, side.files, schema, where), schema.schema)
