@@ -34,6 +34,7 @@ from deltaport.diff.registry import (
     registered_formats,
 )
 from deltaport.diff.render import render_text, to_json
+from deltaport.diff.rows import RowChange, RowDiff, RowDiffSummary, diff_rows
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -46,6 +47,9 @@ __all__ = [
     "OperationType",
     "PropertyChange",
     "ProtocolChange",
+    "RowChange",
+    "RowDiff",
+    "RowDiffSummary",
     "SideSummary",
     "TableDiff",
     "TableDiffType",
@@ -54,6 +58,7 @@ __all__ = [
     "UnknownTableFormatError",
     "cli_main",
     "detect_differ",
+    "diff_rows",
     "diff_tables",
     "get_differ",
     "registered_formats",
