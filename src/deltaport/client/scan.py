@@ -97,6 +97,21 @@ class TableScan:
         self._plan: ScanPlan | None = None
         self.url_refreshes = 0
 
+    @classmethod
+    def of_plan(
+        cls,
+        rest: RestClient,
+        plan: ScanPlan,
+        *,
+        columns: Sequence[str] | None = None,
+        concurrency: int = DEFAULT_CONCURRENCY,
+    ) -> TableScan:
+        """A scan of the files of a plan fetched before (such as some of its files only);
+        their URLs are refreshed through the plan's query when they expire."""
+        scan = cls(rest, plan.query, columns=columns, concurrency=concurrency)
+        scan._plan = plan
+        return scan
+
     def plan(self) -> ScanPlan:
         """The files to read (asked of the server once, then kept)."""
         if self._plan is None:

@@ -26,7 +26,7 @@ from deltaport.diff.errors import DiffError
 from deltaport.diff.row_compare import change_schema, compare_by_key, compare_rows
 from deltaport.diff.row_reading import read_side, side_batches
 from deltaport.diff.row_schema import ComparedSchema
-from deltaport.diff.row_sources import RowDiffInput, RowSide
+from deltaport.diff.row_sources import AnySide, RowDiffInput
 from deltaport.protocol.predicates import Expr
 
 DEFAULT_MEMORY_BUDGET = 1024**3
@@ -136,7 +136,7 @@ def _range_of(values: pa.Array, bounds: pa.Array) -> np.ndarray:
 
 
 def _spill(
-    job: RowDiffJob, side: RowSide, column: str, bounds: pa.Array, folder: Path
+    job: RowDiffJob, side: AnySide, column: str, bounds: pa.Array, folder: Path
 ) -> list[Path]:
     folder.mkdir()
     paths = [folder / f"range-{i}.parquet" for i in range(len(bounds) + 1)]

@@ -5,19 +5,21 @@ reader (the Arrow engine here, the Spark engine's tasks)."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 
 import pyarrow as pa
 
 from deltaport.diff.row_schema import ComparedSchema
-from deltaport.diff.row_sources import RowSide
+from deltaport.diff.row_sources import AnySide
+from deltaport.diff.shared_side import SharedRowSide
 from deltaport.protocol.predicates import Expr, evaluate_rows, referenced_columns
 from deltaport.read.files import read_files
 from deltaport.read.plan import table_arrow_schema
 
 
-def side_schema(side: RowSide) -> pa.Schema:
+def side_schema(side: AnySide) -> pa.Schema:
     """The logical Arrow schema of a side's table."""
-    return table_arrow_schema(side.snapshot.metadata)
+    return table_arrow_schema(side.metadata)
 
 
 def read_columns(schema: ComparedSchema, where: Expr | None) -> list[str]:
@@ -32,11 +34,15 @@ def read_columns(schema: ComparedSchema, where: Expr | None) -> list[str]:
 
 
 def side_batches(
-    side: RowSide, files: pa.Table, schema: ComparedSchema, where: Expr | None
+    side: AnySide, files: pa.Table, schema: ComparedSchema, where: Expr | None
 ) -> Iterator[pa.RecordBatch]:
     """The rows of ``files`` (some of ``side``'s files) as batches of ``schema``."""
     columns = read_columns(schema, where)
-    for batch in read_files(files, side.snapshot.metadata, side.storage, columns=columns):
+    if isinstance(side, SharedRowSide):
+        batches = replace(side, files=files).read(columns)
+    else:
+        batches = read_files(files, side.metadata, side.storage, columns=columns)
+    for batch in batches:
         if where is not None:
             batch = batch.filter(evaluate_rows(where, batch))
         yield pa.RecordBatch.from_arrays(
@@ -45,6 +51,6 @@ def side_batches(
         )
 
 
-def read_side(side: RowSide, schema: ComparedSchema, where: Expr | None) -> pa.Table:
+def read_side(side: AnySide, schema: ComparedSchema, where: Expr | None) -> pa.Table:
     """All the rows of ``side``'s files that the diff reads, as one table."""
     return pa.Table.from_batches(side_batches(side, side.files, schema, where), schema.schema)

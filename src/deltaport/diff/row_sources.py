@@ -8,21 +8,24 @@ the files added or removed on either side since the base are read. A file whose 
 vector changed is read on both sides, and its unchanged rows cancel in the comparison.
 
 When the histories do not connect, every file of both sides is read (a full comparison),
-and the result says so.
+and the result says so. A side may also be a table shared with the caller
+(:mod:`deltaport.diff.shared_side`); two versions of one shared table connect.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from deltaport.delta import DeltaTable, Snapshot, open_table
 from deltaport.delta.errors import TableNotFoundError
+from deltaport.delta.model import Metadata
 from deltaport.diff.errors import TablesNotFoundError
 from deltaport.diff.history import Commit, align
+from deltaport.diff.shared_side import SharedRowSide, is_shared_table_url, shared_side
 from deltaport.protocol.predicates import Expr, file_mask
 from deltaport.protocol.predicates.columns import skipping_columns
 from deltaport.storage import Storage
@@ -46,11 +49,18 @@ class RowSide:
     def version(self) -> int:
         return self.snapshot.version
 
+    @property
+    def metadata(self) -> Metadata:
+        return self.snapshot.metadata
+
+
+AnySide = RowSide | SharedRowSide
+
 
 @dataclass(frozen=True)
 class RowDiffInput:
-    left: RowSide
-    right: RowSide
+    left: AnySide
+    right: AnySide
     base_version: int | None
     notes: tuple[str, ...]
 
@@ -68,31 +78,48 @@ def row_diff_input(
     where: Expr | None = None,
     storage_options: Mapping[str, str] | None = None,
 ) -> RowDiffInput:
-    """Both snapshots, their common base version and the files each side must read."""
-    left_table, right_table = (
-        open_table(left_uri, storage_options),
-        open_table(right_uri, storage_options),
-    )
-    left = _snapshot(left_table, left_version, left_uri)
-    right = _snapshot(right_table, right_version, right_uri)
-    base = align(_history(left_table, left.version), _history(right_table, right.version))
+    """Both sides, their common base version and the files each side must read."""
+    left = _side(left_uri, left_version, storage_options)
+    right = _side(right_uri, right_version, storage_options)
+    base = _common_version(left, right)
     notes: list[str] = []
-    if base.base_version is None:
+    if base is None:
         notes.append(FULL_COMPARISON_NOTE)
-        left_files, right_files = left.files, right.files
     else:
-        left_ids, right_ids = _file_identities(left.files), _file_identities(right.files)
-        left_files = left.files.filter(pc.invert(pc.is_in(left_ids, right_ids)))
-        right_files = right.files.filter(pc.invert(pc.is_in(right_ids, left_ids)))
+        left_ids, right_ids = _identities(left), _identities(right)
+        left = replace(left, files=left.files.filter(pc.invert(pc.is_in(left_ids, right_ids))))
+        right = replace(right, files=right.files.filter(pc.invert(pc.is_in(right_ids, left_ids))))
     if where is not None:
-        left_files = _prune(left_files, left, where)
-        right_files = _prune(right_files, right, where)
-    return RowDiffInput(
-        RowSide(left_uri, left, left_files, left_table.storage),
-        RowSide(right_uri, right, right_files, right_table.storage),
-        base.base_version,
-        tuple(notes),
-    )
+        left = replace(left, files=_prune(left.files, left.metadata, where))
+        right = replace(right, files=_prune(right.files, right.metadata, where))
+    return RowDiffInput(left, right, base, tuple(notes))
+
+
+def _side(uri: str, version: int | None, options: Mapping[str, str] | None) -> AnySide:
+    if is_shared_table_url(uri):
+        return shared_side(uri, version)
+    table = open_table(uri, options)
+    snapshot = _snapshot(table, version, uri)
+    return RowSide(uri, snapshot, snapshot.files, table.storage)
+
+
+def _common_version(left: AnySide, right: AnySide) -> int | None:
+    """The version both sides share, None when their histories do not connect."""
+    if isinstance(left, SharedRowSide) and isinstance(right, SharedRowSide):
+        return min(left.version, right.version) if left.same_table(right) else None
+    if isinstance(left, RowSide) and isinstance(right, RowSide):
+        left_table = open_table(left.uri, left.storage.options)
+        right_table = open_table(right.uri, right.storage.options)
+        return align(
+            _history(left_table, left.version), _history(right_table, right.version)
+        ).base_version
+    return None
+
+
+def _identities(side: AnySide) -> pa.Array:
+    if isinstance(side, SharedRowSide):
+        return side.identities()
+    return _file_identities(side.files)
 
 
 def _snapshot(table: DeltaTable, version: int | None, uri: str) -> Snapshot:
@@ -123,13 +150,13 @@ def _file_identities(files: pa.Table) -> pa.Array:
     return pc.binary_join_element_wise(*parts, "\0")
 
 
-def _prune(files: pa.Table, snapshot: Snapshot, where: Expr) -> pa.Table:
+def _prune(files: pa.Table, metadata: Metadata, where: Expr) -> pa.Table:
     """The files whose stats or partition values allow a row matching ``where``."""
     if files.num_rows == 0:
         return files
-    types, physical = skipping_columns(snapshot.metadata.schema_string)
+    types, physical = skipping_columns(metadata.schema_string)
     try:
-        mask = file_mask(where, files, types, snapshot.metadata.partition_columns, physical)
+        mask = file_mask(where, files, types, metadata.partition_columns, physical)
     except Exception:
         return files  # a filter the stats cannot decide keeps every file
     return files.filter(mask)
