@@ -15,10 +15,10 @@ import pyarrow as pa
 import pytest
 from deltalake import write_deltalake
 
+from deltaport.catalog.model import SharedTable
 from deltaport.delta import DeltaTable, open_table
 from deltaport.protocol.actions import QueryTableRequest
 from deltaport.protocol.capabilities import Capabilities, parse_capabilities
-from deltaport.server.catalog import SharedTable
 from deltaport.server.selection import HintSettings
 from deltaport.server.service import TableService
 from deltaport.server.signing import TableUrlSigner, url_expiry

@@ -13,11 +13,11 @@ import pyarrow as pa
 import pytest
 
 from corpus import CorpusTable, corpus_tables
+from deltaport.catalog.model import SharedTable
 from deltaport.delta import DeltaTable, Snapshot
 from deltaport.delta.errors import UnsupportedFeatureError
 from deltaport.protocol.actions import DeltaFile, FileLine, ParquetFile
 from deltaport.server import snapshot_cache, snapshot_lines
-from deltaport.server.catalog import SharedTable
 from deltaport.server.file_ids import file_id
 from deltaport.server.line_encoding import (
     joined,

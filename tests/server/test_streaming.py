@@ -8,9 +8,9 @@ from pathlib import Path
 
 import httpx
 
+from deltaport.catalog.model import SharedTable
 from deltaport.protocol.actions import QueryTableRequest
 from deltaport.protocol.capabilities import Capabilities
-from deltaport.server.catalog import SharedTable
 from deltaport.server.ndjson import CHUNK_BYTES, chunked, encode_lines, encode_wrapped
 from deltaport.server.selection import HintSettings
 from deltaport.server.service import TableService

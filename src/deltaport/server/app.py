@@ -19,6 +19,7 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import BaseRoute, Route
 
+from deltaport.catalog.model import CatalogView, Recipient, Share, SharedSchema, SharedTable
 from deltaport.protocol.actions import (
     GetShareResponse,
     ListSchemasResponse,
@@ -43,7 +44,6 @@ from deltaport.protocol.errors import (
 from deltaport.protocol.file_batch import HEADER as FILE_BATCH_HEADER
 from deltaport.server.auth import BearerAuth
 from deltaport.server.body_limit import BodyLimit
-from deltaport.server.catalog import Catalog, Recipient, Share, SharedSchema, SharedTable
 from deltaport.server.changes import ChangeService, changes_query
 from deltaport.server.client_gone import ClientGone, closing_body, while_connected
 from deltaport.server.config import ServerConfig
@@ -61,6 +61,7 @@ from deltaport.server.snapshot_pages import SnapshotPages
 from deltaport.server.table_pages import TableTokens
 from deltaport.server.tokens import TokenSigner
 from deltaport.server.warm_up import warmed_up
+from deltaport.server.yaml_catalog import yaml_catalog
 from deltaport.storage import Location
 from deltaport.storage.local_urls import LocalUrlSigner
 
@@ -81,7 +82,7 @@ _query_decoder = msgspec.json.Decoder(QueryTableRequest)
 def create_app(config: ServerConfig) -> Starlette:
     """The ASGI app serving ``config`` (the sharing API under ``config.endpoint``)."""
     key = _server_key(config)
-    catalog = Catalog(config)
+    catalog = yaml_catalog(config)
     auth = BearerAuth(
         {config.authorization.bearer_token: Recipient("default")}
         if config.authorization and config.authorization.bearer_token
@@ -175,7 +176,7 @@ def _derive(key: bytes, purpose: str) -> bytes:
 class _Api:
     def __init__(
         self,
-        catalog: Catalog,
+        catalog: CatalogView,
         auth: BearerAuth,
         pages: PageTokens,
         service: TableService,

@@ -9,8 +9,8 @@ from __future__ import annotations
 import hmac
 from collections.abc import Mapping
 
+from deltaport.catalog.model import Recipient
 from deltaport.protocol.errors import UnauthenticatedError
-from deltaport.server.catalog import Recipient
 
 ANONYMOUS = Recipient("anonymous")
 

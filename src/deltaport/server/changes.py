@@ -21,6 +21,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from deltaport.catalog.model import SharedTable, TableAccess
 from deltaport.delta import DeltaTable, TableChanges, open_table
 from deltaport.delta.errors import (
     CdfNotEnabledError,
@@ -36,7 +37,6 @@ from deltaport.protocol.errors import (
     InvalidParameterError,
     UnsupportedOperationError,
 )
-from deltaport.server.catalog import SharedTable, TableAccess
 from deltaport.server.change_lines import change_file_lines
 from deltaport.server.end_stream import stream_body
 from deltaport.server.lines import metadata_line, protocol_line

@@ -10,6 +10,7 @@ from datetime import timedelta
 
 import msgspec
 
+from deltaport.catalog.model import Recipient, SharedTable
 from deltaport.protocol.credentials import (
     DIR,
     URL,
@@ -28,7 +29,6 @@ from deltaport.protocol.errors import (
 )
 from deltaport.protocol.names import name_key
 from deltaport.server.access import location_settings
-from deltaport.server.catalog import Recipient, SharedTable
 from deltaport.server.config import ServerConfig
 from deltaport.storage import InvalidLocationError, Location, parse_location
 from deltaport.storage.credentials import CredentialCache, CredentialError, make_vendor

@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 from urllib.parse import quote
 
+from deltaport.catalog.model import TableAccess
 from deltaport.delta.model import DeletionVector, Metadata, Protocol
 from deltaport.protocol.actions import (
     DeltaMetadata,
@@ -19,7 +20,6 @@ from deltaport.protocol.actions import (
     ProtocolLine,
 )
 from deltaport.protocol.capabilities import DELTA
-from deltaport.server.catalog import TableAccess
 
 SignPaths = Callable[[Sequence[str]], list[str]]
 """Signs paths as written in the log (relative ones URL-encoded) into fetchable URLs."""

@@ -18,6 +18,7 @@ from datetime import UTC, datetime, timedelta
 import msgspec
 import pyarrow as pa
 
+from deltaport.catalog.model import SharedTable, TableAccess
 from deltaport.delta import DeltaTable, Snapshot, open_table
 from deltaport.delta.errors import (
     DeltaError,
@@ -37,7 +38,6 @@ from deltaport.protocol.errors import (
     InvalidParameterError,
     UnsupportedOperationError,
 )
-from deltaport.server.catalog import SharedTable, TableAccess
 from deltaport.server.end_stream import stream_body
 from deltaport.server.lines import metadata_line, protocol_line
 from deltaport.server.ndjson import Chunk, encode_lines

@@ -18,8 +18,8 @@ from urllib.parse import unquote
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from deltaport.catalog.model import SharedTable
 from deltaport.protocol.errors import InternalError, SharingError
-from deltaport.server.catalog import SharedTable
 from deltaport.server.line_encoding import json_escaped
 from deltaport.storage import Location, Storage, resolve_log_path
 from deltaport.storage.cmac import CmacMessages

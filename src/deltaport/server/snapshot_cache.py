@@ -22,9 +22,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from deltaport.catalog.model import SharedTable
 from deltaport.delta import Snapshot
 from deltaport.protocol.capabilities import DELTA
-from deltaport.server.catalog import SharedTable
 from deltaport.server.file_ids import file_ids
 from deltaport.server.line_encoding import (
     Pieces,

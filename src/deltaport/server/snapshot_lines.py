@@ -19,10 +19,10 @@ from collections.abc import Hashable, Iterator
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from deltaport.catalog.model import SharedTable
 from deltaport.delta import Snapshot
 from deltaport.protocol.capabilities import DELTA
 from deltaport.read.prefetch import ordered_map
-from deltaport.server.catalog import SharedTable
 from deltaport.server.line_encoding import joined, json_strings, text_view
 from deltaport.server.ndjson import Chunk
 from deltaport.server.signing import UrlSigner

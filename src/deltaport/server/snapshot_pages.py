@@ -12,10 +12,10 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
+from deltaport.catalog.model import SharedTable
 from deltaport.protocol.actions import EndStreamAction, QueryTableRequest
 from deltaport.protocol.capabilities import Capabilities
 from deltaport.protocol.errors import InvalidParameterError
-from deltaport.server.catalog import SharedTable
 from deltaport.server.table_pages import TableTokens, page_bounds, query_digest
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 
+from deltaport.catalog.model import SharedTable
 from deltaport.delta.errors import DeltaError, LogCorruptError, TableNotFoundError
 from deltaport.protocol.errors import (
     InternalError,
@@ -15,7 +16,6 @@ from deltaport.protocol.errors import (
     SharingError,
     TableCorruptError,
 )
-from deltaport.server.catalog import SharedTable
 from deltaport.storage import StorageError
 
 log = logging.getLogger(__name__)

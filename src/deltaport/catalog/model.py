@@ -1,7 +1,8 @@
-"""The catalog: shares, schemas and tables of the configuration, looked up by name.
+"""The catalog's model: shares, schemas, tables and recipients, and a view of them that
+answers "what may this recipient see?".
 
 Names are case-insensitive. A :class:`Recipient` sees every share unless its ``shares``
-set says otherwise, so per-recipient tokens only need a different recipient table.
+set says otherwise.
 """
 
 from __future__ import annotations
@@ -12,8 +13,7 @@ from deltaport.protocol.credentials import URL
 from deltaport.protocol.echo import echo
 from deltaport.protocol.errors import ResourceNotFoundError
 from deltaport.protocol.names import name_key
-from deltaport.server.config import ServerConfig
-from deltaport.storage import Location, parse_location
+from deltaport.storage import Location
 
 
 @dataclass(frozen=True)
@@ -86,53 +86,16 @@ class Share:
     properties: dict[str, str] | None = None
 
 
-class Catalog:
-    """Read-only view of the configured shares (dicts keep configuration order)."""
+class CatalogView:
+    """What a catalog holds at one moment: shares by name (in their given order), and
+    lookups that answer a recipient only with what it may see. A share the recipient was
+    not granted is answered as one that does not exist."""
 
-    def __init__(self, config: ServerConfig) -> None:
-        self._shares: dict[str, Share] = {}
-        self._tables_by_key: dict[str, SharedTable] = {}
-        for share_cfg in config.shares:
-            share = Share(
-                share_cfg.name,
-                id=share_cfg.id,
-                display_name=share_cfg.display_name,
-                comment=share_cfg.comment,
-                properties=share_cfg.properties,
-            )
-            for schema_cfg in share_cfg.schemas:
-                schema = SharedSchema(
-                    share.name,
-                    schema_cfg.name,
-                    display_name=schema_cfg.display_name,
-                    comment=schema_cfg.comment,
-                    properties=schema_cfg.properties,
-                )
-                for t in schema_cfg.tables:
-                    location = parse_location(t.location)
-                    table = SharedTable(
-                        share=share.name,
-                        schema=schema.name,
-                        name=t.name,
-                        location=location,
-                        storage_options=config.storage_options_for(t),
-                        id=t.id,
-                        share_id=share.id,
-                        history_shared=t.shares_history,
-                        start_version=t.start_version,
-                        display_name=t.display_name,
-                        comment=t.comment,
-                        properties=t.properties,
-                        access=TableAccess(
-                            tuple(t.access_modes),
-                            None if location.kind == "local" else t.location.rstrip("/"),
-                            tuple(a.rstrip("/") for a in t.auxiliary_locations),
-                        ),
-                    )
-                    schema.tables[name_key(t.name)] = table
-                    self._tables_by_key[table.key] = table
-                share.schemas[name_key(schema.name)] = schema
-            self._shares[name_key(share.name)] = share
+    def __init__(self, shares: list[Share]) -> None:
+        self._shares: dict[str, Share] = {name_key(s.name): s for s in shares}
+        self._tables_by_key: dict[str, SharedTable] = {
+            t.key: t for s in shares for sc in s.schemas.values() for t in sc.tables.values()
+        }
 
     def shares(self, recipient: Recipient) -> list[Share]:
         return [s for s in self._shares.values() if recipient.can_see(s.name)]

@@ -1,0 +1,53 @@
+"""The catalog of a YAML configuration: its shares, schemas and tables, read-only."""
+
+from __future__ import annotations
+
+from deltaport.catalog.model import CatalogView, Share, SharedSchema, SharedTable, TableAccess
+from deltaport.protocol.names import name_key
+from deltaport.server.config import ServerConfig
+from deltaport.storage import parse_location
+
+
+def yaml_catalog(config: ServerConfig) -> CatalogView:
+    """The configured shares (in configuration order)."""
+    shares = []
+    for share_cfg in config.shares:
+        share = Share(
+            share_cfg.name,
+            id=share_cfg.id,
+            display_name=share_cfg.display_name,
+            comment=share_cfg.comment,
+            properties=share_cfg.properties,
+        )
+        for schema_cfg in share_cfg.schemas:
+            schema = SharedSchema(
+                share.name,
+                schema_cfg.name,
+                display_name=schema_cfg.display_name,
+                comment=schema_cfg.comment,
+                properties=schema_cfg.properties,
+            )
+            for t in schema_cfg.tables:
+                location = parse_location(t.location)
+                schema.tables[name_key(t.name)] = SharedTable(
+                    share=share.name,
+                    schema=schema.name,
+                    name=t.name,
+                    location=location,
+                    storage_options=config.storage_options_for(t),
+                    id=t.id,
+                    share_id=share.id,
+                    history_shared=t.shares_history,
+                    start_version=t.start_version,
+                    display_name=t.display_name,
+                    comment=t.comment,
+                    properties=t.properties,
+                    access=TableAccess(
+                        tuple(t.access_modes),
+                        None if location.kind == "local" else t.location.rstrip("/"),
+                        tuple(a.rstrip("/") for a in t.auxiliary_locations),
+                    ),
+                )
+            share.schemas[name_key(schema.name)] = schema
+        shares.append(share)
+    return CatalogView(shares)
