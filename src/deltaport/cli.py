@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
+import os
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -51,7 +52,12 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     serve = commands.add_parser("serve", help="run the Delta Sharing server")
-    serve.add_argument("--config", required=True, help="server configuration (YAML)")
+    serve.add_argument("--config", help="server configuration (YAML; default: none)")
+    serve.add_argument(
+        "--catalog",
+        help="catalog database (sqlite:///PATH or postgresql://...); without --config and "
+        "--catalog: sqlite:///deltaport-data/catalog.db",
+    )
     serve.add_argument("--host", help="address to listen on (overrides the config)")
     serve.add_argument("--port", type=int, help="port to listen on (overrides the config)")
     serve.set_defaults(handler=_cmd_serve)
@@ -118,13 +124,21 @@ def build_parser() -> argparse.ArgumentParser:
     changes.add_argument("--to", dest="end", type=_non_negative)
     changes.add_argument("-o", "--output", help="write a parquet file instead of a preview")
     changes.set_defaults(handler=_cmd_table_changes)
+
+    from deltaport.catalog_cli import add_catalog_commands
+
+    add_catalog_commands(commands, table_cmds)
     return parser
 
 
 def _cmd_serve(args: argparse.Namespace) -> int:
+    from deltaport.catalog_cli import DEFAULT_CATALOG
     from deltaport.server import run
 
-    run(args.config, host=args.host, port=args.port)
+    catalog = args.catalog
+    if catalog is None and args.config is None and not os.environ.get("DELTAPORT_CATALOG"):
+        catalog = DEFAULT_CATALOG
+    run(args.config, host=args.host, port=args.port, catalog=catalog)
     return 0
 
 
@@ -229,6 +243,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _user_errors() -> tuple[type[Exception], ...]:
     """Errors whose message is meant for the user: printed without a traceback."""
+    from deltaport.catalog.database import CatalogUrlError
+    from deltaport.catalog.migrations import CatalogSchemaError
+    from deltaport.catalog.sql_store import CatalogError
     from deltaport.client.errors import SharingError
     from deltaport.delta.errors import DeltaError
     from deltaport.protocol.profile import ProfileError
@@ -242,6 +259,9 @@ def _user_errors() -> tuple[type[Exception], ...]:
         SharingError,
         ProfileError,
         ConfigError,
+        CatalogError,
+        CatalogUrlError,
+        CatalogSchemaError,
     )
 
 

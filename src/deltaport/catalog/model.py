@@ -7,21 +7,26 @@ set says otherwise.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 
+from deltaport.catalog.partition_filter import bind
 from deltaport.protocol.credentials import URL
 from deltaport.protocol.echo import echo
 from deltaport.protocol.errors import ResourceNotFoundError
 from deltaport.protocol.names import name_key
+from deltaport.protocol.predicates import Expr
 from deltaport.storage import Location
 
 
 @dataclass(frozen=True)
 class Recipient:
-    """Who is asking. ``shares`` (name keys) limits what the recipient sees; None: all."""
+    """Who is asking. ``shares`` (name keys) limits what the recipient sees; None: all.
+    ``properties`` are what partition filters may name."""
 
     name: str
     shares: frozenset[str] | None = None
+    properties: Mapping[str, str] = field(default_factory=dict)
 
     def can_see(self, share_name: str) -> bool:
         return self.shares is None or name_key(share_name) in self.shares
@@ -59,6 +64,14 @@ class SharedTable:
     comment: str | None = None
     properties: dict[str, str] | None = None
     access: TableAccess = TableAccess()
+    partition_filter: str | None = None
+    """The filter as configured (naming ``CURRENT_RECIPIENT(...)``); see
+    :mod:`deltaport.catalog.partition_filter`."""
+    row_filter: Expr | None = None
+    """The partition filter bound to the asking recipient (None: every file)."""
+    scope: str = ""
+    """Who the table was looked up for: page and refresh tokens are bound to it, so that
+    one recipient cannot continue another's answer."""
 
     @property
     def key(self) -> str:
@@ -122,10 +135,17 @@ class CatalogView:
         return [t for s in self.share(recipient, share).schemas.values() for t in s.tables.values()]
 
     def table(self, recipient: Recipient, share: str, schema: str, name: str) -> SharedTable:
+        """The table as ``recipient`` reads it: its partition filter bound to the
+        recipient's properties."""
         table = self.schema(recipient, share, schema).tables.get(name_key(name))
         if table is None:
             raise ResourceNotFoundError(f"table {echo(f'{share}.{schema}.{name}')} does not exist")
-        return table
+        if table.partition_filter is None and recipient.shares is None:
+            return table
+        row_filter = None
+        if table.partition_filter is not None:
+            row_filter = bind(table.partition_filter, recipient.properties)
+        return replace(table, row_filter=row_filter, scope=f"{recipient.name}\0{row_filter!r}")
 
     def table_by_key(self, key: str) -> SharedTable | None:
         """The table behind a :attr:`SharedTable.key` (used by the local file endpoint)."""

@@ -30,10 +30,18 @@ def memory_pool() -> pa.MemoryPool:
         return pa.system_memory_pool()
 
 
-def run(config_path: str | Path, host: str | None = None, port: int | None = None) -> None:
-    """Serve the configuration at ``config_path`` until interrupted (host/port override it)."""
-    config = load_config(config_path)
-    overrides = {k: v for k, v in (("host", host), ("port", port)) if v is not None}
+def run(
+    config_path: str | Path | None,
+    host: str | None = None,
+    port: int | None = None,
+    catalog: str | None = None,
+) -> None:
+    """Serve the configuration at ``config_path`` (None: the defaults) until interrupted;
+    ``host``, ``port`` and ``catalog`` override it."""
+    config = load_config(config_path) if config_path is not None else ServerConfig()
+    overrides = {
+        k: v for k, v in (("host", host), ("port", port), ("catalog", catalog)) if v is not None
+    }
     if overrides:
         config = msgspec.structs.replace(config, **overrides)
     configure_logging()

@@ -55,6 +55,11 @@ def access_problem(config: ServerConfig, table: TableConfig) -> str | None:
             return f"auxiliaryLocations[{i}]: {exc}"
     if DIR not in modes:
         return None
+    if table.partition_filter is not None:
+        return (
+            "accessModes: 'dir' cannot be offered on a table with a partitionFilter: the "
+            "credentials would reach every partition"
+        )
     if not table.shares_history or table.start_version:
         return (
             "accessModes: 'dir' gives recipients the table's whole directory, every version "

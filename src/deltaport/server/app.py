@@ -42,8 +42,8 @@ from deltaport.protocol.errors import (
     SharingError,
 )
 from deltaport.protocol.file_batch import HEADER as FILE_BATCH_HEADER
-from deltaport.server.auth import BearerAuth
 from deltaport.server.body_limit import BodyLimit
+from deltaport.server.catalog_source import CatalogSource, catalog_source
 from deltaport.server.changes import ChangeService, changes_query
 from deltaport.server.client_gone import ClientGone, closing_body, while_connected
 from deltaport.server.config import ServerConfig
@@ -61,7 +61,6 @@ from deltaport.server.snapshot_pages import SnapshotPages
 from deltaport.server.table_pages import TableTokens
 from deltaport.server.tokens import TokenSigner
 from deltaport.server.warm_up import warmed_up
-from deltaport.server.yaml_catalog import yaml_catalog
 from deltaport.storage import Location
 from deltaport.storage.local_urls import LocalUrlSigner
 
@@ -82,12 +81,7 @@ _query_decoder = msgspec.json.Decoder(QueryTableRequest)
 def create_app(config: ServerConfig) -> Starlette:
     """The ASGI app serving ``config`` (the sharing API under ``config.endpoint``)."""
     key = _server_key(config)
-    catalog = yaml_catalog(config)
-    auth = BearerAuth(
-        {config.authorization.bearer_token: Recipient("default")}
-        if config.authorization and config.authorization.bearer_token
-        else {}
-    )
+    catalog = catalog_source(config)
     local_signer = LocalUrlSigner(_derive(key, "local-file-urls"), _files_url(config))
     url_signer = TableUrlSigner(local_signer)
     url_lifetime = timedelta(seconds=config.pre_signed_url_timeout_seconds)
@@ -106,10 +100,10 @@ def create_app(config: ServerConfig) -> Starlette:
     )
     changes = ChangeService(url_signer, url_lifetime, table_tokens)
     pages = PageTokens(_derive(key, "page-tokens"))
-    api = _Api(catalog, auth, pages, service, changes, CredentialService(config), config)
+    api = _Api(catalog, pages, service, changes, CredentialService(config), config)
 
     def table_root(table_key: str) -> Location | None:
-        table = catalog.table_by_key(table_key)
+        table = catalog.view().table_by_key(table_key)
         return table.location if table else None
 
     routes: list[BaseRoute] = [
@@ -176,23 +170,26 @@ def _derive(key: bytes, purpose: str) -> bytes:
 class _Api:
     def __init__(
         self,
-        catalog: CatalogView,
-        auth: BearerAuth,
+        source: CatalogSource,
         pages: PageTokens,
         service: TableService,
         changes: ChangeService,
         credentials: CredentialService,
         config: ServerConfig,
     ) -> None:
-        self.catalog = catalog
+        self.source = source
         self.files_url = _files_url(config)
-        self.auth = auth
         self.pages = pages
         self.service = service
         self.changes = changes
         self.credentials = credentials
         self.openapi = openapi_document(config.endpoint)
         self._openapi_bytes = _encode(self.openapi)
+
+    @property
+    def catalog(self) -> CatalogView:
+        """The catalog as it is now (a database catalog changes while the server runs)."""
+        return self.source.view()
 
     def routes(self, endpoint: str) -> list[BaseRoute]:
         """The API's routes under ``endpoint``, full paths without a ``Mount`` (one level
@@ -226,7 +223,7 @@ class _Api:
     def guard(self, handler: Handler) -> Callable[[Request], Awaitable[Response]]:
         async def endpoint(request: Request) -> Response:
             try:
-                recipient = self.auth.authenticate(request.headers.get("authorization"))
+                recipient = self.source.authenticate(request.headers.get("authorization"))
                 return await handler(request, recipient)
             except SharingError as exc:
                 return error_response(exc)

@@ -22,6 +22,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from deltaport.catalog.model import SharedTable, TableAccess
+from deltaport.catalog.partition_filter import filter_files
 from deltaport.delta import DeltaTable, TableChanges, open_table
 from deltaport.delta.errors import (
     CdfNotEnabledError,
@@ -97,6 +98,7 @@ class ChangeService:
             delta_table = self._table(table)
             digest = query_digest(
                 "changes",
+                table.scope,
                 query.starting_version,
                 query.starting_timestamp,
                 query.ending_version,
@@ -122,7 +124,7 @@ class ChangeService:
             table,
             caps,
             changes,
-            changes.files,
+            _recipient_files(table, changes.files, changes.metadata),
             fmt,
             span,
             query.max_files,
@@ -151,7 +153,9 @@ class ChangeService:
             raise InvalidParameterError("startingVersion cannot be negative")
         with _delta_errors(table):
             delta_table = self._table(table)
-            digest = query_digest("range", starting, request.endingVersion, caps.response_formats)
+            digest = query_digest(
+                "range", table.scope, starting, request.endingVersion, caps.response_formats
+            )
             span = self._resolve(
                 table,
                 delta_table,
@@ -162,7 +166,7 @@ class ChangeService:
             )
             changes = delta_table.changes(span.start, span.end)
         fmt = _range_format(caps, changes)
-        files = changes.files
+        files = _recipient_files(table, changes.files, changes.metadata)
         keep = pc.not_equal(files.column("action"), "cdc")
         if fmt != DELTA:  # the parquet format cannot say dataChange=false
             keep = pc.and_(keep, pc.fill_null(files.column("data_change"), True))
@@ -334,6 +338,13 @@ def _range_format(caps: Capabilities, changes: TableChanges) -> str:
         if entry.metadata is not None and entry.metadata.column_mapping_mode != "none":
             mapping = entry.metadata.column_mapping_mode
     return choose_response_format(caps, sorted(features), mapping)
+
+
+def _recipient_files(table: SharedTable, files: pa.Table, metadata: Metadata) -> pa.Table:
+    """The files of a range the asking recipient may see (its partition filter)."""
+    if table.row_filter is None:
+        return files
+    return filter_files(files, table.row_filter, metadata)
 
 
 def _require_history(table: SharedTable) -> None:

@@ -16,6 +16,8 @@ from typing import Any
 import msgspec
 import yaml
 
+from deltaport.catalog.partition_filter import PartitionFilterError
+from deltaport.catalog.partition_filter import check as check_filter
 from deltaport.protocol.credentials import URL
 from deltaport.protocol.names import name_key, name_problem
 from deltaport.server.access import access_problem
@@ -63,6 +65,7 @@ class TableConfig(_Config):
     storage_options: dict[str, str] | None = None
     access_modes: list[str] = msgspec.field(default_factory=lambda: [URL])
     auxiliary_locations: list[str] = msgspec.field(default_factory=list)
+    partition_filter: str | None = None
 
     @property
     def shares_history(self) -> bool:
@@ -127,6 +130,7 @@ class ServerConfig(_Config):
     max_predicate_hint_length: int = 65536
     max_predicate_hint_depth: int = 64
     shutdown_grace_seconds: int = 30
+    catalog: str | None = None
 
     def storage_options_for(self, table: TableConfig) -> dict[str, str]:
         """Options of the matching ``storage`` prefixes (longest last), then the table's own."""
@@ -239,6 +243,11 @@ def _check(config: ServerConfig) -> None:
                 problem = access_problem(config, table)
                 if problem:
                     raise ConfigError(f"{where}.{problem}")
+                if table.partition_filter is not None:
+                    try:
+                        check_filter(table.partition_filter, None)
+                    except PartitionFilterError as exc:
+                        raise ConfigError(f"{where}.partitionFilter: {exc}") from None
 
 
 def _camel(key: str) -> str:

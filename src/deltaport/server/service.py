@@ -17,8 +17,10 @@ from datetime import UTC, datetime, timedelta
 
 import msgspec
 import pyarrow as pa
+import pyarrow.compute as pc
 
-from deltaport.catalog.model import SharedTable, TableAccess
+from deltaport.catalog.model import SharedTable
+from deltaport.catalog.partition_filter import filter_files
 from deltaport.delta import DeltaTable, Snapshot, open_table
 from deltaport.delta.errors import (
     DeltaError,
@@ -112,7 +114,8 @@ class TableService:
         snapshot = self._snapshot(table, version, timestamp)
         fmt = _response_format(caps, snapshot)
         travelled = version is not None or timestamp is not None
-        lines = _head_lines(snapshot, fmt, travelled, table.access)
+        visible = _visible_files(table, snapshot.files, snapshot)
+        lines = _head_lines(snapshot, fmt, travelled, table, visible)
         return TableResponse(snapshot.version, fmt, False, iter([encode_lines(lines)]))
 
     def query(
@@ -128,7 +131,7 @@ class TableService:
         fmt = _response_format(caps, snapshot)
         prepared = self._lines.prepared(table, snapshot)
         files = select_files(
-            prepared.files,
+            _visible_files(table, prepared.files, snapshot),
             snapshot.metadata,
             request.predicateHints,
             request.jsonPredicateHints,
@@ -155,7 +158,8 @@ class TableService:
         selection: Hashable,
     ) -> Iterator[Chunk]:
         snapshot = prepared.snapshot
-        head = _head_lines(snapshot, fmt, travelled, table.access)
+        visible = _visible_files(table, snapshot.files, snapshot)
+        head = _head_lines(snapshot, fmt, travelled, table, visible)
         expires_at = url_expiry(self._url_lifetime)
         version = snapshot.version if travelled else None
         timestamp = snapshot.timestamp if travelled else None
@@ -267,19 +271,31 @@ def _delta_errors(table: SharedTable) -> Iterator[None]:
         raise table_failure(table, exc) from None
 
 
+def _visible_files(table: SharedTable, files: pa.Table, snapshot: Snapshot) -> pa.Table:
+    """The files of ``snapshot`` the asking recipient may see (its partition filter)."""
+    if table.row_filter is None:
+        return files
+    return filter_files(files, table.row_filter, snapshot.metadata)
+
+
 def _head_lines(
-    snapshot: Snapshot, fmt: str, travelled: bool, access: TableAccess
+    snapshot: Snapshot, fmt: str, travelled: bool, table: SharedTable, visible: pa.Table
 ) -> list[ProtocolLine | MetadataLine]:
     """The protocol and metadata lines that open a snapshot's answer; the metadata names the
-    version when the request travelled in time, and always in delta format."""
+    version when the request travelled in time, and always in delta format. ``size`` and
+    ``numFiles`` count the ``visible`` files (fewer under a partition filter)."""
+    size, num_files = snapshot.size_in_bytes, snapshot.num_files
+    if visible is not snapshot.files:
+        size = int(pc.sum(visible.column("size")).as_py() or 0)
+        num_files = visible.num_rows
     return [
         protocol_line(snapshot.protocol, fmt),
         metadata_line(
             snapshot.metadata,
             fmt,
             version=snapshot.version if travelled or fmt == DELTA else None,
-            size=snapshot.size_in_bytes,
-            num_files=snapshot.num_files,
-            access=access,
+            size=size,
+            num_files=num_files,
+            access=table.access,
         ),
     ]

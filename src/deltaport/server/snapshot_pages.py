@@ -43,6 +43,7 @@ class SnapshotPages:
     ) -> SnapshotPin:
         digest = query_digest(
             "snapshot",
+            table.scope,
             request.predicateHints,
             request.jsonPredicateHints,
             request.limitHint,

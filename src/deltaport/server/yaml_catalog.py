@@ -47,6 +47,7 @@ def yaml_catalog(config: ServerConfig) -> CatalogView:
                         None if location.kind == "local" else t.location.rstrip("/"),
                         tuple(a.rstrip("/") for a in t.auxiliary_locations),
                     ),
+                    partition_filter=t.partition_filter,
                 )
             share.schemas[name_key(schema.name)] = schema
         shares.append(share)

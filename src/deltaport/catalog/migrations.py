@@ -1,0 +1,104 @@
+"""The catalog's database schema, one migration per version, applied in order on start.
+
+A database records its schema version in ``deltaport_meta``; an older database is
+upgraded step by step (each step in its own transaction), a newer one (written by a later
+deltaport) is refused rather than used, and nothing is ever dropped and recreated.
+"""
+
+from __future__ import annotations
+
+import secrets
+
+from deltaport.catalog.database import Database, Transaction
+
+MIGRATIONS: tuple[tuple[str, ...], ...] = (
+    (
+        "CREATE TABLE deltaport_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+        """CREATE TABLE shares (
+            name_key TEXT PRIMARY KEY,
+            name TEXT NOT NULL,
+            id TEXT NOT NULL,
+            comment TEXT,
+            created_at BIGINT NOT NULL)""",
+        """CREATE TABLE shared_tables (
+            name_key TEXT PRIMARY KEY,
+            share_key TEXT NOT NULL REFERENCES shares(name_key) ON DELETE CASCADE,
+            schema_name TEXT NOT NULL,
+            name TEXT NOT NULL,
+            location TEXT NOT NULL,
+            id TEXT NOT NULL,
+            history_shared BIGINT NOT NULL,
+            start_version BIGINT NOT NULL,
+            partition_filter TEXT,
+            ordinal BIGINT NOT NULL)""",
+        """CREATE TABLE recipients (
+            name_key TEXT PRIMARY KEY,
+            name TEXT NOT NULL,
+            properties TEXT NOT NULL,
+            created_at BIGINT NOT NULL)""",
+        """CREATE TABLE tokens (
+            hash TEXT PRIMARY KEY,
+            recipient_key TEXT NOT NULL REFERENCES recipients(name_key) ON DELETE CASCADE,
+            created_at BIGINT NOT NULL,
+            expires_at BIGINT,
+            revoked_at BIGINT)""",
+        """CREATE TABLE grants (
+            share_key TEXT NOT NULL REFERENCES shares(name_key) ON DELETE CASCADE,
+            recipient_key TEXT NOT NULL REFERENCES recipients(name_key) ON DELETE CASCADE,
+            created_at BIGINT NOT NULL,
+            PRIMARY KEY (share_key, recipient_key))""",
+    ),
+)
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+class CatalogSchemaError(RuntimeError):
+    """The database holds a catalog of a newer deltaport, or something else entirely."""
+
+
+def migrate(database: Database) -> int:
+    """Bring the database to :data:`SCHEMA_VERSION`; returns the version it had."""
+    with database.transaction() as tx:
+        found = _version(tx, database.kind)
+    if found > SCHEMA_VERSION:
+        raise CatalogSchemaError(
+            f"the catalog database is at schema version {found}, newer than this deltaport's "
+            f"{SCHEMA_VERSION}: upgrade deltaport"
+        )
+    for version in range(found + 1, SCHEMA_VERSION + 1):
+        with database.transaction() as tx:
+            if _version(tx, database.kind) >= version:
+                continue  # another process upgraded meanwhile
+            for statement in MIGRATIONS[version - 1]:
+                tx.execute(statement)
+            if version == 1:
+                for key, value in (
+                    ("schema_version", "0"),
+                    ("generation", "0"),
+                    ("token_key", secrets.token_hex(32)),
+                ):
+                    tx.execute(
+                        "INSERT INTO deltaport_meta (key, value) VALUES (?, ?)", (key, value)
+                    )
+            tx.execute(
+                "UPDATE deltaport_meta SET value = ? WHERE key = 'schema_version'", (str(version),)
+            )
+    return found
+
+
+def _version(tx: Transaction, kind: str) -> int:
+    if kind == "sqlite":
+        rows = tx.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+    else:
+        rows = tx.execute(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()"
+        )
+    tables = {str(r[0]) for r in rows}
+    if "deltaport_meta" not in tables:
+        if tables - {"sqlite_sequence"}:
+            raise CatalogSchemaError(
+                "the database holds tables but no deltaport catalog; use an empty database"
+            )
+        return 0
+    found = tx.execute("SELECT value FROM deltaport_meta WHERE key = 'schema_version'")
+    return int(found[0][0]) if found else 0

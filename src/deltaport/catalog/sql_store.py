@@ -1,0 +1,347 @@
+"""The catalog in a database (SQLite or PostgreSQL): shares, tables, recipients, tokens
+and grants, changed by the provider's commands and read whole by every server.
+
+Every change bumps a generation counter in the same transaction; servers poll it (see
+:mod:`deltaport.catalog.live`) and reload the catalog when it moved, so a change reaches
+every replica within the poll interval.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from deltaport.catalog.database import Database, Transaction
+from deltaport.catalog.migrations import migrate
+from deltaport.catalog.tokens import new_token, token_hash
+from deltaport.protocol.names import name_key, name_problem
+
+
+class CatalogError(ValueError):
+    """A catalog change that cannot be made (a name taken, missing, or invalid)."""
+
+
+@dataclass(frozen=True)
+class ShareRow:
+    name: str
+    id: str
+    comment: str | None
+
+
+@dataclass(frozen=True)
+class TableRow:
+    share: str
+    schema: str
+    name: str
+    location: str
+    id: str
+    history_shared: bool
+    start_version: int
+    partition_filter: str | None
+
+
+@dataclass(frozen=True)
+class RecipientRow:
+    name: str
+    properties: dict[str, str]
+    shares: tuple[str, ...]
+    """Name keys of the shares granted to it."""
+
+
+@dataclass(frozen=True)
+class TokenRow:
+    recipient_key: str
+    expires_at: int | None
+    """Milliseconds since the epoch; None: never."""
+    revoked_at: int | None
+
+
+@dataclass(frozen=True)
+class CatalogContents:
+    """Everything a server needs, read in one go."""
+
+    generation: int
+    shares: tuple[ShareRow, ...]
+    tables: tuple[TableRow, ...]
+    recipients: dict[str, RecipientRow]
+    tokens: dict[str, TokenRow]
+
+
+@dataclass(frozen=True)
+class IssuedToken:
+    recipient: str
+    token: str
+    expires_at: int | None
+
+
+class SqlCatalog:
+    def __init__(self, url: str) -> None:
+        self.database = Database(url)
+        migrate(self.database)
+        key = self.database.query("SELECT value FROM deltaport_meta WHERE key = 'token_key'")
+        self._token_key = bytes.fromhex(key[0][0])
+
+    # -- reading -------------------------------------------------------------------------
+    def generation(self) -> int:
+        rows = self.database.query("SELECT value FROM deltaport_meta WHERE key = 'generation'")
+        return int(rows[0][0])
+
+    def hash_token(self, token: str) -> str:
+        return token_hash(self._token_key, token)
+
+    def contents(self) -> CatalogContents:
+        with self.database.transaction() as tx:
+            generation = int(
+                tx.execute("SELECT value FROM deltaport_meta WHERE key = 'generation'")[0][0]
+            )
+            shares = tx.execute("SELECT name, id, comment FROM shares ORDER BY created_at, name")
+            tables = tx.execute(
+                "SELECT s.name, t.schema_name, t.name, t.location, t.id, t.history_shared, "
+                "t.start_version, t.partition_filter FROM shared_tables t "
+                "JOIN shares s ON s.name_key = t.share_key ORDER BY t.ordinal"
+            )
+            recipients = tx.execute("SELECT name_key, name, properties FROM recipients")
+            grants = tx.execute("SELECT recipient_key, share_key FROM grants")
+            tokens = tx.execute("SELECT hash, recipient_key, expires_at, revoked_at FROM tokens")
+        granted: dict[str, list[str]] = {}
+        for recipient_key, share_key in grants:
+            granted.setdefault(recipient_key, []).append(share_key)
+        return CatalogContents(
+            generation,
+            tuple(ShareRow(*r) for r in shares),
+            tuple(TableRow(r[0], r[1], r[2], r[3], r[4], bool(r[5]), r[6], r[7]) for r in tables),
+            {
+                r[0]: RecipientRow(r[1], json.loads(r[2]), tuple(granted.get(r[0], ())))
+                for r in recipients
+            },
+            {r[0]: TokenRow(r[1], r[2], r[3]) for r in tokens},
+        )
+
+    # -- shares and tables ---------------------------------------------------------------
+    def create_share(self, name: str, comment: str | None = None) -> ShareRow:
+        _check_name(name, "share")
+        row = ShareRow(name, str(uuid.uuid4()), comment)
+        with self._change() as tx:
+            if tx.execute("SELECT 1 FROM shares WHERE name_key = ?", (name_key(name),)):
+                raise CatalogError(f"share {name!r} exists already")
+            tx.execute(
+                "INSERT INTO shares (name_key, name, id, comment, created_at) VALUES (?,?,?,?,?)",
+                (name_key(name), name, row.id, comment, _now()),
+            )
+        return row
+
+    def drop_share(self, name: str) -> None:
+        with self._change() as tx:
+            self._share_key(tx, name)
+            tx.execute("DELETE FROM shares WHERE name_key = ?", (name_key(name),))
+
+    def add_table(
+        self,
+        share: str,
+        schema: str,
+        name: str,
+        location: str,
+        *,
+        history_shared: bool = False,
+        start_version: int = 0,
+        partition_filter: str | None = None,
+    ) -> TableRow:
+        _check_name(schema, "schema")
+        _check_name(name, "table")
+        if start_version < 0:
+            raise CatalogError("the start version must not be negative")
+        key = name_key(f"{share}.{schema}.{name}")
+        row = TableRow(
+            share,
+            schema,
+            name,
+            location,
+            str(uuid.uuid4()),
+            history_shared,
+            start_version,
+            partition_filter,
+        )
+        with self._change() as tx:
+            share_key = self._share_key(tx, share)
+            if tx.execute("SELECT 1 FROM shared_tables WHERE name_key = ?", (key,)):
+                raise CatalogError(f"table {share}.{schema}.{name} exists already")
+            ordinal = tx.execute("SELECT COALESCE(MAX(ordinal), 0) + 1 FROM shared_tables")[0][0]
+            tx.execute(
+                "INSERT INTO shared_tables (name_key, share_key, schema_name, name, location, id, "
+                "history_shared, start_version, partition_filter, ordinal) "
+                "VALUES (?,?,?,?,?,?,?,?,?,?)",
+                (
+                    key,
+                    share_key,
+                    schema,
+                    name,
+                    location,
+                    row.id,
+                    int(history_shared),
+                    start_version,
+                    partition_filter,
+                    ordinal,
+                ),
+            )
+        return row
+
+    def remove_table(self, share: str, schema: str, name: str) -> None:
+        key = name_key(f"{share}.{schema}.{name}")
+        with self._change() as tx:
+            if not tx.execute("SELECT 1 FROM shared_tables WHERE name_key = ?", (key,)):
+                raise CatalogError(f"no table {share}.{schema}.{name}")
+            tx.execute("DELETE FROM shared_tables WHERE name_key = ?", (key,))
+
+    # -- recipients and tokens -----------------------------------------------------------
+    def create_recipient(
+        self,
+        name: str,
+        properties: Mapping[str, str] | None = None,
+        expires_in: timedelta | None = None,
+    ) -> IssuedToken:
+        _check_name(name, "recipient")
+        with self._change() as tx:
+            if tx.execute("SELECT 1 FROM recipients WHERE name_key = ?", (name_key(name),)):
+                raise CatalogError(f"recipient {name!r} exists already")
+            tx.execute(
+                "INSERT INTO recipients (name_key, name, properties, created_at) VALUES (?,?,?,?)",
+                (name_key(name), name, json.dumps(dict(properties or {})), _now()),
+            )
+            return self._issue(tx, name, expires_in)
+
+    def import_recipient(self, name: str, token: str, shares: list[str]) -> None:
+        """A recipient holding an existing token (a YAML bearer token being imported),
+        granted ``shares``."""
+        _check_name(name, "recipient")
+        with self._change() as tx:
+            if tx.execute("SELECT 1 FROM recipients WHERE name_key = ?", (name_key(name),)):
+                raise CatalogError(f"recipient {name!r} exists already")
+            tx.execute(
+                "INSERT INTO recipients (name_key, name, properties, created_at) VALUES (?,?,?,?)",
+                (name_key(name), name, "{}", _now()),
+            )
+            tx.execute(
+                "INSERT INTO tokens (hash, recipient_key, created_at) VALUES (?,?,?)",
+                (self.hash_token(token), name_key(name), _now()),
+            )
+            for share in shares:
+                tx.execute(
+                    "INSERT INTO grants (share_key, recipient_key, created_at) VALUES (?,?,?)",
+                    (self._share_key(tx, share), name_key(name), _now()),
+                )
+
+    def rotate(
+        self, name: str, old_valid_for: timedelta, expires_in: timedelta | None = None
+    ) -> IssuedToken:
+        """A new token; the recipient's current ones stay valid ``old_valid_for`` more (zero:
+        they end now)."""
+        deadline = _now() + int(old_valid_for.total_seconds() * 1000)
+        with self._change() as tx:
+            self._recipient_key(tx, name)
+            tx.execute(
+                "UPDATE tokens SET expires_at = ? WHERE recipient_key = ? AND revoked_at IS NULL "
+                "AND (expires_at IS NULL OR expires_at > ?)",
+                (deadline, name_key(name), deadline),
+            )
+            return self._issue(tx, name, expires_in)
+
+    def revoke(self, name: str) -> None:
+        """End every token of the recipient now."""
+        with self._change() as tx:
+            self._recipient_key(tx, name)
+            tx.execute(
+                "UPDATE tokens SET revoked_at = ? WHERE recipient_key = ? AND revoked_at IS NULL",
+                (_now(), name_key(name)),
+            )
+
+    def drop_recipient(self, name: str) -> None:
+        with self._change() as tx:
+            self._recipient_key(tx, name)
+            tx.execute("DELETE FROM recipients WHERE name_key = ?", (name_key(name),))
+
+    # -- grants --------------------------------------------------------------------------
+    def grant(self, share: str, recipient: str) -> None:
+        with self._change() as tx:
+            share_key = self._share_key(tx, share)
+            recipient_key = self._recipient_key(tx, recipient)
+            if not tx.execute(
+                "SELECT 1 FROM grants WHERE share_key = ? AND recipient_key = ?",
+                (share_key, recipient_key),
+            ):
+                tx.execute(
+                    "INSERT INTO grants (share_key, recipient_key, created_at) VALUES (?,?,?)",
+                    (share_key, recipient_key, _now()),
+                )
+
+    def revoke_grant(self, share: str, recipient: str) -> None:
+        with self._change() as tx:
+            share_key = self._share_key(tx, share)
+            recipient_key = self._recipient_key(tx, recipient)
+            tx.execute(
+                "DELETE FROM grants WHERE share_key = ? AND recipient_key = ?",
+                (share_key, recipient_key),
+            )
+
+    # -- helpers -------------------------------------------------------------------------
+    def _change(self) -> _Change:
+        return _Change(self.database)
+
+    def _issue(self, tx: Transaction, name: str, expires_in: timedelta | None) -> IssuedToken:
+        token = new_token()
+        expires_at = None if expires_in is None else _now() + int(expires_in.total_seconds() * 1000)
+        tx.execute(
+            "INSERT INTO tokens (hash, recipient_key, created_at, expires_at) VALUES (?,?,?,?)",
+            (self.hash_token(token), name_key(name), _now(), expires_at),
+        )
+        return IssuedToken(name, token, expires_at)
+
+    @staticmethod
+    def _share_key(tx: Transaction, name: str) -> str:
+        if not tx.execute("SELECT 1 FROM shares WHERE name_key = ?", (name_key(name),)):
+            raise CatalogError(f"no share {name!r}")
+        return name_key(name)
+
+    @staticmethod
+    def _recipient_key(tx: Transaction, name: str) -> str:
+        if not tx.execute("SELECT 1 FROM recipients WHERE name_key = ?", (name_key(name),)):
+            raise CatalogError(f"no recipient {name!r}")
+        return name_key(name)
+
+
+class _Change:
+    """A write transaction that also moves the generation counter."""
+
+    def __init__(self, database: Database) -> None:
+        self._context = database.transaction()
+
+    def __enter__(self) -> Transaction:
+        self._tx = self._context.__enter__()
+        return self._tx
+
+    def __exit__(self, *exc: object) -> None:
+        if exc[0] is None:
+            self._tx.execute(
+                "UPDATE deltaport_meta SET value = CAST(CAST(value AS BIGINT) + 1 AS TEXT) "
+                "WHERE key = 'generation'"
+            )
+        self._context.__exit__(*exc)  # type: ignore[arg-type]
+
+
+def _check_name(name: str, what: str) -> None:
+    problem = name_problem(name)
+    if problem:
+        raise CatalogError(f"{what} name {name!r} {problem}")
+
+
+def _now() -> int:
+    return int(time.time() * 1000)
+
+
+def expiry_text(expires_at: int | None) -> str:
+    if expires_at is None:
+        return "never"
+    return datetime.fromtimestamp(expires_at / 1000).astimezone().isoformat(timespec="seconds")

@@ -1,0 +1,263 @@
+"""The catalog commands of ``deltaport``: shares, tables, recipients and grants in the
+catalog database, and importing a YAML configuration into it.
+
+The database is ``--catalog URL``, else ``DELTAPORT_CATALOG``, else the ``catalog:`` of
+``--config``, else the embedded default, ``sqlite:///deltaport-data/catalog.db``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Callable
+from datetime import timedelta
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from deltaport.catalog.sql_store import SqlCatalog
+
+DEFAULT_CATALOG = "sqlite:///deltaport-data/catalog.db"
+Handler = Callable[[argparse.Namespace], str]
+
+
+def resolve_catalog(url: str | None, config_path: str | None) -> str:
+    if url:
+        return url
+    if os.environ.get("DELTAPORT_CATALOG"):
+        return os.environ["DELTAPORT_CATALOG"]
+    if config_path:
+        from deltaport.server.config import load_config
+
+        configured = load_config(config_path).catalog
+        if configured:
+            return configured
+    return DEFAULT_CATALOG
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--catalog", help=f"catalog database URL (default {DEFAULT_CATALOG})")
+    parser.add_argument("--config", help="server configuration (its catalog: and endpoint)")
+
+
+def add_catalog_commands(
+    commands: argparse._SubParsersAction,  # type: ignore[type-arg]
+    table_actions: argparse._SubParsersAction,  # type: ignore[type-arg]
+) -> None:
+    """Add ``catalog``, ``share`` and ``recipient``, and ``table add|remove``."""
+    catalog = commands.add_parser("catalog", help="the catalog database")
+    catalog_cmds = catalog.add_subparsers(dest="catalog_command", required=True, metavar="ACTION")
+    imported = catalog_cmds.add_parser("import", help="copy a YAML configuration's shares in")
+    imported.add_argument("yaml", help="server configuration (YAML) to import")
+    _common(imported)
+    imported.set_defaults(handler=_run(_import))
+
+    share = commands.add_parser("share", help="shares and grants in the catalog")
+    share_cmds = share.add_subparsers(dest="share_command", required=True, metavar="ACTION")
+    create = share_cmds.add_parser("create", help="create a share")
+    create.add_argument("name")
+    create.add_argument("--comment")
+    listed = share_cmds.add_parser("list", help="shares, their tables and grants")
+    drop = share_cmds.add_parser("drop", help="drop a share (its tables and grants too)")
+    drop.add_argument("name")
+    grant = share_cmds.add_parser("grant", help="let a recipient read a share")
+    revoke = share_cmds.add_parser("revoke", help="stop a recipient reading a share")
+    for p in (grant, revoke):
+        p.add_argument("share")
+        p.add_argument("--to", required=True, metavar="RECIPIENT", dest="recipient")
+    for p, fn in (
+        (create, _share_create),
+        (listed, _share_list),
+        (drop, _share_drop),
+        (grant, _share_grant),
+        (revoke, _share_revoke),
+    ):
+        _common(p)
+        p.set_defaults(handler=_run(fn))
+
+    add = table_actions.add_parser("add", help="share a table (catalog)")
+    add.add_argument("name", help="SHARE.SCHEMA.TABLE")
+    add.add_argument("location", help="table location (path or s3://, az://, gs:// URI)")
+    add.add_argument("--history", action="store_true", help="share its history (time travel, CDF)")
+    add.add_argument("--start-version", type=int, default=0)
+    add.add_argument(
+        "--partition-filter",
+        help="only these partitions, e.g. \"country = CURRENT_RECIPIENT('country')\"",
+    )
+    remove = table_actions.add_parser("remove", help="stop sharing a table (catalog)")
+    remove.add_argument("name", help="SHARE.SCHEMA.TABLE")
+    for p, fn in ((add, _table_add), (remove, _table_remove)):
+        _common(p)
+        p.set_defaults(handler=_run(fn))
+
+    recipient = commands.add_parser("recipient", help="recipients and their tokens")
+    recipient_cmds = recipient.add_subparsers(
+        dest="recipient_command", required=True, metavar="ACTION"
+    )
+    new = recipient_cmds.add_parser("create", help="a recipient and its profile file")
+    new.add_argument("name")
+    new.add_argument("--property", action="append", default=[], metavar="KEY=VALUE")
+    rotate = recipient_cmds.add_parser("rotate", help="a new token; the old one ends later")
+    rotate.add_argument("name")
+    rotate.add_argument("--grace", default="1h", help="how long the old token stays valid")
+    rotate.add_argument("--now", action="store_true", help="end the old token at once")
+    for p in (new, rotate):
+        p.add_argument("--expires", help="token lifetime, e.g. 90d (default: no expiry)")
+        p.add_argument("-o", "--output", help="write the profile file here")
+        p.add_argument("--endpoint", help="the server's sharing URL for the profile")
+    ended = recipient_cmds.add_parser("revoke", help="end every token of a recipient now")
+    ended.add_argument("name")
+    people = recipient_cmds.add_parser("list", help="recipients, grants and token expiries")
+    for p, fn in (
+        (new, _recipient_create),
+        (rotate, _recipient_rotate),
+        (ended, _recipient_revoke),
+        (people, _recipient_list),
+    ):
+        _common(p)
+        p.set_defaults(handler=_run(fn))
+
+
+def _run(fn: Handler) -> Callable[[argparse.Namespace], int]:
+    def handler(args: argparse.Namespace) -> int:
+        print(fn(args))
+        return 0
+
+    return handler
+
+
+def _store(args: argparse.Namespace) -> SqlCatalog:
+    from deltaport.catalog.sql_store import SqlCatalog
+
+    return SqlCatalog(resolve_catalog(args.catalog, args.config))
+
+
+def _share_create(args: argparse.Namespace) -> str:
+    _store(args).create_share(args.name, args.comment)
+    return f"created share {args.name}"
+
+
+def _share_list(args: argparse.Namespace) -> str:
+    from deltaport.catalog.commands import list_shares
+
+    return list_shares(_store(args))
+
+
+def _share_drop(args: argparse.Namespace) -> str:
+    _store(args).drop_share(args.name)
+    return f"dropped share {args.name}"
+
+
+def _share_grant(args: argparse.Namespace) -> str:
+    _store(args).grant(args.share, args.recipient)
+    return f"granted share {args.share} to {args.recipient}"
+
+
+def _share_revoke(args: argparse.Namespace) -> str:
+    _store(args).revoke_grant(args.share, args.recipient)
+    return f"revoked share {args.share} from {args.recipient}"
+
+
+def _table_add(args: argparse.Namespace) -> str:
+    from deltaport.catalog.commands import add_table
+
+    return add_table(
+        _store(args),
+        args.name,
+        args.location,
+        history_shared=args.history,
+        start_version=args.start_version,
+        partition_filter=args.partition_filter,
+        storage_options=_storage_options(args.config, args.location),
+    )
+
+
+def _table_remove(args: argparse.Namespace) -> str:
+    from deltaport.catalog.commands import split_table_name
+
+    _store(args).remove_table(*split_table_name(args.name))
+    return f"removed table {args.name}"
+
+
+def _recipient_create(args: argparse.Namespace) -> str:
+    from deltaport.catalog.commands import write_profile
+    from deltaport.catalog.sql_store import CatalogError
+
+    properties = {}
+    for item in args.property:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise CatalogError(f"--property expects KEY=VALUE, got {item!r}")
+        properties[key] = value
+    issued = _store(args).create_recipient(args.name, properties, _expires(args.expires))
+    return write_profile(issued, _endpoint(args), args.output)
+
+
+def _recipient_rotate(args: argparse.Namespace) -> str:
+    from deltaport.catalog.commands import parse_duration, write_profile
+
+    grace = timedelta(0) if args.now else parse_duration(args.grace)
+    issued = _store(args).rotate(args.name, grace, _expires(args.expires))
+    return write_profile(issued, _endpoint(args), args.output)
+
+
+def _recipient_revoke(args: argparse.Namespace) -> str:
+    _store(args).revoke(args.name)
+    return f"revoked every token of {args.name}"
+
+
+def _recipient_list(args: argparse.Namespace) -> str:
+    from deltaport.catalog.commands import list_recipients
+
+    return list_recipients(_store(args))
+
+
+def _import(args: argparse.Namespace) -> str:
+    from deltaport.server.config import load_config
+
+    config = load_config(args.yaml)
+    store = _store(args)
+    for share in config.shares:
+        store.create_share(share.name, share.comment)
+        for schema in share.schemas:
+            for t in schema.tables:
+                store.add_table(
+                    share.name,
+                    schema.name,
+                    t.name,
+                    t.location,
+                    history_shared=t.shares_history,
+                    start_version=t.start_version,
+                    partition_filter=t.partition_filter,
+                )
+    lines = [f"imported {len(config.shares)} share(s) from {args.yaml}"]
+    token = config.authorization.bearer_token if config.authorization else None
+    if token:
+        store.import_recipient("default", token, [s.name for s in config.shares])
+        lines.append("its bearer token is now recipient 'default', granted every share")
+    return "\n".join(lines)
+
+
+def _expires(text: str | None) -> timedelta | None:
+    from deltaport.catalog.commands import parse_duration
+
+    return parse_duration(text) if text else None
+
+
+def _endpoint(args: argparse.Namespace) -> str:
+    if args.endpoint:
+        return str(args.endpoint).rstrip("/")
+    if args.config:
+        from deltaport.server.app import public_url
+        from deltaport.server.config import load_config
+
+        config = load_config(args.config)
+        return public_url(config) + config.endpoint
+    return "http://localhost:8080/delta-sharing"
+
+
+def _storage_options(config_path: str | None, location: str) -> dict[str, str]:
+    if not config_path:
+        return {}
+    from deltaport.server.config import TableConfig, load_config
+
+    return load_config(config_path).storage_options_for(TableConfig(name="t", location=location))

@@ -1,0 +1,60 @@
+"""Where the server's catalog comes from: the YAML configuration (read-only, one bearer
+token for every share) or a database (``catalog:``, ``--catalog`` or ``DELTAPORT_CATALOG``)
+with recipients, tokens and grants that change while the server runs."""
+
+from __future__ import annotations
+
+import os
+from typing import Protocol
+
+from deltaport.catalog.live import LiveCatalog
+from deltaport.catalog.model import CatalogView, Recipient
+from deltaport.catalog.sql_store import SqlCatalog
+from deltaport.server.auth import BearerAuth
+from deltaport.server.config import ConfigError, ServerConfig, TableConfig
+from deltaport.server.yaml_catalog import yaml_catalog
+
+CATALOG_ENV = "DELTAPORT_CATALOG"
+
+
+class CatalogSource(Protocol):
+    def view(self) -> CatalogView: ...
+
+    def authenticate(self, authorization: str | None) -> Recipient: ...
+
+
+class YamlCatalog:
+    """The configuration's shares; its bearer token is one recipient granted all of them."""
+
+    def __init__(self, config: ServerConfig) -> None:
+        self._view = yaml_catalog(config)
+        token = config.authorization.bearer_token if config.authorization else None
+        self._auth = BearerAuth({token: Recipient("default")} if token else {})
+
+    def view(self) -> CatalogView:
+        return self._view
+
+    def authenticate(self, authorization: str | None) -> Recipient:
+        return self._auth.authenticate(authorization)
+
+
+def catalog_url(config: ServerConfig) -> str | None:
+    """The database catalog to use, if any: the configuration's, else the environment's."""
+    return config.catalog or os.environ.get(CATALOG_ENV) or None
+
+
+def catalog_source(config: ServerConfig) -> CatalogSource:
+    url = catalog_url(config)
+    if url is None:
+        return YamlCatalog(config)
+    if config.shares or (config.authorization and config.authorization.bearer_token):
+        raise ConfigError(
+            "catalog: a server on a catalog database takes its shares and recipients from it; "
+            "remove shares and authorization from the file (deltaport catalog import "
+            "copies them into the database)"
+        )
+
+    def options_for(location: str) -> dict[str, str]:
+        return config.storage_options_for(TableConfig(name="t", location=location))
+
+    return LiveCatalog(SqlCatalog(url), options_for)
