@@ -1,0 +1,257 @@
+"""A sharing server on a catalog database: per-recipient tokens and grants, partition
+filters, live changes, the catalog commands, and the official client with a generated
+profile. The access matrix runs on SQLite; two servers share one PostgreSQL."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pyarrow as pa
+import pytest
+from deltalake import write_deltalake
+
+from deltaport.cli import main as cli
+from emulators import official_client_python, read_with_official_client  # noqa: F401
+from postgres import postgres_server, postgres_url  # noqa: F401
+from sharing_server import RunningServer, start_server, stop_server
+
+FILTER = "region = CURRENT_RECIPIENT('region')"
+LIVE_SECONDS = 5
+
+
+def _catalog(url: str, *args: str) -> None:
+    assert cli([*args, "--catalog", url]) == 0
+
+
+def _profile(url: str, tmp: Path, name: str, *args: str) -> dict[str, Any]:
+    path = tmp / f"{name}.share"
+    _catalog(url, "recipient", "create", name, *args, "-o", str(path), "--endpoint", "http://x")
+    return dict(json.loads(path.read_text()))
+
+
+def _seed(url: str, tables: Path, tmp: Path) -> dict[str, str]:
+    """Shares s (a filtered and an unfiltered copy of a table partitioned by region) and
+    hr; recipients eu and us (region property) and none (no property), and an hr-only
+    one. Returns each recipient's token."""
+    parted = tables / "parted"
+    for region in ("eu", "us", "asia"):
+        rows = pa.table({"id": list(range(5)), "region": [region] * 5})
+        write_deltalake(
+            str(parted),
+            rows,
+            mode="append",
+            partition_by=["region"],
+            configuration={"delta.enableChangeDataFeed": "true"},
+        )
+    _catalog(url, "share", "create", "s")
+    _catalog(url, "share", "create", "hr")
+    _catalog(url, "table", "add", "s.sc.t", str(parted), "--history", "--partition-filter", FILTER)
+    _catalog(url, "table", "add", "s.sc.whole", str(parted), "--history")
+    _catalog(url, "table", "add", "hr.x.people", str(parted))
+    tokens = {}
+    for name, extra in (
+        ("eu", ["--property", "region=eu"]),
+        ("us", ["--property", "region=us"]),
+        ("none", []),
+        ("hronly", []),
+    ):
+        tokens[name] = _profile(url, tmp, name, *extra)["bearerToken"]
+    for name in ("eu", "us", "none"):
+        _catalog(url, "share", "grant", "s", "--to", name)
+    _catalog(url, "share", "grant", "hr", "--to", "hronly")
+    return tokens
+
+
+def _server(url: str, tmp: Path) -> RunningServer:
+    return start_server({"catalog": url, "signingKey": "catalog-tests-key"}, tmp)
+
+
+@pytest.fixture(scope="module")
+def sqlite_setup(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[tuple[RunningServer, dict[str, str], str]]:
+    tmp = tmp_path_factory.mktemp("catalog-server")
+    url = f"sqlite:///{tmp}/catalog.db"
+    tokens = _seed(url, tmp, tmp)
+    server = _server(url, tmp / "server")
+    yield server, tokens, url
+    stop_server(server)
+
+
+def _as(server: RunningServer, token: str) -> httpx.Client:
+    return server.client(token)
+
+
+def _regions(response: httpx.Response) -> set[str]:
+    assert response.status_code == 200, response.text
+    regions = set()
+    for line in response.text.splitlines():
+        record = json.loads(line)
+        if "file" in record:
+            regions.add(record["file"]["partitionValues"]["region"])
+        for kind in ("add", "cdf", "remove"):
+            if kind in record:
+                regions.add(record[kind]["partitionValues"]["region"])
+    return regions
+
+
+def _eventually(check: Callable[[], bool]) -> None:
+    deadline = time.monotonic() + LIVE_SECONDS
+    while not check():
+        assert time.monotonic() < deadline, f"not within {LIVE_SECONDS} s"
+        time.sleep(0.1)
+
+
+def test_each_recipient_sees_its_grants_and_partitions(sqlite_setup) -> None:  # type: ignore[no-untyped-def]
+    server, tokens, _ = sqlite_setup
+    table = "/shares/s/schemas/sc/tables/t"
+    expected = {"eu": {"eu"}, "us": {"us"}, "none": set()}
+    for name, regions in expected.items():
+        with _as(server, tokens[name]) as client:
+            shares = [s["name"] for s in client.get("/shares").json()["items"]]
+            assert shares == ["s"], name
+            for path in (
+                "/shares/hr",
+                "/shares/hr/schemas",
+                "/shares/hr/all-tables",
+                "/shares/hr/schemas/x/tables/people/version",
+            ):
+                hidden = client.get(path)
+                assert hidden.status_code == 404, (name, path)
+                assert hidden.json()["errorCode"] == "RESOURCE_DOES_NOT_EXIST"
+            assert _regions(client.post(f"{table}/query", json={})) == regions
+            delta = client.post(
+                f"{table}/query",
+                json={},
+                headers={"delta-sharing-capabilities": "responseformat=delta"},
+            )
+            paths = [
+                json.loads(line)["file"]["deltaSingleAction"]["add"]["partitionValues"]["region"]
+                for line in delta.text.splitlines()
+                if '"file"' in line
+            ]
+            assert set(paths) == regions
+            assert _regions(client.post(f"{table}/query", json={"startingVersion": 0})) == regions
+            cdf = client.get(f"{table}/changes", params={"startingVersion": 0})
+            assert _regions(cdf) == regions
+            meta = [json.loads(line) for line in client.get(f"{table}/metadata").text.splitlines()]
+            assert meta[1]["metaData"]["numFiles"] == len(
+                [
+                    line
+                    for line in client.post(f"{table}/query", json={}).text.splitlines()
+                    if '"file"' in line
+                ]
+            )
+            assert _regions(client.post("/shares/s/schemas/sc/tables/whole/query", json={})) == {
+                "eu",
+                "us",
+                "asia",
+            }
+    with _as(server, tokens["hronly"]) as client:
+        assert [s["name"] for s in client.get("/shares").json()["items"]] == ["hr"]
+        assert client.post(f"{table}/query", json={}).status_code == 404
+
+
+def test_page_tokens_are_bound_to_their_recipient(sqlite_setup) -> None:  # type: ignore[no-untyped-def]
+    server, tokens, _ = sqlite_setup
+    table = "/shares/s/schemas/sc/tables/whole/query"
+    with _as(server, tokens["eu"]) as eu, _as(server, tokens["us"]) as us:
+        first = [
+            json.loads(line) for line in eu.post(table, json={"maxFiles": 1}).text.splitlines()
+        ]
+        token = first[-1]["endStreamAction"]["nextPageToken"]
+        assert eu.post(table, json={"maxFiles": 1, "pageToken": token}).status_code == 200
+        stolen = us.post(table, json={"maxFiles": 1, "pageToken": token})
+        assert stolen.status_code == 400
+
+
+def test_revoked_grants_and_tokens_end_live(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path}/catalog.db"
+    tokens = _seed(url, tmp_path, tmp_path)
+    server = _server(url, tmp_path / "server")
+    try:
+        table = "/shares/s/schemas/sc/tables/whole/query"
+        with _as(server, tokens["eu"]) as eu:
+            first = [
+                json.loads(line) for line in eu.post(table, json={"maxFiles": 1}).text.splitlines()
+            ]
+            page = first[-1]["endStreamAction"]["nextPageToken"]
+            _catalog(url, "share", "revoke", "s", "--to", "eu")
+            _eventually(lambda: eu.post(table, json={}).status_code == 404)
+            assert eu.post(table, json={"maxFiles": 1, "pageToken": page}).status_code == 404
+            assert eu.get("/shares").json()["items"] == []
+        with _as(server, tokens["us"]) as us:
+            assert us.post(table, json={}).status_code == 200
+            _catalog(url, "recipient", "revoke", "us")
+            _eventually(lambda: us.get("/shares").status_code == 401)
+            body = us.get("/shares").json()
+            assert body["errorCode"] == "UNAUTHENTICATED" and "expired" in body["message"]
+        # a new table and a new grant arrive without a restart
+        _catalog(url, "share", "grant", "hr", "--to", "none")
+        with _as(server, tokens["none"]) as none:
+            _eventually(lambda: len(none.get("/shares").json()["items"]) == 2)
+    finally:
+        stop_server(server)
+
+
+def test_the_official_client_reads_its_partitions(
+    sqlite_setup,  # type: ignore[no-untyped-def]
+    official_client_python: Path,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    server, _, url = sqlite_setup
+    profile = tmp_path / "official.share"
+    _catalog(
+        url,
+        "recipient",
+        "create",
+        "official",
+        "--property",
+        "region=us",
+        "-o",
+        str(profile),
+        "--endpoint",
+        server.url,
+    )
+    _catalog(url, "share", "grant", "s", "--to", "official")
+    time.sleep(1.5)
+    results = read_with_official_client(
+        official_client_python, [(profile, "parquet"), (profile, "delta")]
+    )
+    for result in results:
+        assert "rows" in result, result.get("error")
+        assert {r["region"] for r in result["rows"]} == {"us"}
+        assert len(result["rows"]) == 5
+
+
+def test_two_servers_on_one_postgresql(postgres_url: str, tmp_path: Path) -> None:  # noqa: F811
+    tokens = _seed(postgres_url, tmp_path, tmp_path)
+    one, two = _server(postgres_url, tmp_path / "one"), _server(postgres_url, tmp_path / "two")
+    try:
+        newcomer = _profile(postgres_url, tmp_path, "newcomer", "--property", "region=eu")
+        _catalog(postgres_url, "share", "grant", "s", "--to", "newcomer")
+        with _as(two, newcomer["bearerToken"]) as client:
+            _eventually(
+                lambda: (
+                    client.get("/shares").status_code == 200
+                    and bool(client.get("/shares").json()["items"])
+                )
+            )
+        table = "/shares/s/schemas/sc/tables/whole/query"
+        with _as(one, tokens["eu"]) as a, _as(two, tokens["eu"]) as b:
+            first = [
+                json.loads(line) for line in a.post(table, json={"maxFiles": 1}).text.splitlines()
+            ]
+            page = first[-1]["endStreamAction"]["nextPageToken"]
+            assert b.post(table, json={"maxFiles": 1, "pageToken": page}).status_code == 200
+            _catalog(postgres_url, "recipient", "revoke", "eu")
+            _eventually(lambda: a.get("/shares").status_code == 401)
+            _eventually(lambda: b.get("/shares").status_code == 401)
+    finally:
+        stop_server(one)
+        stop_server(two)
