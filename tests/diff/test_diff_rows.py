@@ -10,14 +10,14 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from deltalake import DeltaTable, write_deltalake
-from difftables import branch
-from rowcheck import actual_changes, expected_changes, full_table
 
 from corpus import corpus_table
 from deltaport.diff import DiffError
 from deltaport.diff.cli import cli_main
 from deltaport.diff.row_sources import FULL_COMPARISON_NOTE
 from deltaport.diff.rows import diff_rows
+from difftables import branch
+from rowcheck import actual_changes, expected_changes, full_table
 
 
 def _rows(ids: range, tag: str) -> pa.Table:

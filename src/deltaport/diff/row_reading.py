@@ -8,11 +8,13 @@ from collections.abc import Iterator
 
 import pyarrow as pa
 
+from deltaport.delta.model import Metadata
 from deltaport.diff.row_schema import ComparedSchema
 from deltaport.diff.row_sources import RowSide
 from deltaport.protocol.predicates import Expr, evaluate_rows, referenced_columns
 from deltaport.read.files import read_files
 from deltaport.read.plan import table_arrow_schema
+from deltaport.storage import Storage
 
 
 def side_schema(side: RowSide) -> pa.Schema:
@@ -35,8 +37,20 @@ def side_batches(
     side: RowSide, files: pa.Table, schema: ComparedSchema, where: Expr | None
 ) -> Iterator[pa.RecordBatch]:
     """The rows of ``files`` (some of ``side``'s files) as batches of ``schema``."""
+    return file_batches(files, side.snapshot.metadata, side.storage, schema, where)
+
+
+def file_batches(
+    files: pa.Table,
+    metadata: Metadata,
+    storage: Storage,
+    schema: ComparedSchema,
+    where: Expr | None,
+) -> Iterator[pa.RecordBatch]:
+    """:func:`side_batches` from what a remote task holds (the table's metadata and
+    storage, no snapshot)."""
     columns = read_columns(schema, where)
-    for batch in read_files(files, side.snapshot.metadata, side.storage, columns=columns):
+    for batch in read_files(files, metadata, storage, columns=columns):
         if where is not None:
             batch = batch.filter(evaluate_rows(where, batch))
         yield pa.RecordBatch.from_arrays(
