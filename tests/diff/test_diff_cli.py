@@ -6,9 +6,9 @@ import json
 from pathlib import Path
 
 import pytest
-from difftables import branch, write
 
 from deltaport.diff import cli_main, diff_tables, render_text, to_json
+from difftables import branch, write
 
 
 @pytest.fixture

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 from deltalake import DeltaTable, TableFeatures
-from difftables import branch, commit_file, write
 
 from deltaport.diff import (
     ColumnChange,
@@ -20,6 +19,7 @@ from deltaport.diff import (
     UnknownTableFormatError,
     diff_tables,
 )
+from difftables import branch, commit_file, write
 
 
 @pytest.fixture

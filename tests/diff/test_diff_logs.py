@@ -5,6 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
+from corpus import CorpusTable, corpus_table, corpus_tables
+from deltaport.delta.errors import DeltaError
+from deltaport.diff import ColumnChange, OperationType, TableDiffType, diff_tables
 from difftables import (
     add_action,
     commit_info,
@@ -12,10 +16,6 @@ from difftables import (
     new_table_actions,
     write_commit,
 )
-
-from corpus import CorpusTable, corpus_table, corpus_tables
-from deltaport.delta.errors import DeltaError
-from deltaport.diff import ColumnChange, OperationType, TableDiffType, diff_tables
 
 T0 = 1_700_000_000_000
 

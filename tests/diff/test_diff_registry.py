@@ -8,7 +8,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from difftables import write
 
 from deltaport.diff import (
     DiffError,
@@ -20,6 +19,7 @@ from deltaport.diff import (
     registered_formats,
 )
 from deltaport.diff.delta import DeltaDiffer
+from difftables import write
 
 PLUGIN = '''
 from deltaport.diff.model import DiffMetrics, TableDiff, TableDiffType

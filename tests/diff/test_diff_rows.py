@@ -10,13 +10,13 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from deltalake import DeltaTable, write_deltalake
-from difftables import branch
 
 from corpus import corpus_table
 from deltaport.diff import DiffError
 from deltaport.diff.cli import cli_main
 from deltaport.diff.row_sources import FULL_COMPARISON_NOTE
 from deltaport.diff.rows import diff_rows
+from difftables import branch
 from rowcheck import actual_changes, expected_changes, full_table
 
 
@@ -152,6 +152,23 @@ def test_whole_rows_are_multisets(tmp_path: Path) -> None:
     )
     diff = _check(left, right, None)
     assert (diff.summary.deleted, diff.summary.inserted) == (1, 1)
+
+
+def test_nested_nan_equals_nan(tmp_path: Path) -> None:
+    nested = pa.struct([("x", pa.float64())])
+    left = tmp_path / "nan"
+    write_deltalake(
+        str(left),
+        pa.table({"id": [1, 2], "s": pa.array([{"x": float("nan")}, {"x": 1.0}], nested)}),
+    )
+    right = branch(left, tmp_path / "nan2")
+    write_deltalake(
+        str(right),
+        pa.table({"id": [1, 2], "s": pa.array([{"x": float("nan")}, {"x": 2.0}], nested)}),
+        mode="overwrite",
+    )
+    diff = _check(left, right, ["id"])
+    assert [(c.key, c.changed) for c in diff.page()] == [({"id": 2}, ["s"])]
 
 
 def test_a_repeated_key_is_refused(tmp_path: Path) -> None:

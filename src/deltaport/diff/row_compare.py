@@ -8,7 +8,9 @@ equal to NaN, as a reader of the two tables would compare them.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
+from typing import Any
 
 import msgspec
 import numpy as np
@@ -140,8 +142,23 @@ def differs(
         if pa.types.is_floating(left.type):
             same = pc.or_kleene(same, pc.and_(pc.is_nan(left), pc.is_nan(right)))
         return ~np.asarray(pc.fill_null(same, False).to_numpy(zero_copy_only=False), dtype=bool)
-    lhs, rhs = left.to_pylist(), right.to_pylist()
+    lhs, rhs = _nan_equal(left.to_pylist()), _nan_equal(right.to_pylist())
     return np.fromiter((a != b for a, b in zip(lhs, rhs, strict=True)), bool, len(lhs))
+
+
+_NAN = object()
+
+
+def _nan_equal(value: Any) -> Any:
+    """``value`` with every NaN replaced by one object, so that nested NaNs compare equal
+    (Python's ``nan != nan``)."""
+    if isinstance(value, float):
+        return _NAN if math.isnan(value) else value
+    if isinstance(value, dict):
+        return {k: _nan_equal(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_nan_equal(v) for v in value]
+    return value
 
 
 def _comparable(data_type: pa.DataType) -> bool:

@@ -9,12 +9,14 @@ from dataclasses import replace
 
 import pyarrow as pa
 
+from deltaport.delta.model import Metadata
 from deltaport.diff.row_schema import ComparedSchema
 from deltaport.diff.row_sources import AnySide
 from deltaport.diff.shared_side import SharedRowSide
 from deltaport.protocol.predicates import Expr, evaluate_rows, referenced_columns
 from deltaport.read.files import read_files
 from deltaport.read.plan import table_arrow_schema
+from deltaport.storage import Storage
 
 
 def side_schema(side: AnySide) -> pa.Schema:
@@ -37,11 +39,29 @@ def side_batches(
     side: AnySide, files: pa.Table, schema: ComparedSchema, where: Expr | None
 ) -> Iterator[pa.RecordBatch]:
     """The rows of ``files`` (some of ``side``'s files) as batches of ``schema``."""
-    columns = read_columns(schema, where)
     if isinstance(side, SharedRowSide):
-        batches = replace(side, files=files).read(columns)
-    else:
-        batches = read_files(files, side.metadata, side.storage, columns=columns)
+        shared = replace(side, files=files).read(read_columns(schema, where))
+        return _conformed(shared, schema, where)
+    return file_batches(files, side.metadata, side.storage, schema, where)
+
+
+def file_batches(
+    files: pa.Table,
+    metadata: Metadata,
+    storage: Storage,
+    schema: ComparedSchema,
+    where: Expr | None,
+) -> Iterator[pa.RecordBatch]:
+    """:func:`side_batches` from what a remote task holds (the table's metadata and
+    storage, no snapshot)."""
+    batches = read_files(files, metadata, storage, columns=read_columns(schema, where))
+    return _conformed(batches, schema, where)
+
+
+def _conformed(
+    batches: Iterator[pa.RecordBatch], schema: ComparedSchema, where: Expr | None
+) -> Iterator[pa.RecordBatch]:
+    """``batches`` filtered by ``where`` and cast to ``schema``."""
     for batch in batches:
         if where is not None:
             batch = batch.filter(evaluate_rows(where, batch))

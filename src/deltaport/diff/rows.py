@@ -114,15 +114,17 @@ def diff_rows(
     offset = 0
     if page_token is not None:
         offset, left_version, right_version = _open_token(page_token, fingerprint)
-    sides = row_diff_input(
+    job = row_diff_job(
         left_uri,
         right_uri,
+        key=key,
+        columns=columns,
+        where=where,
         left_version=left_version,
         right_version=right_version,
-        where=_where(where),
+        memory_budget=memory_budget,
         storage_options=storage_options,
     )
-    job = prepare_job(sides, key, columns, where, memory_budget)
     runner = row_engine(engine) if isinstance(engine, str) else engine
     result = runner.compare(job)
     summary = summarize(job, result.changes, runner.name, result.ranges)
@@ -131,6 +133,30 @@ def diff_rows(
     if end < result.changes.num_rows:
         token = _seal_token(end, summary.left_version, summary.right_version, fingerprint)
     return RowDiff(summary, result.changes, offset, limit, token)
+
+
+def row_diff_job(
+    left_uri: str,
+    right_uri: str,
+    *,
+    key: Sequence[str] | None = None,
+    columns: Sequence[str] | None = None,
+    where: str | None = None,
+    left_version: int | None = None,
+    right_version: int | None = None,
+    memory_budget: int = DEFAULT_MEMORY_BUDGET,
+    storage_options: Mapping[str, str] | None = None,
+) -> RowDiffJob:
+    """What a row diff of ``left`` and ``right`` compares (see :func:`diff_rows`)."""
+    sides = row_diff_input(
+        left_uri,
+        right_uri,
+        left_version=left_version,
+        right_version=right_version,
+        where=_where(where),
+        storage_options=storage_options,
+    )
+    return prepare_job(sides, key, columns, where, memory_budget)
 
 
 def prepare_job(
@@ -147,7 +173,13 @@ def prepare_job(
 
 def summarize(job: RowDiffJob, changes: pa.Table, engine: str, ranges: int) -> RowDiffSummary:
     kinds = pc.value_counts(changes.column("change")).to_pylist() if changes.num_rows else []
-    counts = {k["values"]: k["counts"] for k in kinds}
+    return summary_of_counts(job, {k["values"]: k["counts"] for k in kinds}, engine, ranges)
+
+
+def summary_of_counts(
+    job: RowDiffJob, counts: Mapping[str, int], engine: str, ranges: int
+) -> RowDiffSummary:
+    """The summary of ``job`` with ``counts`` changes of each kind (``inserted``...)."""
     sides, schema = job.sides, job.schema
     return RowDiffSummary(
         inserted=counts.get(INSERTED, 0),

@@ -4,6 +4,8 @@ over the Delta Sharing protocol, as a pure-Python Spark data source (no jar).
     import deltaport.spark
     deltaport.spark.register(spark)
     df = spark.read.format("deltaSharing").load("profile.share#share.schema.table")
+
+and the row diff on Spark: ``deltaport.spark.diff_rows(spark, left, right, key=[...])``.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 from pyspark.sql import SparkSession
 
 from deltaport.spark.options import OptionError, SharingOptions, parse_options
+from deltaport.spark.row_diff import SparkRowDiff, SparkRowEngine, diff_rows
 from deltaport.spark.source import FORMAT_NAME, DeltaSharingDataSource
 from deltaport.spark.types import spark_schema, spark_type
 
@@ -25,6 +28,9 @@ __all__ = [
     "DeltaSharingDataSource",
     "OptionError",
     "SharingOptions",
+    "SparkRowDiff",
+    "SparkRowEngine",
+    "diff_rows",
     "parse_options",
     "register",
     "spark_schema",
