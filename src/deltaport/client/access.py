@@ -14,6 +14,7 @@ import msgspec
 
 from deltaport.client.errors import SharingError
 from deltaport.client.models import Table, TableAccess
+from deltaport.client.planning import capabilities, response_formats
 from deltaport.client.rest import CAPABILITIES_HEADER, RestClient, table_path
 from deltaport.protocol.credentials import DIR, URL
 from deltaport.storage import InvalidLocationError, parse_location
@@ -66,7 +67,7 @@ def fetch_table_access(rest: RestClient, table: Table) -> TableAccess:
     answer = rest.lines(
         "GET",
         table_path(table) + "/metadata",
-        headers={CAPABILITIES_HEADER: "responseformat=parquet"},
+        headers={CAPABILITIES_HEADER: capabilities(response_formats(None))},
     )
     for line in answer.lines:
         obj = msgspec.json.decode(line)
