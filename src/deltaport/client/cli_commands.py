@@ -9,6 +9,7 @@ import pyarrow.parquet as pq
 
 from deltaport.client.models import Table
 from deltaport.client.progress import ProgressLine
+from deltaport.client.scan import TableScan
 from deltaport.client.sharing_client import SharingClient
 from deltaport.protocol.profile import split_table_url
 
@@ -45,6 +46,7 @@ def download(url: str, output: str | os.PathLike[str], progress: bool = False) -
     profile, table = _handle_parts(url)
     with SharingClient(profile) as client:
         scan = client.table(table).snapshot()
+        assert isinstance(scan, TableScan)  # the client reads in url mode
         plan = scan.plan()
         line = ProgressLine(len(plan.files), sum(f.size for f in plan.files)) if progress else None
         rows = 0

@@ -1,15 +1,20 @@
 """The official client's module-level functions, same names and arguments: switching is
-a one-line import change. ``url`` is ``<profile file>#<share>.<schema>.<table>``."""
+a one-line import change. ``url`` is ``<profile file>#<share>.<schema>.<table>``.
+
+The loaders of rows also take ``access_mode`` (``url``, ``dir`` or ``auto``, see
+:class:`~deltaport.client.SharingClient`) and ``storage_options`` (obstore options that
+directory mode needs besides the vended credentials, such as an S3 endpoint and region)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, TypeVar
 
 import pyarrow as pa
 
+from deltaport.client.access import AccessMode
+from deltaport.client.arrow_scan import ArrowScan
 from deltaport.client.models import Table
-from deltaport.client.scan import TableScan
 from deltaport.client.sharing_client import SharingClient
 from deltaport.client.table import TableHandle
 from deltaport.delta.model import Metadata, Protocol
@@ -22,9 +27,14 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 
-def _with_table(url: str, use: Callable[[TableHandle], T]) -> T:
+def _with_table(
+    url: str,
+    use: Callable[[TableHandle], T],
+    access_mode: AccessMode = "url",
+    storage_options: Mapping[str, str] | None = None,
+) -> T:
     profile, share, schema, name = split_table_url(url)
-    with SharingClient(profile) as client:
+    with SharingClient(profile, access_mode=access_mode, storage_options=storage_options) as client:
         return use(client.table(Table(name, share, schema)))
 
 
@@ -35,13 +45,17 @@ def _snapshot(
     timestamp: str | None,
     json_predicate_hints: str | None,
     use_delta_format: bool | None,
-    convert: Callable[[TableScan], T],
+    convert: Callable[[ArrowScan], T],
+    access_mode: AccessMode,
+    storage_options: Mapping[str, str] | None,
 ) -> T:
     return _with_table(
         url,
         lambda t: convert(
             t.snapshot(version, timestamp, json_predicate_hints, limit, use_delta_format)
         ),
+        access_mode,
+        storage_options,
     )
 
 
@@ -52,11 +66,21 @@ def load_as_arrow(
     timestamp: str | None = None,
     jsonPredicateHints: str | None = None,
     use_delta_format: bool | None = None,
+    access_mode: AccessMode = "url",
+    storage_options: Mapping[str, str] | None = None,
 ) -> pa.Table:
     """The table (at ``version`` or ``timestamp``; default latest) as an Arrow table,
     ``jsonPredicateHints`` and ``limit`` applied to the rows."""
     return _snapshot(
-        url, limit, version, timestamp, jsonPredicateHints, use_delta_format, TableScan.to_arrow
+        url,
+        limit,
+        version,
+        timestamp,
+        jsonPredicateHints,
+        use_delta_format,
+        ArrowScan.to_arrow,
+        access_mode,
+        storage_options,
     )
 
 
@@ -68,11 +92,21 @@ def load_as_pandas(
     jsonPredicateHints: str | None = None,
     use_delta_format: bool | None = None,
     convert_in_batches: bool = False,
+    access_mode: AccessMode = "url",
+    storage_options: Mapping[str, str] | None = None,
 ) -> pd.DataFrame:
     """As :func:`load_as_arrow`, as a pandas DataFrame. ``convert_in_batches`` is accepted
     for compatibility; files are always read batch by batch."""
     return _snapshot(
-        url, limit, version, timestamp, jsonPredicateHints, use_delta_format, TableScan.to_pandas
+        url,
+        limit,
+        version,
+        timestamp,
+        jsonPredicateHints,
+        use_delta_format,
+        ArrowScan.to_pandas,
+        access_mode,
+        storage_options,
     )
 
 
@@ -83,10 +117,20 @@ def load_as_polars(
     timestamp: str | None = None,
     jsonPredicateHints: str | None = None,
     use_delta_format: bool | None = None,
+    access_mode: AccessMode = "url",
+    storage_options: Mapping[str, str] | None = None,
 ) -> pl.DataFrame:
     """As :func:`load_as_arrow`, as a polars DataFrame (needs ``polars``)."""
     return _snapshot(
-        url, limit, version, timestamp, jsonPredicateHints, use_delta_format, TableScan.to_polars
+        url,
+        limit,
+        version,
+        timestamp,
+        jsonPredicateHints,
+        use_delta_format,
+        ArrowScan.to_polars,
+        access_mode,
+        storage_options,
     )
 
 
@@ -97,7 +141,9 @@ def _changes(
     starting_timestamp: str | None,
     ending_timestamp: str | None,
     use_delta_format: bool | None,
-    convert: Callable[[TableScan], T],
+    convert: Callable[[ArrowScan], T],
+    access_mode: AccessMode,
+    storage_options: Mapping[str, str] | None,
 ) -> T:
     return _with_table(
         url,
@@ -110,6 +156,8 @@ def _changes(
                 use_delta_format,
             )
         ),
+        access_mode,
+        storage_options,
     )
 
 
@@ -120,6 +168,8 @@ def load_table_changes_as_arrow(
     starting_timestamp: str | None = None,
     ending_timestamp: str | None = None,
     use_delta_format: bool | None = None,
+    access_mode: AccessMode = "url",
+    storage_options: Mapping[str, str] | None = None,
 ) -> pa.Table:
     """The change data feed between two versions or timestamps (inclusive), with
     ``_change_type``, ``_commit_version`` and ``_commit_timestamp``."""
@@ -130,7 +180,9 @@ def load_table_changes_as_arrow(
         starting_timestamp,
         ending_timestamp,
         use_delta_format,
-        TableScan.to_arrow,
+        ArrowScan.to_arrow,
+        access_mode,
+        storage_options,
     )
 
 
@@ -142,6 +194,8 @@ def load_table_changes_as_pandas(
     ending_timestamp: str | None = None,
     use_delta_format: bool | None = None,
     convert_in_batches: bool = False,
+    access_mode: AccessMode = "url",
+    storage_options: Mapping[str, str] | None = None,
 ) -> pd.DataFrame:
     """As :func:`load_table_changes_as_arrow`, as pandas (``convert_in_batches`` is
     accepted for compatibility)."""
@@ -152,7 +206,9 @@ def load_table_changes_as_pandas(
         starting_timestamp,
         ending_timestamp,
         use_delta_format,
-        TableScan.to_pandas,
+        ArrowScan.to_pandas,
+        access_mode,
+        storage_options,
     )
 
 
@@ -163,6 +219,8 @@ def load_table_changes_as_polars(
     starting_timestamp: str | None = None,
     ending_timestamp: str | None = None,
     use_delta_format: bool | None = None,
+    access_mode: AccessMode = "url",
+    storage_options: Mapping[str, str] | None = None,
 ) -> pl.DataFrame:
     """As :func:`load_table_changes_as_arrow`, as polars."""
     return _changes(
@@ -172,7 +230,9 @@ def load_table_changes_as_polars(
         starting_timestamp,
         ending_timestamp,
         use_delta_format,
-        TableScan.to_polars,
+        ArrowScan.to_polars,
+        access_mode,
+        storage_options,
     )
 
 

@@ -13,6 +13,25 @@ CHANGE_TYPES = {"add": "insert", "remove": "delete", "cdc": None}
 
 
 @dataclass(frozen=True)
+class TableAccess:
+    """What a table's metadata (or list-tables item) says about reading it."""
+
+    modes: tuple[str, ...] = ("url",)
+    location: str | None = None
+    auxiliary_locations: tuple[str, ...] = ()
+
+    @classmethod
+    def from_json(cls, item: Mapping[str, Any]) -> TableAccess:
+        modes = item.get("accessModes")
+        aux = item.get("auxiliaryLocations") or ()
+        return cls(
+            tuple(str(m) for m in modes) if modes else ("url",),
+            item.get("location") or None,
+            tuple(str(a) for a in aux),
+        )
+
+
+@dataclass(frozen=True)
 class Share:
     name: str
     id: str | None = None
@@ -29,6 +48,8 @@ class Table:
     name: str
     share: str
     schema: str
+    access: TableAccess | None = field(default=None, compare=False)
+    """How the table may be read, when a listing said so (None: not known yet)."""
 
     @property
     def full_name(self) -> str:

@@ -121,6 +121,10 @@ class RestClient:
             raise SharingError.from_response(response)
         return response
 
+    def post_json(self, path: str, body: Mapping[str, Any]) -> bytes:
+        """POST a JSON body; the answer's bytes."""
+        return self._send("POST", path, json=body).content
+
     def get_json(self, path: str, params: Mapping[str, Any] | None = None) -> Any:
         response = self._send("GET", path, params=_clean(params))
         try:

@@ -6,10 +6,10 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
+from deltaport.client.arrow_scan import ArrowScan
 from deltaport.client.downloads import downloads_for
 from deltaport.client.errors import UrlExpiredError
 from deltaport.client.fetch import is_expired
@@ -21,10 +21,6 @@ from deltaport.client.rest import RestClient
 from deltaport.protocol.predicates import Expr, parse_json_predicate, referenced_columns
 from deltaport.read import ReadPlan
 from deltaport.read.prefetch import ordered_map
-
-if TYPE_CHECKING:
-    import pandas as pd
-    import polars as pl
 
 DEFAULT_CONCURRENCY = 16
 BATCH_ROWS = 1 << 20
@@ -73,7 +69,7 @@ class FreshFiles:
             return self._by_key[stale.key]
 
 
-class TableScan:
+class TableScan(ArrowScan):
     """Rows of one query. Nothing is asked of the server until the plan is needed."""
 
     def __init__(
@@ -222,21 +218,3 @@ class TableScan:
                         return
         finally:
             self.url_refreshes += fresh.refreshes
-
-    def to_arrow(self) -> pa.Table:
-        return pa.Table.from_batches(list(self.to_batches()), schema=self.schema)
-
-    def to_pandas(self) -> pd.DataFrame:
-        # pyarrow's default conversion, straight into consolidated blocks. Freeing the Arrow
-        # buffers column by column (self_destruct) halves the peak memory but measured
-        # several times slower on a 1 GB table: the freed memory is handed back to the
-        # system and faulted in again for the next column (benchmarks/bench_client.py).
-        frame: pd.DataFrame = self.to_arrow().to_pandas()
-        return frame
-
-    def to_polars(self) -> pl.DataFrame:
-        import polars as pl
-
-        frame = pl.from_arrow(self.to_arrow())
-        assert isinstance(frame, pl.DataFrame)
-        return frame

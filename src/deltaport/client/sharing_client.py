@@ -3,18 +3,21 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from datetime import timedelta
 from typing import Any
 
 import httpx
 
+from deltaport.client.access import AccessMode, check_mode
+from deltaport.client.directory import RenewalSettings
 from deltaport.client.errors import SharingError
-from deltaport.client.models import ScanPlan, Schema, Share, Table
+from deltaport.client.models import ScanPlan, Schema, Share, Table, TableAccess
 from deltaport.client.planning import refresh_plan
 from deltaport.client.rest import RestClient, new_http_client, path_segment
 from deltaport.client.retry import RetryPolicy
 from deltaport.client.scan import DEFAULT_CONCURRENCY
-from deltaport.client.table import TableHandle
+from deltaport.client.table import AccessSettings, TableHandle
 from deltaport.protocol.profile import (
     BearerTokenProfile,
     OAuthClientCredentialsProfile,
@@ -32,7 +35,14 @@ def as_profile(profile: ProfileSource) -> Profile:
 
 
 class SharingClient:
-    """A recipient's view of one sharing server (as described by a profile file)."""
+    """A recipient's view of one sharing server (as described by a profile file).
+
+    ``access_mode``: ``url`` (default) reads through ``/query`` and ``/changes``;
+    ``dir`` reads tables with vended temporary credentials (an error where a table does
+    not offer it); ``auto`` reads in ``dir`` mode where offered, else ``url``.
+    ``storage_options`` are the obstore options directory mode needs besides the
+    credentials (S3 endpoint and region, ...); ``renew_margin``: credentials with less
+    life left are asked for again before the next storage call."""
 
     def __init__(
         self,
@@ -41,9 +51,14 @@ class SharingClient:
         http: httpx.Client | None = None,
         retry: RetryPolicy | None = None,
         concurrency: int = DEFAULT_CONCURRENCY,
+        access_mode: AccessMode = "url",
+        storage_options: Mapping[str, str] | None = None,
+        renew_margin: timedelta | None = None,
     ) -> None:
         self.profile = as_profile(profile)
         self.concurrency = concurrency
+        renewal = RenewalSettings(renew_margin) if renew_margin is not None else RenewalSettings()
+        self.access = AccessSettings(check_mode(access_mode), dict(storage_options or {}), renewal)
         self.rest = RestClient(
             self.profile, http or new_http_client(max_connections=concurrency + 4), retry
         )
@@ -103,7 +118,7 @@ class SharingClient:
             if len(parts) != 3 or not all(parts):
                 raise ValueError(f"a table name is share.schema.table, got {name!r}")
             name = Table(parts[2], parts[0], parts[1])
-        return TableHandle(self.rest, name, concurrency=self.concurrency)
+        return TableHandle(self.rest, name, concurrency=self.concurrency, access=self.access)
 
     def refresh_plan(self, plan: ScanPlan) -> ScanPlan:
         """``plan`` with fresh URLs for the same files (same version)."""
@@ -111,4 +126,9 @@ class SharingClient:
 
 
 def _table(item: dict[str, Any], share: str, schema: str) -> Table:
-    return Table(item["name"], item.get("share", share), item.get("schema", schema))
+    return Table(
+        item["name"],
+        item.get("share", share),
+        item.get("schema", schema),
+        TableAccess.from_json(item),
+    )

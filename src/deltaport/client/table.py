@@ -3,10 +3,15 @@ snapshots and change data."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 
+from deltaport.client.access import AccessMode, choose_mode, fetch_table_access
+from deltaport.client.dir_scan import DirectoryScan
+from deltaport.client.directory import DirectoryTable, RenewalSettings
 from deltaport.client.errors import SharingError
-from deltaport.client.models import ScanPlan, Table
+from deltaport.client.models import ScanPlan, Table, TableAccess
 from deltaport.client.planning import (
     DEFAULT_MAX_FILES,
     capabilities,
@@ -21,15 +26,91 @@ from deltaport.client.responses import parse_page
 from deltaport.client.rest import CAPABILITIES_HEADER, RestClient, table_path
 from deltaport.client.scan import DEFAULT_CONCURRENCY, TableScan
 from deltaport.delta.model import Metadata, Protocol
+from deltaport.protocol.credentials import DIR, URL
+from deltaport.protocol.predicates import parse_json_predicate
+from deltaport.storage import StorageError
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class AccessSettings:
+    """How the caller allows a table to be read.
+
+    ``storage_options`` are obstore options for directory mode that the credentials
+    answer does not carry: for S3-compatible stores ``aws_endpoint`` (and
+    ``aws_allow_http``, ``aws_virtual_hosted_style_request``), for buckets outside
+    us-east-1 ``aws_region``, an ``azure_endpoint`` for Azure-compatible stores."""
+
+    mode: AccessMode = "url"
+    storage_options: Mapping[str, str] = field(default_factory=dict)
+    renewal: RenewalSettings = field(default_factory=RenewalSettings)
 
 
 class TableHandle:
     def __init__(
-        self, rest: RestClient, table: Table, *, concurrency: int = DEFAULT_CONCURRENCY
+        self,
+        rest: RestClient,
+        table: Table,
+        *,
+        concurrency: int = DEFAULT_CONCURRENCY,
+        access: AccessSettings | None = None,
     ) -> None:
         self._rest = rest
         self.table = table
         self.concurrency = concurrency
+        self.settings = access or AccessSettings()
+        self._directory: DirectoryTable | None = None
+        self._mode: str | None = None
+
+    def access(self) -> TableAccess:
+        """What the table offers: from the listing that named it, else from ``/metadata``."""
+        if self.table.access is None:
+            self.table = Table(
+                self.table.name,
+                self.table.share,
+                self.table.schema,
+                fetch_table_access(self._rest, self.table),
+            )
+        assert self.table.access is not None
+        return self.table.access
+
+    def access_mode(self) -> str:
+        """``url`` or ``dir``: how this handle reads. ``auto`` picks ``dir`` when the table
+        offers it in a cloud this client reads, and falls back to ``url`` (when offered)
+        if the credentials of a location are refused or its directory cannot be read."""
+        if self._mode is None:
+            self._mode = URL
+            if self.settings.mode != URL:
+                self._mode = choose_mode(self.settings.mode, self.access(), self.table.full_name)
+            if self._mode == DIR:
+                self._directory = self._open_directory()
+                self._mode = DIR if self._directory is not None else URL
+        return self._mode
+
+    def directory(self) -> DirectoryTable | None:
+        """The table opened for directory mode; None when it is read in ``url`` mode."""
+        return self._directory if self.access_mode() == DIR else None
+
+    def _open_directory(self) -> DirectoryTable | None:
+        access = self.access()
+        try:
+            return DirectoryTable.open(
+                self._rest,
+                self.table,
+                access,
+                dict(self.settings.storage_options),
+                self.settings.renewal,
+            )
+        except (SharingError, StorageError) as exc:
+            if self.settings.mode == DIR or URL not in access.modes:
+                raise
+            log.warning(
+                "reading %s in url mode: its directory cannot be read (%s)",
+                self.table.full_name,
+                exc,
+            )
+            return None
 
     def __repr__(self) -> str:
         return f"TableHandle({self.table.full_name!r})"
@@ -67,9 +148,21 @@ class TableHandle:
         *,
         columns: Sequence[str] | None = None,
         max_files: int | None = DEFAULT_MAX_FILES,
-    ) -> TableScan:
+    ) -> TableScan | DirectoryScan:
         """A scan of the table at ``version`` / ``timestamp`` (default: latest);
-        ``predicate`` is a JSON predicate, sent as a hint and applied to the rows."""
+        ``predicate`` is a JSON predicate, sent as a hint (or used to skip files in
+        directory mode) and applied to the rows."""
+        directory = self.directory()
+        if directory is not None:
+            expr = parse_json_predicate(predicate) if predicate else None
+            return DirectoryScan(
+                lambda: directory.snapshot_read(version, timestamp, expr, limit),
+                directory.storage,
+                predicate=expr,
+                limit=limit,
+                columns=columns,
+                concurrency=self.concurrency,
+            )
         query = snapshot_query(
             self.table,
             version=version,
@@ -97,8 +190,18 @@ class TableHandle:
         use_delta_format: bool | None = None,
         *,
         columns: Sequence[str] | None = None,
-    ) -> TableScan:
+    ) -> TableScan | DirectoryScan:
         """A scan of the change data feed between two versions or timestamps (inclusive)."""
+        directory = self.directory()
+        if directory is not None:
+            return DirectoryScan(
+                lambda: directory.changes_read(
+                    starting_version, ending_version, starting_timestamp, ending_timestamp
+                ),
+                directory.storage,
+                columns=columns,
+                concurrency=self.concurrency,
+            )
         query = changes_query(
             self.table,
             starting_version=starting_version,

@@ -42,10 +42,16 @@ class DeltaTable:
     """
 
     def __init__(
-        self, location: str | Location, storage_options: Mapping[str, str] | None = None
+        self,
+        location: str | Location,
+        storage_options: Mapping[str, str] | None = None,
+        *,
+        storage: Storage | None = None,
     ) -> None:
+        """``storage``: read through this one (for example with credentials that renew
+        themselves) instead of a :class:`Storage` made from ``storage_options``."""
         self.location = parse_location(location) if isinstance(location, str) else location
-        self.storage = Storage(self.location, storage_options)
+        self.storage = storage if storage is not None else Storage(self.location, storage_options)
         self._lock = threading.RLock()
         self._latest: Snapshot | None = None
         self._snapshots: OrderedDict[int, Snapshot] = OrderedDict()

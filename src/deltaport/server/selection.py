@@ -11,9 +11,7 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import msgspec
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from deltaport.delta.model import Metadata
 from deltaport.protocol.echo import echo
@@ -23,11 +21,10 @@ from deltaport.protocol.predicates import (
     Expr,
     PredicateError,
     PredicateTooComplexError,
-    file_mask,
     parse_json_predicate,
     parse_sql_predicate,
 )
-from deltaport.protocol.predicates.columns import skipping_columns
+from deltaport.read.file_selection import apply_limit_hint, matching_files
 from deltaport.server.client_gone import check_connected
 
 log = logging.getLogger(__name__)
@@ -45,13 +42,6 @@ class HintSettings:
     max_depth: int = 64
 
 
-class _NumRecords(msgspec.Struct):
-    numRecords: int | None = None
-
-
-_STATS_DECODER = msgspec.json.Decoder(list[_NumRecords | None])
-
-
 def select_files(
     files: pa.Table,
     metadata: Metadata,
@@ -63,15 +53,12 @@ def select_files(
     selected = files
     predicates = _hint_predicates(predicate_hints, json_predicate_hints, settings)
     if predicates and files.num_rows:
-        types, physical = skipping_columns(metadata.schema_string)
         expr = predicates[0] if len(predicates) == 1 else And(tuple(predicates))
         check_connected()
         try:
-            mask = file_mask(expr, files, types, metadata.partition_columns, physical)
+            selected = matching_files(files, metadata, expr)
         except Exception:
             log.warning("predicate hints could not be evaluated; all files are kept", exc_info=True)
-        else:
-            selected = files.filter(mask)
     if limit_hint is not None:
         selected = apply_limit_hint(selected, limit_hint)
     return selected
@@ -122,30 +109,3 @@ def _check_lengths(sql_hints: Sequence[str], json_hint: str | None, limit: int) 
         raise InvalidParameterError(
             f"jsonPredicateHints has {len(json_hint)} characters; the limit is {limit}"
         )
-
-
-def apply_limit_hint(files: pa.Table, limit: int) -> pa.Table:
-    """The shortest prefix of ``files`` holding at least ``limit`` live rows by their stats.
-
-    A file without ``numRecords`` could hold any number of rows, so from the first such
-    file on every file is kept.
-    """
-    if files.num_rows == 0:
-        return files
-    texts = files.column("stats").to_pylist()
-    try:
-        parsed = _STATS_DECODER.decode(
-            ("[" + ",".join("null" if t is None else t for t in texts) + "]").encode()
-        )
-    except msgspec.DecodeError:
-        return files
-    cardinality = pc.struct_field(files.column("deletion_vector"), "cardinality")
-    deleted = pc.fill_null(cardinality, 0).to_pylist()
-    total = 0
-    for i, (stats, gone) in enumerate(zip(parsed, deleted, strict=True)):
-        if total >= limit:
-            return files.slice(0, i)
-        if stats is None or stats.numRecords is None:
-            return files
-        total += stats.numRecords - gone
-    return files

@@ -7,6 +7,12 @@ from collections.abc import Iterable, Iterator, Sequence
 import pyarrow as pa
 from pyspark.sql.datasource import DataSourceReader, Filter, InputPartition
 
+from deltaport.spark.directory import (
+    DirectoryPartition,
+    DirectoryPlan,
+    read_directory_files,
+    split_directory,
+)
 from deltaport.spark.file_reading import read_plan_files
 from deltaport.spark.filters import filters_to_json
 from deltaport.spark.options import SharingOptions
@@ -25,9 +31,13 @@ class BatchReader(DataSourceReader):
 
     def partitions(self) -> Sequence[InputPartition]:
         plan = plan_batch(self.options, self.predicate)
+        if isinstance(plan, DirectoryPlan):
+            return split_directory(plan, self.options.partition_bytes, self.options.min_partitions)
         return split_files(plan, self.options.partition_bytes, self.options.min_partitions)
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        if isinstance(partition, DirectoryPartition):
+            return read_directory_files(partition.plan, self.options, self.schema)
         if not isinstance(partition, FilesPartition):
             return iter(())  # Spark's stand-in partition when a scan has no files
         return read_plan_files(partition.plan, self.options.profile, self.schema)

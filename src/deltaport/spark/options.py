@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from deltaport.protocol.profile import Profile, load_profile, parse_profile, split_table_url
@@ -65,6 +65,11 @@ class SharingOptions:
     """Fewer partitions than this are made only when there are fewer files."""
     json_predicate_hints: bool = False
     version_poll_seconds: float = DEFAULT_VERSION_POLL_SECONDS
+    access_mode: str = "url"
+    """``url``, ``dir`` or ``auto`` (``accessMode``): how batch reads get at the files."""
+    storage_options: Mapping[str, str] = field(default_factory=dict)
+    """obstore options for directory mode (``storage.<key>`` options, such as
+    ``storage.aws_endpoint``): what the vended credentials do not say."""
 
     @property
     def time_travel(self) -> bool:
@@ -100,9 +105,24 @@ def parse_options(options: Mapping[str, str]) -> SharingOptions:
         version_poll_seconds=_float(opts, "versionPollIntervalSeconds")
         if "versionpollintervalseconds" in opts
         else DEFAULT_VERSION_POLL_SECONDS,
+        access_mode=_access_mode(opts),
+        storage_options={
+            k[len(_STORAGE_PREFIX) :]: v for k, v in opts.items() if k.startswith(_STORAGE_PREFIX)
+        },
     )
     _check_combinations(parsed)
     return parsed
+
+
+_STORAGE_PREFIX = "storage."
+_ACCESS_MODES = ("url", "dir", "auto")
+
+
+def _access_mode(opts: Mapping[str, str]) -> str:
+    value = (_get(opts, "accessMode") or "url").lower()
+    if value not in _ACCESS_MODES:
+        raise OptionError(f"option 'accessMode' must be url, dir or auto, got {value!r}")
+    return value
 
 
 def _profile_and_table(opts: Mapping[str, str]) -> tuple[Profile, str]:

@@ -43,17 +43,25 @@ def balanced_bins(
 ) -> list[list[RemoteFile]]:
     """Files dealt into bins of similar byte sizes, largest file first into the lightest
     bin; each bin keeps its files in their original order."""
-    if not files:
+    groups = balanced_indexes([f.size for f in files], target_bytes, min_partitions)
+    return [[files[i] for i in group] for group in groups]
+
+
+def balanced_indexes(
+    sizes: Sequence[int], target_bytes: int, min_partitions: int
+) -> list[list[int]]:
+    """:func:`balanced_bins` over file sizes: the indexes of each bin, in order."""
+    if not sizes:
         return []
     if target_bytes <= 0:
-        return [[f] for f in files]
-    total = sum(f.size for f in files)
-    count = max(-(-total // target_bytes), min(min_partitions, len(files)), 1)
-    count = min(count, len(files))
+        return [[i] for i in range(len(sizes))]
+    total = sum(sizes)
+    count = max(-(-total // target_bytes), min(min_partitions, len(sizes)), 1)
+    count = min(count, len(sizes))
     members: list[list[int]] = [[] for _ in range(count)]
     heap = [(0, b) for b in range(count)]
-    for i in sorted(range(len(files)), key=lambda i: files[i].size, reverse=True):
+    for i in sorted(range(len(sizes)), key=lambda i: sizes[i], reverse=True):
         load, lightest = heapq.heappop(heap)
         members[lightest].append(i)
-        heapq.heappush(heap, (load + files[i].size, lightest))
-    return [[files[i] for i in sorted(group)] for group in members if group]
+        heapq.heappush(heap, (load + sizes[i], lightest))
+    return [sorted(group) for group in members if group]

@@ -5,15 +5,22 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from deltaport.client import ScanPlan, TableHandle
+from deltaport.client import ScanPlan, TableHandle, TableScan
 from deltaport.read import table_arrow_schema
 from deltaport.spark.connection import open_table
+from deltaport.spark.directory import DirectoryPlan, plan_directory
 from deltaport.spark.options import OptionError, SharingOptions
 
 
-def plan_batch(options: SharingOptions, predicate: str | None = None) -> ScanPlan:
-    """The files of the read the options ask for (``predicate``: JSON hint for the server)."""
+def plan_batch(options: SharingOptions, predicate: str | None = None) -> ScanPlan | DirectoryPlan:
+    """The files of the read the options ask for (``predicate``: JSON hint for the server,
+    or for skipping files in directory mode)."""
     with open_table(options) as table:
+        directory = table.directory()
+        if directory is not None:
+            if options.read_change_feed:
+                _check_range(options)
+            return plan_directory(table, directory, options, predicate)
         if options.read_change_feed:
             return plan_changes(table, options)
         scan = table.snapshot(
@@ -22,12 +29,17 @@ def plan_batch(options: SharingOptions, predicate: str | None = None) -> ScanPla
             predicate=predicate,
             use_delta_format=options.use_delta_format,
         )
+        assert isinstance(scan, TableScan)
         return scan.plan()
 
 
-def plan_changes(table: TableHandle, options: SharingOptions) -> ScanPlan:
+def _check_range(options: SharingOptions) -> None:
     if options.starting_version is None and options.starting_timestamp is None:
         raise OptionError("readChangeFeed needs startingVersion or startingTimestamp")
+
+
+def plan_changes(table: TableHandle, options: SharingOptions) -> ScanPlan:
+    _check_range(options)
     scan = table.changes(
         starting_version=options.starting_version,
         ending_version=options.ending_version,
@@ -35,6 +47,7 @@ def plan_changes(table: TableHandle, options: SharingOptions) -> ScanPlan:
         ending_timestamp=options.ending_timestamp,
         use_delta_format=options.use_delta_format,
     )
+    assert isinstance(scan, TableScan)  # the caller reads in url mode
     return scan.plan()
 
 
@@ -42,18 +55,26 @@ def read_schema(options: SharingOptions) -> pa.Schema:
     """The Arrow schema of the rows the options' read (or stream) produces: the schema
     of the version read, of the end of a change range, or else of the latest version."""
     with open_table(options) as table:
-        if options.time_travel:
+        directory = table.directory()
+        if directory is not None and (
+            options.time_travel or (options.read_change_feed and _has_end(options))
+        ):
+            metadata = plan_directory(table, directory, options, None).read.metadata
+        elif options.time_travel:
             scan = table.snapshot(
                 version=options.version_as_of,
                 timestamp=options.timestamp_as_of,
                 limit=1,
                 use_delta_format=options.use_delta_format,
             )
+            assert isinstance(scan, TableScan)
             metadata = scan.plan().metadata
-        elif options.read_change_feed and (
-            options.ending_version is not None or options.ending_timestamp is not None
-        ):
+        elif options.read_change_feed and _has_end(options):
             metadata = plan_changes(table, options).metadata
         else:
             metadata = table.metadata(options.use_delta_format)
     return table_arrow_schema(metadata, cdf=options.read_change_feed)
+
+
+def _has_end(options: SharingOptions) -> bool:
+    return options.ending_version is not None or options.ending_timestamp is not None

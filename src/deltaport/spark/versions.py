@@ -8,7 +8,14 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
-from deltaport.client import Metadata, RemoteFile, ScanPlan, SharingClient, SharingError
+from deltaport.client import (
+    Metadata,
+    RemoteFile,
+    ScanPlan,
+    SharingClient,
+    SharingError,
+    TableScan,
+)
 from deltaport.read import table_arrow_schema
 from deltaport.spark.options import SharingOptions
 
@@ -58,11 +65,11 @@ class VersionSource:
         """The files of the table at ``version`` (the stream's initial snapshot)."""
         if self._snapshot is None or self._snapshot.version != version:
             with self._client() as client:
-                plan = (
-                    client.table(self.options.table)
-                    .snapshot(version=version, use_delta_format=self.options.use_delta_format)
-                    .plan()
+                scan = client.table(self.options.table).snapshot(
+                    version=version, use_delta_format=self.options.use_delta_format
                 )
+                assert isinstance(scan, TableScan)  # streams read in url mode
+                plan = scan.plan()
             self._check_schema(plan.metadata, version)
             files = tuple(sorted(plan.files, key=file_order))
             self._snapshot = VersionFiles(version, files, dataclasses.replace(plan, files=()))
@@ -111,15 +118,13 @@ class VersionSource:
 
     def _change_plan(self, client: SharingClient, start: int, end: int) -> ScanPlan:
         """The change data feed plan of ``start..end``."""
-        return (
-            client.table(self.options.table)
-            .changes(
-                starting_version=start,
-                ending_version=end,
-                use_delta_format=self.options.use_delta_format,
-            )
-            .plan()
+        scan = client.table(self.options.table).changes(
+            starting_version=start,
+            ending_version=end,
+            use_delta_format=self.options.use_delta_format,
         )
+        assert isinstance(scan, TableScan)  # streams read in url mode
+        return scan.plan()
 
     def _appends(self, version: int, files: list[RemoteFile]) -> list[RemoteFile]:
         """The files a (non change-feed) stream reads from one commit, by the options
