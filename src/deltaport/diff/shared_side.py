@@ -77,9 +77,12 @@ class SharedRowSide:
 def shared_side(uri: str, version: int | None) -> SharedRowSide:
     """The shared table of ``uri`` at ``version`` (default: latest), every file listed."""
     profile, share, schema, table = split_table_url(uri)
-    client = SharingClient(profile)
+    client = SharingClient(profile, access_mode="url")  # file ids are a url-mode listing
     name = f"{share}.{schema}.{table}"
-    plan = client.table(name).snapshot(version=version, use_delta_format=True).plan()
+    scan = client.table(name).snapshot(version=version, use_delta_format=True)
+    if not isinstance(scan, TableScan):
+        raise TypeError("a url-mode client scans with TableScan")
+    plan = scan.plan()
     files = pa.table(
         {
             "index": pa.array(range(len(plan.files)), pa.int64()),
