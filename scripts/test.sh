@@ -1,12 +1,21 @@
 #!/usr/bin/env bash
-# Run the whole test suite. Installs everything it needs (uv, the locked environment, and the
-# Azure emulator from npm) on a fresh machine that has only Python 3.11+ and Java 17.
+# Run the whole test suite. Installs everything it needs (uv, the locked environment, the
+# Azure emulator from npm, Debian's PostgreSQL) on a fresh machine that has only Python 3.11+ and Java 17.
 source "$(dirname "${BASH_SOURCE[0]}")/_env.sh"
 if ! command -v npm >/dev/null 2>&1; then
     if [ "$(id -u)" = 0 ]; then
         apt-get update -qq && apt-get install -y -qq nodejs npm >/dev/null
     else
         echo "npm is needed for the Azure emulator (azurite); install Node.js and npm" >&2
+        exit 1
+    fi
+fi
+# PostgreSQL for the catalog tests (a private cluster is started by the tests themselves)
+if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && ! command -v initdb >/dev/null 2>&1; then
+    if [ "$(id -u)" = 0 ]; then
+        apt-get update -qq && apt-get install -y -qq postgresql >/dev/null
+    else
+        echo "PostgreSQL is needed for the catalog tests; install Debian's postgresql" >&2
         exit 1
     fi
 fi

@@ -188,6 +188,7 @@ def _recipient_create(args: argparse.Namespace) -> str:
         if not sep or not key:
             raise CatalogError(f"--property expects KEY=VALUE, got {item!r}")
         properties[key] = value
+    _check_output(args.output)
     issued = _store(args).create_recipient(args.name, properties, _expires(args.expires))
     return write_profile(issued, _endpoint(args), args.output)
 
@@ -196,6 +197,7 @@ def _recipient_rotate(args: argparse.Namespace) -> str:
     from deltaport.catalog.commands import parse_duration, write_profile
 
     grace = timedelta(0) if args.now else parse_duration(args.grace)
+    _check_output(args.output)
     issued = _store(args).rotate(args.name, grace, _expires(args.expires))
     return write_profile(issued, _endpoint(args), args.output)
 
@@ -235,6 +237,17 @@ def _import(args: argparse.Namespace) -> str:
         store.import_recipient("default", token, [s.name for s in config.shares])
         lines.append("its bearer token is now recipient 'default', granted every share")
     return "\n".join(lines)
+
+
+def _check_output(output: str | None) -> None:
+    """Refuse a profile path that exists before any token is made: a token whose profile
+    could not be written would be lost (it is never shown again)."""
+    from pathlib import Path
+
+    from deltaport.catalog.sql_store import CatalogError
+
+    if output is not None and Path(output).exists():
+        raise CatalogError(f"{output} exists already; the profile is never overwritten")
 
 
 def _expires(text: str | None) -> timedelta | None:

@@ -155,6 +155,7 @@ def test_each_recipient_sees_its_grants_and_partitions(sqlite_setup) -> None:  #
     with _as(server, tokens["hronly"]) as client:
         assert [s["name"] for s in client.get("/shares").json()["items"]] == ["hr"]
         assert client.post(f"{table}/query", json={}).status_code == 404
+        assert client.post(f"{table}/temporary-table-credentials").status_code == 404
 
 
 def test_page_tokens_are_bound_to_their_recipient(sqlite_setup) -> None:  # type: ignore[no-untyped-def]

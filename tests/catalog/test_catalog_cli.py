@@ -1,0 +1,136 @@
+"""The catalog commands: importing a YAML configuration, profile files, listings that never
+show a token, and clear errors."""
+
+from __future__ import annotations
+
+import json
+import stat
+from pathlib import Path
+
+import httpx
+import pytest
+import yaml
+from deltalake import write_deltalake
+
+from deltaport.catalog.sql_store import SqlCatalog
+from deltaport.cli import main as cli
+from sharing_server import start_server, stop_server
+
+
+@pytest.fixture
+def table(tmp_path: Path) -> Path:
+    import pyarrow as pa
+
+    path = tmp_path / "t"
+    write_deltalake(
+        str(path),
+        pa.table({"id": [1, 2, 3], "region": ["eu", "us", "eu"]}),
+        partition_by=["region"],
+    )
+    return path
+
+
+def test_import_keeps_the_yaml_token_working(table: Path, tmp_path: Path) -> None:
+    config = {
+        "authorization": {"bearerToken": "old-yaml-token"},
+        "shares": [
+            {
+                "name": "s",
+                "schemas": [
+                    {
+                        "name": "d",
+                        "tables": [
+                            {
+                                "name": "t",
+                                "location": str(table),
+                                "historyShared": True,
+                                "partitionFilter": "region = CURRENT_RECIPIENT('region')",
+                            }
+                        ],
+                    }
+                ],
+            }
+        ],
+    }
+    path = tmp_path / "server.yaml"
+    path.write_text(yaml.safe_dump(config))
+    url = f"sqlite:///{tmp_path}/catalog.db"
+    assert cli(["catalog", "import", str(path), "--catalog", url]) == 0
+    contents = SqlCatalog(url).contents()
+    assert [t.partition_filter for t in contents.tables] == ["region = CURRENT_RECIPIENT('region')"]
+    assert contents.recipients["default"].shares == ("s",)
+    server = start_server({"catalog": url}, tmp_path / "server")
+    try:
+        with httpx.Client(
+            base_url=server.url, headers={"Authorization": "Bearer old-yaml-token"}
+        ) as c:
+            assert [s["name"] for s in c.get("/shares").json()["items"]] == ["s"]
+            # the default recipient has no region property: the filtered table shows no file
+            answer = c.post("/shares/s/schemas/d/tables/t/query", json={})
+            assert answer.status_code == 200
+            assert '"file"' not in answer.text
+            credentials = c.post("/shares/s/schemas/d/tables/t/temporary-table-credentials")
+            assert credentials.status_code == 400
+            assert credentials.json()["errorCode"] == "UNSUPPORTED_ACCESS_MODE"
+    finally:
+        stop_server(server)
+
+
+def test_profiles_are_private_and_tokens_never_listed(table: Path, tmp_path: Path, capsys) -> None:
+    url = f"sqlite:///{tmp_path}/catalog.db"
+    profile = tmp_path / "acme.share"
+    assert cli(["share", "create", "s", "--catalog", url]) == 0
+    assert cli(["table", "add", "s.d.t", str(table), "--catalog", url]) == 0
+    assert (
+        cli(
+            [
+                "recipient",
+                "create",
+                "acme",
+                "--expires",
+                "90d",
+                "--property",
+                "region=eu",
+                "-o",
+                str(profile),
+                "--endpoint",
+                "https://x/delta-sharing",
+                "--catalog",
+                url,
+            ]
+        )
+        == 0
+    )
+    written = json.loads(profile.read_text())
+    assert written["shareCredentialsVersion"] == 1
+    assert written["endpoint"] == "https://x/delta-sharing"
+    assert written["expirationTime"].endswith("Z")
+    assert stat.S_IMODE(profile.stat().st_mode) == 0o600
+    capsys.readouterr()
+    assert cli(["share", "grant", "s", "--to", "acme", "--catalog", url]) == 0
+    assert cli(["recipient", "list", "--catalog", url]) == 0
+    assert cli(["share", "list", "--catalog", url]) == 0
+    printed = capsys.readouterr().out
+    assert "acme: shares s" in printed and "granted to: acme" in printed
+    assert written["bearerToken"] not in printed
+    # the same profile file is never overwritten, and nothing changes when it would be
+    before = SqlCatalog(url).contents().tokens
+    assert cli(["recipient", "rotate", "acme", "-o", str(profile), "--catalog", url]) == 1
+    assert "never overwritten" in capsys.readouterr().err
+    assert SqlCatalog(url).contents().tokens == before
+
+
+def test_errors_are_clear(table: Path, tmp_path: Path, capsys) -> None:
+    url = f"sqlite:///{tmp_path}/catalog.db"
+    assert cli(["table", "add", "nope.d.t", str(table), "--catalog", url]) == 1
+    assert "no share 'nope'" in capsys.readouterr().err
+    assert cli(["share", "create", "s", "--catalog", url]) == 0
+    assert cli(["table", "add", "s.d.t", str(tmp_path / "missing"), "--catalog", url]) == 1
+    assert "cannot be shared" in capsys.readouterr().err
+    bad_filter = ["table", "add", "s.d.t", str(table), "--partition-filter", "id = 1"]
+    assert cli([*bad_filter, "--catalog", url]) == 1
+    assert "not a partition column" in capsys.readouterr().err
+    assert cli(["share", "grant", "s", "--to", "ghost", "--catalog", url]) == 1
+    assert "no recipient 'ghost'" in capsys.readouterr().err
+    assert cli(["share", "list", "--catalog", "mysql://x"]) == 1
+    assert "sqlite:///PATH or postgresql://" in capsys.readouterr().err
