@@ -257,3 +257,20 @@ def test_cli_errors(base: Path, capsys) -> None:
     assert cli_main([str(base), str(base), "--rows", "--engine", "abacus"]) == 1
     assert "no row diff engine 'abacus'" in capsys.readouterr().err
     assert cli_main([str(base), str(base), "--rows", "--page-token", "garbage"]) == 1
+
+
+def test_null_keys_match_null_keys(tmp_path: Path) -> None:
+    left = tmp_path / "nulls"
+    write_deltalake(
+        str(left),
+        pa.table({"a": [1, None, None], "b": ["x", "y", None], "v": [1, 2, 3]}),
+    )
+    right = branch(left, tmp_path / "nulls2")
+    write_deltalake(
+        str(right),
+        pa.table({"a": [1, None, None], "b": ["x", "y", None], "v": [1, 20, 3]}),
+        mode="overwrite",
+    )
+    diff = _check(left, right, ["a", "b"])
+    assert (diff.summary.updated, diff.summary.inserted, diff.summary.deleted) == (1, 0, 0)
+    assert diff.page()[0].key == {"a": None, "b": "y"}

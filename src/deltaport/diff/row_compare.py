@@ -53,11 +53,24 @@ def compare_by_key(left: pa.Table, right: pa.Table, key: Sequence[str]) -> pa.Ta
     key = list(key)
     for side, table in (("left", left), ("right", right)):
         _check_unique(table, key, side)
-    left_keys = left.select(key).append_column(_LEFT_ROW, _positions(left.num_rows))
-    right_keys = right.select(key).append_column(_RIGHT_ROW, _positions(right.num_rows))
-    joined = left_keys.join(
-        right_keys, keys=key, join_type="full outer", use_threads=False, coalesce_keys=True
-    ).sort_by([(k, "ascending") for k in key])
+    codes = [f"__deltaport_key{i}" for i in range(len(key))]
+    left_codes, right_codes = _key_codes(left, right, key, codes)
+    matched_rows = left_codes.append_column(_LEFT_ROW, _positions(left.num_rows)).join(
+        right_codes.append_column(_RIGHT_ROW, _positions(right.num_rows)),
+        keys=codes,
+        join_type="full outer",
+        use_threads=False,
+    )
+    lrows = matched_rows.column(_LEFT_ROW).combine_chunks()
+    rrows = matched_rows.column(_RIGHT_ROW).combine_chunks()
+    keyed = (
+        pa.table(
+            {k: pc.coalesce(left.column(k).take(lrows), right.column(k).take(rrows)) for k in key}
+        )
+        .append_column(_LEFT_ROW, lrows)
+        .append_column(_RIGHT_ROW, rrows)
+    )
+    joined = keyed.sort_by([(k, "ascending") for k in key])
     left_rows = joined.column(_LEFT_ROW).combine_chunks()
     right_rows = joined.column(_RIGHT_ROW).combine_chunks()
     both = np.asarray(pc.and_(left_rows.is_valid(), right_rows.is_valid()))
@@ -83,6 +96,25 @@ def compare_by_key(left: pa.Table, right: pa.Table, key: Sequence[str]) -> pa.Ta
         pc.take(left_rows, rows),
         pc.take(right_rows, rows),
         _changed_lists(changed[rows], values),
+    )
+
+
+def _key_codes(
+    left: pa.Table, right: pa.Table, key: Sequence[str], names: Sequence[str]
+) -> tuple[pa.Table, pa.Table]:
+    """Each key column as integer codes shared by both sides, null a code of its own: an
+    Arrow join never matches nulls, but a null key is the same key on both sides."""
+    left_columns, right_columns = [], []
+    for column in key:
+        both = pa.concat_arrays(
+            [left.column(column).combine_chunks(), right.column(column).combine_chunks()]
+        )
+        codes = pc.fill_null(pc.dictionary_encode(both).indices.cast(pa.int64()), -1)
+        left_columns.append(codes.slice(0, left.num_rows))
+        right_columns.append(codes.slice(left.num_rows))
+    return (
+        pa.Table.from_arrays(left_columns, names=list(names)),
+        pa.Table.from_arrays(right_columns, names=list(names)),
     )
 
 
