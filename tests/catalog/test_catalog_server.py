@@ -182,14 +182,28 @@ def test_revoked_grants_and_tokens_end_live(tmp_path: Path) -> None:
                 json.loads(line) for line in eu.post(table, json={"maxFiles": 1}).text.splitlines()
             ]
             page = first[-1]["endStreamAction"]["nextPageToken"]
+            file_url = next(line["file"]["url"] for line in first if "file" in line)
+            assert "rcp=eu." in file_url
+            assert httpx.get(file_url).status_code == 200
+            # the URL moved to another recipient's name is refused
+            moved = file_url.replace("rcp=eu.", "rcp=us.")
+            assert httpx.get(moved).status_code == 404
             _catalog(url, "share", "revoke", "s", "--to", "eu")
             _eventually(lambda: eu.post(table, json={}).status_code == 404)
+            _eventually(lambda: httpx.get(file_url).status_code == 404)
             assert eu.post(table, json={"maxFiles": 1, "pageToken": page}).status_code == 404
             assert eu.get("/shares").json()["items"] == []
         with _as(server, tokens["us"]) as us:
-            assert us.post(table, json={}).status_code == 200
+            answer = us.post(table, json={})
+            us_url = next(
+                json.loads(line)["file"]["url"]
+                for line in answer.text.splitlines()
+                if "file" in line
+            )
+            assert httpx.get(us_url).status_code == 200
             _catalog(url, "recipient", "revoke", "us")
             _eventually(lambda: us.get("/shares").status_code == 401)
+            _eventually(lambda: httpx.get(us_url).status_code == 404)
             body = us.get("/shares").json()
             assert body["errorCode"] == "UNAUTHENTICATED" and "expired" in body["message"]
         # a new table and a new grant arrive without a restart

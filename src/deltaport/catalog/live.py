@@ -22,7 +22,7 @@ from deltaport.catalog.model import (
     SharedTable,
     TableAccess,
 )
-from deltaport.catalog.sql_store import CatalogContents, SqlCatalog
+from deltaport.catalog.sql_store import CatalogContents, SqlCatalog, TokenRow
 from deltaport.protocol.errors import UnauthenticatedError
 from deltaport.protocol.names import name_key
 from deltaport.storage import parse_location
@@ -68,6 +68,23 @@ class LiveCatalog:
             )
         return self._recipients[record.recipient_key]
 
+    def may_read(self, recipient: str, table_key: str) -> bool:
+        """Whether ``recipient`` still holds a live token and a grant of the table's share."""
+        self._refresh()
+        found = self._recipients.get(name_key(recipient))
+        table = self._view.table_by_key(table_key)
+        if found is None or table is None or found.shares is None:
+            return False
+        if name_key(table.share) not in found.shares:
+            return False
+        now_ms = time.time() * 1000
+        return any(
+            t.recipient_key == name_key(recipient)
+            and t.revoked_at is None
+            and (t.expires_at is None or t.expires_at > now_ms)
+            for t in self._tokens_of.get(name_key(recipient), ())
+        )
+
     def _refresh(self) -> None:
         now = time.monotonic()
         if now - self._checked_at < self._poll_seconds:
@@ -90,6 +107,9 @@ class LiveCatalog:
             for key, r in contents.recipients.items()
         }
         self._tokens = contents.tokens
+        self._tokens_of: dict[str, list[TokenRow]] = {}
+        for token in contents.tokens.values():
+            self._tokens_of.setdefault(token.recipient_key, []).append(token)
         self._generation = contents.generation
 
 

@@ -72,6 +72,9 @@ class SharedTable:
     scope: str = ""
     """Who the table was looked up for: page and refresh tokens are bound to it, so that
     one recipient cannot continue another's answer."""
+    reader: str | None = None
+    """The catalog recipient the table was looked up for (its local file URLs are bound to
+    it); None for the one recipient of a YAML configuration."""
 
     @property
     def key(self) -> str:
@@ -145,7 +148,12 @@ class CatalogView:
         row_filter = None
         if table.partition_filter is not None:
             row_filter = bind(table.partition_filter, recipient.properties)
-        return replace(table, row_filter=row_filter, scope=f"{recipient.name}\0{row_filter!r}")
+        return replace(
+            table,
+            row_filter=row_filter,
+            scope=f"{recipient.name}\0{row_filter!r}",
+            reader=recipient.name if recipient.shares is not None else None,
+        )
 
     def table_by_key(self, key: str) -> SharedTable | None:
         """The table behind a :attr:`SharedTable.key` (used by the local file endpoint)."""

@@ -54,6 +54,7 @@ from deltaport.server.ndjson import CONTENT_TYPE as NDJSON
 from deltaport.server.openapi import openapi_document
 from deltaport.server.paging import PageTokens
 from deltaport.server.params import int_param
+from deltaport.server.reader_seal import ReaderSeal
 from deltaport.server.selection import HintSettings
 from deltaport.server.service import TableResponse, TableService
 from deltaport.server.signing import TableUrlSigner
@@ -81,9 +82,10 @@ _query_decoder = msgspec.json.Decoder(QueryTableRequest)
 def create_app(config: ServerConfig) -> Starlette:
     """The ASGI app serving ``config`` (the sharing API under ``config.endpoint``)."""
     key = _server_key(config)
-    catalog = catalog_source(config)
+    seal = ReaderSeal(_derive(key, "file-url-readers"))
+    catalog = catalog_source(config, seal)
     local_signer = LocalUrlSigner(_derive(key, "local-file-urls"), _files_url(config))
-    url_signer = TableUrlSigner(local_signer)
+    url_signer = TableUrlSigner(local_signer, seal)
     url_lifetime = timedelta(seconds=config.pre_signed_url_timeout_seconds)
     table_tokens = TableTokens(TokenSigner(_derive(key, "table-tokens")))
     service = TableService(
@@ -107,14 +109,19 @@ def create_app(config: ServerConfig) -> Starlette:
         return table.location if table else None
 
     routes: list[BaseRoute] = [
-        *files_routes(local_signer, table_root),
+        *files_routes(local_signer, table_root, admit=catalog.may_read_file),
         *api.routes(config.endpoint),
     ]
     app = Starlette(
         routes=routes,
         middleware=[
             Middleware(BodyLimit, limit=config.max_request_body_bytes),
-            Middleware(FilesFirst, signer=local_signer, resolve_table_root=table_root),
+            Middleware(
+                FilesFirst,
+                signer=local_signer,
+                resolve_table_root=table_root,
+                admit=catalog.may_read_file,
+            ),
             Middleware(
                 HotRoutesFirst,
                 endpoint=config.endpoint,

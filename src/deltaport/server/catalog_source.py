@@ -5,6 +5,7 @@ with recipients, tokens and grants that change while the server runs."""
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from typing import Protocol
 
 from deltaport.catalog.live import LiveCatalog
@@ -12,6 +13,7 @@ from deltaport.catalog.model import CatalogView, Recipient
 from deltaport.catalog.sql_store import SqlCatalog
 from deltaport.server.auth import BearerAuth
 from deltaport.server.config import ConfigError, ServerConfig, TableConfig
+from deltaport.server.reader_seal import ReaderSeal
 from deltaport.server.yaml_catalog import yaml_catalog
 
 CATALOG_ENV = "DELTAPORT_CATALOG"
@@ -21,6 +23,10 @@ class CatalogSource(Protocol):
     def view(self) -> CatalogView: ...
 
     def authenticate(self, authorization: str | None) -> Recipient: ...
+
+    def may_read_file(self, table_key: str, query: Mapping[str, str]) -> bool:
+        """Whether a (correctly signed) local file URL may still be answered."""
+        ...
 
 
 class YamlCatalog:
@@ -37,13 +43,35 @@ class YamlCatalog:
     def authenticate(self, authorization: str | None) -> Recipient:
         return self._auth.authenticate(authorization)
 
+    def may_read_file(self, table_key: str, query: Mapping[str, str]) -> bool:
+        return True
+
+
+class DatabaseCatalog:
+    """A catalog database's live view; local file URLs answered only for the recipient
+    they were handed to, while it may still read the table (see :mod:`reader_seal`)."""
+
+    def __init__(self, live: LiveCatalog, seal: ReaderSeal) -> None:
+        self._live = live
+        self._seal = seal
+
+    def view(self) -> CatalogView:
+        return self._live.view()
+
+    def authenticate(self, authorization: str | None) -> Recipient:
+        return self._live.authenticate(authorization)
+
+    def may_read_file(self, table_key: str, query: Mapping[str, str]) -> bool:
+        reader = self._seal.reader(table_key, query)
+        return reader is not None and self._live.may_read(reader, table_key)
+
 
 def catalog_url(config: ServerConfig) -> str | None:
     """The database catalog to use, if any: the configuration's, else the environment's."""
     return config.catalog or os.environ.get(CATALOG_ENV) or None
 
 
-def catalog_source(config: ServerConfig) -> CatalogSource:
+def catalog_source(config: ServerConfig, seal: ReaderSeal) -> CatalogSource:
     url = catalog_url(config)
     if url is None:
         return YamlCatalog(config)
@@ -57,4 +85,4 @@ def catalog_source(config: ServerConfig) -> CatalogSource:
     def options_for(location: str) -> dict[str, str]:
         return config.storage_options_for(TableConfig(name="t", location=location))
 
-    return LiveCatalog(SqlCatalog(url), options_for)
+    return DatabaseCatalog(LiveCatalog(SqlCatalog(url), options_for), seal)

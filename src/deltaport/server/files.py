@@ -32,7 +32,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from deltaport.server.file_batch import FileBatchEndpoint
-from deltaport.server.local_files import FileError, LocalFiles, Part, read_part
+from deltaport.server.local_files import Admit, FileError, LocalFiles, Part, read_part
 from deltaport.server.zero_copy import ZERO_COPY_SEND
 from deltaport.storage.local_urls import LocalUrlSigner
 from deltaport.storage.uri import Location
@@ -92,6 +92,7 @@ def files_routes(
     signer: LocalUrlSigner,
     resolve_table_root: Callable[[str], Location | None],
     prefix: str | None = None,
+    admit: Admit | None = None,
 ) -> list[Route]:
     """Routes serving ``{prefix}/{table_key}/{path}``, and batches of files posted to
     ``{prefix}`` (:mod:`deltaport.server.file_batch`).
@@ -101,7 +102,7 @@ def files_routes(
     ``None`` when the key names no (longer) shared table; it is called on the event loop,
     so it must not block (a dictionary look-up).
     """
-    files = LocalFiles(signer, resolve_table_root)
+    files = LocalFiles(signer, resolve_table_root, admit)
     path = _route_prefix(signer, prefix)
     return [
         Route(path + "/{table_key}/{file_path:path}", FileEndpoint(files), methods=list(_METHODS)),
@@ -120,9 +121,10 @@ class FilesFirst:
         signer: LocalUrlSigner,
         resolve_table_root: Callable[[str], Location | None],
         prefix: str | None = None,
+        admit: Admit | None = None,
     ) -> None:
         self._app = app
-        self._endpoint = FileEndpoint(LocalFiles(signer, resolve_table_root))
+        self._endpoint = FileEndpoint(LocalFiles(signer, resolve_table_root, admit))
         self._start = _route_prefix(signer, prefix) + "/"
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:

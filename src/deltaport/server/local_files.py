@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import NamedTuple
 
 from deltaport.storage.local_urls import (
@@ -17,6 +17,10 @@ from deltaport.storage.uri import Location
 
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 """Opening a FIFO placed among the table's files must not block the event loop."""
+
+
+Admit = Callable[[str, Mapping[str, str]], bool]
+"""Whether a signed URL of a table may still be answered (its recipient's grant)."""
 
 
 class FileError(Exception):
@@ -46,10 +50,14 @@ class LocalFiles:
     """Opens the table files named by signed URLs, after checking the signature."""
 
     def __init__(
-        self, signer: LocalUrlSigner, resolve_table_root: Callable[[str], Location | None]
+        self,
+        signer: LocalUrlSigner,
+        resolve_table_root: Callable[[str], Location | None],
+        admit: Admit | None = None,
     ) -> None:
         self.signer = signer
         self._resolve_table_root = resolve_table_root
+        self._admit = admit
 
     def open(self, table_key: str, relative_path: str, query: dict[str, str]) -> OpenFile:
         """The regular file ``relative_path`` of the table, or :class:`FileError`."""
@@ -58,6 +66,8 @@ class LocalFiles:
         except InvalidSignatureError as exc:
             raise FileError(403, "PERMISSION_DENIED", str(exc)) from None
         root = self._resolve_table_root(table_key)
+        if root is not None and self._admit is not None and not self._admit(table_key, query):
+            root = None  # its recipient may no longer read it: as if it were not shared
         if root is None or root.kind != "local":
             raise FileError(404, "RESOURCE_DOES_NOT_EXIST", "the table is not served here")
         try:

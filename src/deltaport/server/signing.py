@@ -21,6 +21,7 @@ import pyarrow.compute as pc
 from deltaport.catalog.model import SharedTable
 from deltaport.protocol.errors import InternalError, SharingError
 from deltaport.server.line_encoding import json_escaped
+from deltaport.server.reader_seal import ReaderSeal
 from deltaport.storage import Location, Storage, resolve_log_path
 from deltaport.storage.cmac import CmacMessages
 from deltaport.storage.local_urls import (
@@ -108,8 +109,9 @@ class UrlSigner(Protocol):
 class TableUrlSigner:
     """Signs with the object store for cloud tables and with ``local`` for local ones."""
 
-    def __init__(self, local: LocalUrlSigner) -> None:
+    def __init__(self, local: LocalUrlSigner, seal: ReaderSeal | None = None) -> None:
         self._local = local
+        self._seal = seal
         self._storages: dict[str, Storage] = {}
         self._lock = threading.Lock()
 
@@ -150,7 +152,9 @@ class TableUrlSigner:
     ) -> pa.Array:
         raise_first_failure(files.failures, rows)
         if files.local is not None:
-            return self._local.sign_prepared(files.local, rows, expires_at)
+            urls = self._local.sign_prepared(files.local, rows, expires_at)
+            suffix = self._reader_suffix(table, expires_at)
+            return pc.binary_join_element_wise(urls, suffix, "") if suffix else urls
         assert files.remote is not None
         remote = files.remote
         expires_in = timedelta(seconds=max(1.0, expires_at - time.time()))
@@ -162,7 +166,11 @@ class TableUrlSigner:
     ) -> list[pa.Array | str]:
         if files.local is not None and self._local.json_safe:
             raise_first_failure(files.failures, rows)
-            return list(self._local.url_pieces(files.local, rows, expires_at))
+            pieces: list[pa.Array | str] = list(
+                self._local.url_pieces(files.local, rows, expires_at)
+            )
+            suffix = self._reader_suffix(table, expires_at)
+            return [*pieces, suffix] if suffix else pieces
         return [json_escaped(self.sign_prepared(table, files, rows, expires_at))]
 
     def unservable(self, table: SharedTable, paths: pa.StringArray) -> dict[int, Exception]:
@@ -177,6 +185,11 @@ class TableUrlSigner:
             except (SharingError, ValueError) as exc:
                 failures[row] = exc
         return failures
+
+    def _reader_suffix(self, table: SharedTable, expires_at: int) -> str:
+        if self._seal is None or table.reader is None:
+            return ""
+        return self._seal.suffix(table.key, table.reader, expires_at)
 
     def _storage(self, table: SharedTable) -> Storage:
         with self._lock:
