@@ -4,7 +4,7 @@ status and an errorCode, as the sharing API answers, never a stack trace."""
 from __future__ import annotations
 
 from deltaport.delta.errors import DeltaError, TableNotFoundError, VersionNotFoundError
-from deltaport.diff.errors import DiffError, TablesNotFoundError
+from deltaport.diff.errors import DiffError, TablesNotFoundError, UnknownTableFormatError
 from deltaport.protocol.errors import (
     InvalidParameterError,
     ResourceNotFoundError,
@@ -21,7 +21,8 @@ def as_sharing_error(exc: Exception) -> SharingError | None:
     endpoints; the engine's and the differ's messages are meant for users."""
     if isinstance(exc, SharingError):
         return exc
-    if isinstance(exc, TablesNotFoundError | TableNotFoundError | VersionNotFoundError):
+    missing = TablesNotFoundError | UnknownTableFormatError | TableNotFoundError
+    if isinstance(exc, missing | VersionNotFoundError):
         return ResourceNotFoundError(str(exc))
     if isinstance(exc, StorageError):
         return InvalidParameterError("the table's storage could not be read")
