@@ -11,8 +11,8 @@ from typing import Any
 
 import httpx
 import pytest
-from admin_support import ADMIN_TOKEN, HASHED_ADMIN_TOKEN, AdminServer
 
+from admin_support import ADMIN_TOKEN, HASHED_ADMIN_TOKEN, AdminServer
 from deltaport.admin.openapi import admin_openapi
 from sharing_server import TOKEN, RunningServer
 

@@ -9,8 +9,8 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
-from admin_support import ADMIN_TOKEN, HASHED_ADMIN_TOKEN, AdminServer
 
+from admin_support import ADMIN_TOKEN, HASHED_ADMIN_TOKEN, AdminServer
 from sharing_server import TOKEN
 
 
