@@ -10,6 +10,15 @@ if ! command -v npm >/dev/null 2>&1; then
         exit 1
     fi
 fi
+# the console's browser tests drive Debian's Chromium (never a browser downloaded by Playwright)
+if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ]; then
+    if [ "$(id -u)" = 0 ]; then
+        apt-get update -qq && apt-get install -y -qq chromium chromium-driver >/dev/null
+    else
+        echo "chromium is needed for the console's browser tests; install chromium and chromium-driver" >&2
+        exit 1
+    fi
+fi
 if [ ! -x .cache/azurite/node_modules/.bin/azurite-blob ]; then
     npm install --silent --no-audit --no-fund --prefix .cache/azurite azurite >/dev/null
 fi
