@@ -9,17 +9,21 @@ given) lists the commits between the two versions in the same shape.
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
 import msgspec
 
 from deltaport.admin.tables import ConfiguredTables, TableRef
-from deltaport.delta import open_table
+from deltaport.delta import DeltaError, open_table
 from deltaport.diff import diff_rows, diff_tables, to_json
 from deltaport.diff.model import OperationType
 from deltaport.diff.operations import operation_content, operation_type
 from deltaport.protocol.errors import InvalidParameterError
+from deltaport.storage import StorageError
 
 MAX_LIMIT = 10_000
 
@@ -55,13 +59,56 @@ def check(request: DiffRequest) -> None:
             raise InvalidParameterError(f"{name} must not be negative")
 
 
+CACHED_DIFFS = 32
+
+
 class DiffService:
+    """Answers diffs, keeping the last :data:`CACHED_DIFFS` answers: a page reloaded or
+    paged back is answered again without reading both logs, as long as neither table has
+    a new version (Delta commits never change once written)."""
+
     def __init__(self, tables: ConfiguredTables) -> None:
         self.tables = tables
+        self._cache: OrderedDict[tuple[Any, ...], dict[str, Any]] = OrderedDict()
+        self._lock = threading.Lock()
 
     def commits(self, request: DiffRequest) -> dict[str, Any]:
         """The commit diff ``left..right`` (or the commits between two versions)."""
+        return self._cached("commits", request, self._commits)
+
+    def rows(self, request: DiffRequest) -> dict[str, Any]:
+        """The row diff: ``summary``, the page's ``changes`` and ``next_page_token``."""
+        return self._cached("rows", request, self._rows)
+
+    def _cached(
+        self, kind: str, request: DiffRequest, run: Callable[[DiffRequest], dict[str, Any]]
+    ) -> dict[str, Any]:
         check(request)
+        heads = tuple(self._head(side) for side in (request.left, request.right))
+        if None in heads:
+            return run(request)
+        key = (kind, request, *heads)
+        with self._lock:
+            if key in self._cache:
+                self._cache.move_to_end(key)
+                return self._cache[key]
+        answer = run(request)
+        with self._lock:
+            self._cache[key] = answer
+            while len(self._cache) > CACHED_DIFFS:
+                self._cache.popitem(last=False)
+        return answer
+
+    def _head(self, text: str) -> int | None:
+        """The latest version at ``text``; None when there is no Delta table there (other
+        formats and missing tables are diffed each time, never cached)."""
+        ref = self.tables.resolve(text)
+        try:
+            return open_table(ref.location, ref.storage_options or None).latest_version()
+        except (DeltaError, StorageError):
+            return None
+
+    def _commits(self, request: DiffRequest) -> dict[str, Any]:
         left, right = self.tables.resolve(request.left), self.tables.resolve(request.right)
         if request.one_table:
             return self._between_versions(left, request)
@@ -76,9 +123,7 @@ class DiffService:
         )
         return to_json(result)
 
-    def rows(self, request: DiffRequest) -> dict[str, Any]:
-        """The row diff: ``summary``, the page's ``changes`` and ``next_page_token``."""
-        check(request)
+    def _rows(self, request: DiffRequest) -> dict[str, Any]:
         left, right = self.tables.resolve(request.left), self.tables.resolve(request.right)
         options = _common_options(left, right)
         diff = diff_rows(
