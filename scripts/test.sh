@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Run the whole test suite. Installs everything it needs (uv, the locked environment, the
-# Azure emulator from npm, Debian's PostgreSQL) on a fresh machine that has only Python 3.11+ and Java 17.
+# Azure emulator from npm, Debian's PostgreSQL and Chromium) on a fresh machine that has only
+# Python 3.11+ and Java 17.
 source "$(dirname "${BASH_SOURCE[0]}")/_env.sh"
 if ! command -v npm >/dev/null 2>&1; then
     if [ "$(id -u)" = 0 ]; then
@@ -16,6 +17,15 @@ if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && ! command -v initdb 
         apt-get update -qq && apt-get install -y -qq postgresql >/dev/null
     else
         echo "PostgreSQL is needed for the catalog tests; install Debian's postgresql" >&2
+        exit 1
+    fi
+fi
+# the console's browser tests drive Debian's Chromium (never a browser downloaded by Playwright)
+if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ]; then
+    if [ "$(id -u)" = 0 ]; then
+        apt-get update -qq && apt-get install -y -qq chromium chromium-driver >/dev/null
+    else
+        echo "chromium is needed for the console's browser tests; install chromium and chromium-driver" >&2
         exit 1
     fi
 fi

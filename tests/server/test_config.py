@@ -183,3 +183,42 @@ def test_server_refuses_a_bad_config_at_start(tmp_path: Path) -> None:
     )
     assert result.returncode == 2
     assert "shares[0].schemas[0].name" in result.stderr
+
+
+ADMIN_HASH = "sha256:" + "ab" * 32
+
+
+def test_the_admin_listener_is_off_unless_configured() -> None:
+    assert parse_config({}, {}).admin is None
+
+
+def test_admin_tokens_are_substituted_or_hashed() -> None:
+    config = parse_config(
+        {"admin": {"port": 9090, "tokens": ["${ADMIN}", ADMIN_HASH]}},
+        {"ADMIN": "an-admin-token-of-some-length"},
+    )
+    assert config.admin is not None
+    assert config.admin.host == "127.0.0.1"
+    assert config.admin.tokens == ["an-admin-token-of-some-length", ADMIN_HASH]
+    assert config.admin.session_seconds == 3600
+
+
+@pytest.mark.parametrize(
+    ("admin", "message"),
+    [
+        ({"port": 9090, "tokens": []}, "admin.tokens: give at least one"),
+        ({"port": 9090, "tokens": ["short"]}, "admin.tokens[0]: an admin token needs 16"),
+        ({"port": 9090, "tokens": ["sha256:abc"]}, "admin.tokens[0]: sha256: must be followed"),
+        ({"port": 8080, "tokens": [ADMIN_HASH]}, "admin.port: must differ from port"),
+        ({"port": 70000, "tokens": [ADMIN_HASH]}, "admin.port: 70000 is not a TCP port"),
+        ({"port": 9090, "tokens": [ADMIN_HASH], "sessionSeconds": 0}, "admin.sessionSeconds"),
+        ({"tokens": [ADMIN_HASH]}, "admin"),
+    ],
+)
+def test_admin_problems_are_reported_without_the_token(
+    admin: dict[str, object], message: str
+) -> None:
+    with pytest.raises(ConfigError) as info:
+        parse_config({"admin": admin}, {})
+    assert message in str(info.value)
+    assert "short" not in str(info.value).replace("admin.tokens[0]", "")

@@ -266,15 +266,16 @@ def test_file_bytes_wait_for_the_transports_buffer(
 
 
 def test_the_server_runs_with_the_protocol(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    calls: list[dict[str, Any]] = []
-    monkeypatch.setattr(deltaport.server.uvicorn, "run", lambda app, **kw: calls.append(kw))
+    calls: list[Any] = []
+    monkeypatch.setattr(deltaport.server, "serve_all", calls.extend)
     pools: list[pa.MemoryPool] = []
     monkeypatch.setattr(deltaport.server.pa, "set_memory_pool", pools.append)
     config = tmp_path / "server.yaml"
     config.write_text("version: 1\nshares: []\n")
     deltaport.server.run(config, port=1)
     assert [pool.backend_name for pool in pools] == [deltaport.server.memory_pool().backend_name]
-    protocol = calls[0]["http"]
+    assert len(calls) == 1  # no admin listener configured
+    protocol = calls[0].http
     assert issubclass(protocol, ZeroCopyHttpToolsProtocol)
     assert protocol.path_prefix == "/delta-sharing/files/"
 

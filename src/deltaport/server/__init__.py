@@ -11,6 +11,7 @@ import uvicorn
 
 from deltaport.server.app import create_app, files_path_prefix, public_url
 from deltaport.server.config import ConfigError, ServerConfig, load_config
+from deltaport.server.listeners import serve_all
 from deltaport.server.logs import configure_logging, uvicorn_log_config
 from deltaport.server.tls import tls_files
 from deltaport.server.zero_copy import zero_copy_protocol
@@ -58,13 +59,43 @@ def run(
     logging.getLogger(__name__).info(
         "serving %d share(s) at %s%s", len(config.shares), public_url(config), config.endpoint
     )
-    uvicorn.run(
-        app,
-        host=config.host,
-        port=config.port,
+    configs = [
+        uvicorn.Config(
+            app,
+            host=config.host,
+            port=config.port,
+            log_level="info",
+            log_config=uvicorn_log_config(),
+            http=zero_copy_protocol(files_path_prefix(config)),
+            access_log=config.access_log,
+            timeout_graceful_shutdown=config.shutdown_grace_seconds,
+            **ssl,  # type: ignore[arg-type]
+        )
+    ]
+    if config.admin is not None:
+        configs.append(_admin_listener(config, ssl))
+    serve_all(configs)
+
+
+def _admin_listener(config: ServerConfig, ssl: dict[str, str | None]) -> uvicorn.Config:
+    """The admin listener (admin API and console), TLS as the sharing listener. Imported
+    here only: the server package does not host the admin app, it only starts it."""
+    from deltaport.admin import create_admin_app
+
+    admin = config.admin
+    assert admin is not None
+    logging.getLogger(__name__).info(
+        "admin listener (console and admin API) at %s://%s:%d/console/",
+        "https" if ssl else "http",
+        admin.host,
+        admin.port,
+    )
+    return uvicorn.Config(
+        create_admin_app(config),
+        host=admin.host,
+        port=admin.port,
         log_level="info",
         log_config=uvicorn_log_config(),
-        http=zero_copy_protocol(files_path_prefix(config)),
         access_log=config.access_log,
         timeout_graceful_shutdown=config.shutdown_grace_seconds,
         **ssl,  # type: ignore[arg-type]

@@ -110,6 +110,19 @@ class StorageConfig(_Config):
     credentials: CredentialSettings | None = None
 
 
+class AdminConfig(_Config):
+    """The admin listener (admin API and console); off unless configured.
+
+    ``tokens`` are admin tokens, each given as text (usually ``${VAR}``) or as
+    ``sha256:<hex>`` of the token; only their hashes are kept once loaded.
+    """
+
+    port: int
+    tokens: list[str]
+    host: str = "127.0.0.1"
+    session_seconds: int = 3600
+
+
 class ServerConfig(_Config):
     version: int = 1
     shares: list[ShareConfig] = msgspec.field(default_factory=list)
@@ -131,6 +144,7 @@ class ServerConfig(_Config):
     max_predicate_hint_depth: int = 64
     shutdown_grace_seconds: int = 30
     catalog: str | None = None
+    admin: AdminConfig | None = None
 
     def storage_options_for(self, table: TableConfig) -> dict[str, str]:
         """Options of the matching ``storage`` prefixes (longest last), then the table's own."""
@@ -221,6 +235,8 @@ def _check(config: ServerConfig) -> None:
         raise ConfigError("shutdownGraceSeconds: must not be negative")
     if not 0 <= config.port <= 65535:
         raise ConfigError(f"port: {config.port} is not a TCP port")
+    if config.admin is not None:
+        _check_admin(config.admin, config.port)
     ssl = config.ssl
     if ssl and not ssl.self_signed and not (ssl.certificate_file and ssl.certificate_key_file):
         raise ConfigError(
@@ -248,6 +264,26 @@ def _check(config: ServerConfig) -> None:
                         check_filter(table.partition_filter, None)
                     except PartitionFilterError as exc:
                         raise ConfigError(f"{where}.partitionFilter: {exc}") from None
+
+
+_HASHED_TOKEN = re.compile(r"sha256:[0-9a-fA-F]{64}")
+
+
+def _check_admin(admin: AdminConfig, sharing_port: int) -> None:
+    if not 0 <= admin.port <= 65535:
+        raise ConfigError(f"admin.port: {admin.port} is not a TCP port")
+    if admin.port != 0 and admin.port == sharing_port:
+        raise ConfigError("admin.port: must differ from port (the sharing listener's)")
+    if not admin.tokens:
+        raise ConfigError("admin.tokens: give at least one admin token")
+    for i, token in enumerate(admin.tokens):
+        # the messages never quote a token
+        if token.startswith("sha256:") and not _HASHED_TOKEN.fullmatch(token):
+            raise ConfigError(f"admin.tokens[{i}]: sha256: must be followed by 64 hex digits")
+        if len(token.strip()) < 16:
+            raise ConfigError(f"admin.tokens[{i}]: an admin token needs 16 characters or more")
+    if admin.session_seconds <= 0:
+        raise ConfigError("admin.sessionSeconds: must be positive")
 
 
 def _camel(key: str) -> str:

@@ -1,0 +1,98 @@
+"""The admin listener's ASGI app: the admin API under ``/api`` and the console under
+``/console``, with security headers on every response."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import Response
+
+from deltaport.admin.api import AdminApi, error_json
+from deltaport.admin.diff_service import DiffService
+from deltaport.admin.errors import as_sharing_error
+from deltaport.admin.headers import SecurityHeaders
+from deltaport.admin.tables import ConfiguredTables
+from deltaport.admin.tokens import AdminTokens
+from deltaport.console import console_routes
+from deltaport.console.render import page
+from deltaport.console.sessions import Sessions
+from deltaport.delta.errors import DeltaError
+from deltaport.diff.errors import DiffError
+from deltaport.protocol.echo import echo
+from deltaport.protocol.errors import (
+    InternalError,
+    MethodNotAllowedError,
+    ResourceNotFoundError,
+    SharingError,
+)
+from deltaport.protocol.predicates import PredicateError
+from deltaport.server.config import ServerConfig
+from deltaport.storage import StorageError
+
+log = logging.getLogger(__name__)
+
+
+def create_admin_app(config: ServerConfig) -> Starlette:
+    """The admin app of ``config`` (which must have an ``admin`` section)."""
+    admin = config.admin
+    if admin is None:
+        raise ValueError("the configuration has no admin section")
+    tokens = AdminTokens(admin.tokens)
+    tables = ConfiguredTables(config)
+    diffs = DiffService(tables)
+    sessions = Sessions(_session_key(config), tokens, admin.session_seconds)
+    api = AdminApi(tokens, diffs)
+    handled: list[type[Exception]] = [
+        SharingError,
+        DeltaError,
+        DiffError,
+        StorageError,
+        PredicateError,
+        ValueError,
+    ]
+    app = Starlette(
+        routes=[*api.routes(), *console_routes(tables, diffs, tokens, sessions)],
+        middleware=[Middleware(SecurityHeaders)],
+        exception_handlers={
+            HTTPException: _http_error,
+            **{kind: _engine_error for kind in handled},
+        },
+    )
+    app.router.redirect_slashes = False
+    return app
+
+
+def _session_key(config: ServerConfig) -> bytes:
+    """Sessions survive a restart only when ``signingKey`` is set."""
+    if config.signing_key:
+        return hashlib.sha256(b"deltaport-admin\0" + config.signing_key.encode()).digest()
+    return os.urandom(32)
+
+
+def _answer(request: Request, error: SharingError) -> Response:
+    if request.url.path.startswith("/api/"):
+        return error_json(error)
+    return page(request, "error.html", status=error.status, error=error)
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    status = exc.status_code if isinstance(exc, HTTPException) else 500
+    if status == 404:
+        return _answer(request, ResourceNotFoundError(f"no page at {echo(request.url.path)}"))
+    if status == 405:
+        return _answer(request, MethodNotAllowedError(f"{request.method} is not allowed here"))
+    return _answer(request, InternalError())
+
+
+async def _engine_error(request: Request, exc: Exception) -> Response:
+    error = as_sharing_error(exc)
+    if error is None:
+        log.error("unexpected error on %s", echo(request.url.path), exc_info=exc)
+        error = InternalError()
+    return _answer(request, error)

@@ -1,0 +1,31 @@
+"""What the admin listener answers when the engine or the differ refuses: an error with a
+status and an errorCode, as the sharing API answers, never a stack trace."""
+
+from __future__ import annotations
+
+from deltaport.delta.errors import DeltaError, TableNotFoundError, VersionNotFoundError
+from deltaport.diff.errors import DiffError, TablesNotFoundError, UnknownTableFormatError
+from deltaport.protocol.errors import (
+    InvalidParameterError,
+    ResourceNotFoundError,
+    SharingError,
+)
+from deltaport.protocol.predicates import PredicateError
+from deltaport.storage import StorageError
+
+
+def as_sharing_error(exc: Exception) -> SharingError | None:
+    """The answer for ``exc``, or None for an unexpected error (a 500 with a fixed text).
+
+    Storage errors are reported without their text, which may name credentials or
+    endpoints; the engine's and the differ's messages are meant for users."""
+    if isinstance(exc, SharingError):
+        return exc
+    missing = TablesNotFoundError | UnknownTableFormatError | TableNotFoundError
+    if isinstance(exc, missing | VersionNotFoundError):
+        return ResourceNotFoundError(str(exc))
+    if isinstance(exc, StorageError):
+        return InvalidParameterError("the table's storage could not be read")
+    if isinstance(exc, DiffError | DeltaError | PredicateError | ValueError):
+        return InvalidParameterError(str(exc))
+    return None

@@ -1,0 +1,50 @@
+"""The web console: server-rendered pages on the admin listener (Jinja2 templates, htmx
+and a stylesheet shipped in this package; no CDN, no inline scripts)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from starlette.responses import RedirectResponse, Response
+from starlette.routing import BaseRoute, Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from deltaport.admin.diff_service import DiffService
+from deltaport.admin.tables import ConfiguredTables
+from deltaport.admin.tokens import AdminTokens
+from deltaport.console.auth import PREFIX, ConsoleAuth
+from deltaport.console.diff_page import DiffPage
+from deltaport.console.sessions import Sessions
+from deltaport.console.table_pages import TablePages
+
+__all__ = ["PREFIX", "console_routes"]
+
+STATIC = Path(__file__).parent / "static"
+
+
+def console_routes(
+    tables: ConfiguredTables, diffs: DiffService, tokens: AdminTokens, sessions: Sessions
+) -> list[BaseRoute]:
+    auth = ConsoleAuth(tokens, sessions)
+    pages = TablePages(tables)
+    diff = DiffPage(tables, diffs)
+    signed_in = auth.required
+    table = "/tables/{name}"
+
+    async def to_console(_: object) -> Response:
+        return RedirectResponse(f"{PREFIX}/", status_code=303)
+
+    routes: list[BaseRoute] = [
+        Route("/", signed_in(pages.home), methods=["GET"]),
+        Route("/login", auth.login_form, methods=["GET"]),
+        Route("/login", auth.login, methods=["POST"]),
+        Route("/logout", signed_in(auth.logout), methods=["POST"]),
+        Route(table, signed_in(pages.overview), methods=["GET"]),
+        Route(f"{table}/history", signed_in(pages.history), methods=["GET"]),
+        Route(f"{table}/files", signed_in(pages.files), methods=["GET"]),
+        Route(f"{table}/rows", signed_in(pages.rows), methods=["GET"]),
+        Route(f"{table}/changes", signed_in(pages.changes), methods=["GET"]),
+        Route("/diff", signed_in(diff.show), methods=["GET"]),
+        Mount("/static", StaticFiles(directory=STATIC), name="static"),
+    ]
+    return [Route("/", to_console, methods=["GET"]), Mount(PREFIX, routes=routes)]

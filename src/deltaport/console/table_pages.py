@@ -1,0 +1,94 @@
+"""The shares, schemas and tables as configured, and the table pages: overview (version,
+protocol, schema tree, properties, size), history, files, first rows and change feed."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import Response
+
+from deltaport.admin.tables import ConfiguredTables, TableRef
+from deltaport.console import table_view
+from deltaport.console.render import page
+from deltaport.server.params import int_param
+
+TABS = ("overview", "history", "files", "rows", "changes")
+
+
+class TablePages:
+    def __init__(self, tables: ConfiguredTables) -> None:
+        self.tables = tables
+
+    async def home(self, request: Request) -> Response:
+        return page(request, "home.html", groups=self.tables.groups)
+
+    def _ref(self, request: Request) -> TableRef:
+        return self.tables.named(request.path_params["name"])
+
+    def _at(self, request: Request) -> tuple[int | None, str | None]:
+        params = request.query_params
+        return int_param(params.get("version"), "version"), params.get("timestamp") or None
+
+    async def overview(self, request: Request) -> Response:
+        ref = self._ref(request)
+        version, timestamp = self._at(request)
+        snap = await run_in_threadpool(table_view.snapshot, ref, version, timestamp)
+        tree = await run_in_threadpool(table_view.schema_tree, snap)
+        return self._tab(
+            request, ref, "overview", snap=snap, tree=tree, version=version, timestamp=timestamp
+        )
+
+    async def history(self, request: Request) -> Response:
+        ref = self._ref(request)
+        before = int_param(request.query_params.get("before"), "before")
+        history = await run_in_threadpool(table_view.history_page, ref, before)
+        return self._tab(request, ref, "history", history=history)
+
+    async def files(self, request: Request) -> Response:
+        ref = self._ref(request)
+        version, timestamp = self._at(request)
+        offset = max(0, int_param(request.query_params.get("offset"), "offset") or 0)
+        snap = await run_in_threadpool(table_view.snapshot, ref, version, timestamp)
+        files = await run_in_threadpool(table_view.files_page, snap, offset)
+        return self._tab(
+            request,
+            ref,
+            "files",
+            snap=snap,
+            files=files,
+            offset=offset,
+            page_size=table_view.FILES_PAGE,
+            version=version,
+            timestamp=timestamp,
+        )
+
+    async def rows(self, request: Request) -> Response:
+        ref = self._ref(request)
+        version, timestamp = self._at(request)
+        snap = await run_in_threadpool(table_view.snapshot, ref, version, timestamp)
+        columns, rows = await run_in_threadpool(table_view.first_rows, ref, snap)
+        return self._tab(
+            request,
+            ref,
+            "rows",
+            snap=snap,
+            columns=columns,
+            rows=rows,
+            version=version,
+            timestamp=timestamp,
+        )
+
+    async def changes(self, request: Request) -> Response:
+        ref = self._ref(request)
+        params = request.query_params
+        start = int_param(params.get("start"), "start")
+        end = int_param(params.get("end"), "end")
+        changes = None
+        if start is not None:
+            changes = await run_in_threadpool(table_view.changes_page, ref, start, end)
+        return self._tab(request, ref, "changes", changes=changes, start=start, end=end)
+
+    def _tab(self, request: Request, ref: TableRef, tab: str, **context: Any) -> Response:
+        return page(request, f"table_{tab}.html", ref=ref, tab=tab, tabs=TABS, **context)

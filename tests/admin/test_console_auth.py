@@ -1,0 +1,153 @@
+"""The console's login, sessions, CSRF tokens and security headers, over HTTP against a
+real server process."""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Iterator
+
+import httpx
+import pytest
+
+from admin_support import ADMIN_TOKEN, HASHED_ADMIN_TOKEN, AdminServer
+from sharing_server import TOKEN
+
+
+@contextlib.contextmanager
+def login(server: AdminServer, token: str = ADMIN_TOKEN) -> Iterator[httpx.Client]:
+    """A client signed in to the console."""
+    with httpx.Client(base_url=server.admin, timeout=60) as client:
+        client.get("/console/login")
+        csrf = client.cookies.get("deltaport_login_csrf")
+        response = client.post("/console/login", data={"csrf": csrf, "token": token})
+        assert response.status_code == 303, response.text
+        yield client
+
+
+def page_csrf(html: str) -> str:
+    marker = 'name="csrf" value="'
+    start = html.index(marker) + len(marker)
+    return html[start : html.index('"', start)]
+
+
+@pytest.mark.parametrize("token", [ADMIN_TOKEN, HASHED_ADMIN_TOKEN])
+def test_login_gives_a_strict_http_only_expiring_session(
+    admin_server: AdminServer, token: str
+) -> None:
+    with httpx.Client(base_url=admin_server.admin) as client:
+        form = client.get("/console/login")
+        assert form.status_code == 200
+        csrf = client.cookies["deltaport_login_csrf"]
+        assert f'value="{csrf}"' in form.text
+        response = client.post("/console/login", data={"csrf": csrf, "token": token})
+        assert response.status_code == 303
+        assert response.headers["location"] == "/console/"
+        cookie = next(
+            c for c in response.headers.get_list("set-cookie") if c.startswith("deltaport_session=")
+        )
+        attributes = {part.strip().split("=")[0].lower() for part in cookie.split(";")}
+        assert {"httponly", "max-age", "path", "samesite"} <= attributes
+        assert "samesite=strict" in cookie.lower()
+        assert "secure" not in attributes  # plain HTTP; under TLS the cookie is Secure
+        home = client.get("/console/")
+        assert home.status_code == 200
+        assert "lake.main.dvcm" in home.text
+
+
+def test_pages_without_a_session_lead_to_the_login(admin_server: AdminServer) -> None:
+    for path in ["/console/", "/console/tables/lake.main.dvcm", "/console/diff"]:
+        response = httpx.get(admin_server.admin + path)
+        assert response.status_code == 303
+        assert response.headers["location"] == "/console/login"
+
+
+def test_a_wrong_token_is_refused(admin_server: AdminServer) -> None:
+    with httpx.Client(base_url=admin_server.admin) as client:
+        client.get("/console/login")
+        csrf = client.cookies["deltaport_login_csrf"]
+        for token in ["wrong-token-000000000", TOKEN, ""]:
+            response = client.post("/console/login", data={"csrf": csrf, "token": token})
+            assert response.status_code == 401
+            assert "not valid" in response.text
+            assert "deltaport_session" not in response.headers.get("set-cookie", "")
+
+
+def test_login_without_its_csrf_token_is_refused(admin_server: AdminServer) -> None:
+    with httpx.Client(base_url=admin_server.admin) as client:
+        response = client.post("/console/login", data={"token": ADMIN_TOKEN})
+        assert response.status_code == 403
+        client.get("/console/login")
+        response = client.post("/console/login", data={"csrf": "forged", "token": ADMIN_TOKEN})
+        assert response.status_code == 403
+        assert "deltaport_session" not in response.headers.get("set-cookie", "")
+
+
+def test_logout_needs_the_session_csrf_token(admin_server: AdminServer) -> None:
+    with login(admin_server) as client:
+        refused = client.post("/console/logout", data={})
+        assert refused.status_code == 403
+        refused = client.post("/console/logout", data={"csrf": "0" * 64})
+        assert refused.status_code == 403
+        assert client.get("/console/").status_code == 200  # still signed in
+        csrf = page_csrf(client.get("/console/").text)
+        response = client.post("/console/logout", data={"csrf": csrf})
+        assert response.status_code == 303
+        assert client.get("/console/").status_code == 303
+
+
+def test_a_session_expires(short_session_server: AdminServer) -> None:
+    with login(short_session_server) as client:
+        assert client.get("/console/").status_code == 200
+        cookie = client.cookies["deltaport_session"]
+        time.sleep(3)
+        # the browser would have dropped the cookie (Max-Age); the server refuses it too
+        client.cookies.clear()
+        response = client.get("/console/", headers={"cookie": f"deltaport_session={cookie}"})
+        assert response.status_code == 303
+        assert response.headers["location"] == "/console/login"
+
+
+def test_an_altered_session_is_refused(admin_server: AdminServer) -> None:
+    with login(admin_server) as client:
+        cookie = client.cookies["deltaport_session"]
+        body, mac = cookie.split(".")
+        forged = body[:-2] + ("AA" if body[-2:] != "AA" else "BB") + "." + mac
+        client.cookies.clear()
+        response = client.get("/console/", headers={"cookie": f"deltaport_session={forged}"})
+        assert response.status_code == 303
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["/console/login", "/console/static/console.css", "/api/openapi.json", "/api/diff"],
+)
+def test_security_headers(admin_server: AdminServer, path: str) -> None:
+    response = httpx.get(admin_server.admin + path)
+    csp = response.headers["content-security-policy"]
+    assert "default-src 'self'" in csp
+    assert "script-src 'self'" in csp
+    assert "unsafe-inline" not in csp
+    assert "frame-ancestors 'none'" in csp
+    assert response.headers["x-content-type-options"] == "nosniff"
+    assert response.headers["referrer-policy"] == "no-referrer"
+
+
+def test_pages_have_no_inline_scripts_and_load_only_own_assets(admin_server: AdminServer) -> None:
+    with login(admin_server) as client:
+        html = client.get("/console/tables/lake.main.dvcm").text
+        assert '<script src="/console/static/htmx.min.js" defer></script>' in html
+        assert html.count("<script") == 1
+        assert "http://" not in html.replace(admin_server.admin, "")
+        assert "https://" not in html
+        assert " style=" not in html and " on" + "click=" not in html
+        htmx = client.get("/console/static/htmx.min.js")
+        assert htmx.status_code == 200 and "javascript" in htmx.headers["content-type"]
+
+
+def test_the_admin_token_is_not_logged(admin_server: AdminServer) -> None:
+    with login(admin_server):
+        pass
+    log = admin_server.sharing.log()
+    assert ADMIN_TOKEN not in log
+    assert HASHED_ADMIN_TOKEN not in log
