@@ -178,13 +178,13 @@ def test_the_base_is_found_reading_few_commits(tmp_path: Path, monkeypatch) -> N
             [commit_info("DELETE", ts), add_action(f"left-{version}.parquet", 1, ts)],
         )
     reads: list[int] = []
-    real = DeltaTable.commits_at
+    real = DeltaTable.commit_infos
 
-    def counted(self: DeltaTable, versions: list[int]) -> list:  # type: ignore[type-arg]
+    def counted(self: DeltaTable, listing: object, versions: list[int]) -> list:  # type: ignore[type-arg]
         reads.extend(versions)
-        return real(self, versions)
+        return real(self, listing, versions)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(DeltaTable, "commits_at", counted)
+    monkeypatch.setattr(DeltaTable, "commit_infos", counted)
     found = search_base(DeltaTable(str(left)), DeltaTable(str(right)), None, None)
     assert found is not None and found.version == 700
     assert len(reads) <= 2 * 12  # about 2·log2(704) commits, not both logs

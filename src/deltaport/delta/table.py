@@ -6,7 +6,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -122,6 +122,19 @@ class DeltaTable:
         with self._lock:
             self._latest = self._snapshot_at(listing, listing.latest_version)
             return self._latest
+
+    def adopt_snapshot(self, snapshot: Snapshot) -> None:
+        """Take ``snapshot``, of another copy of this table with the same commits up to its
+        version (a branch copied from it), as this table's snapshot at that version: later
+        versions are then replayed from it instead of from a checkpoint."""
+        listing = self.listing()
+        version = snapshot.version
+        if version not in listing.commits and version not in listing.checkpoints:
+            return
+        with self._lock:
+            if version not in self._snapshots:
+                self._snapshots[version] = replace(snapshot, location=self.location)
+                self._seen[version] = _file_identity(listing, version)
 
     def _snapshot_at(self, listing: LogListing, version: int) -> Snapshot:
         with self._lock:
@@ -248,29 +261,30 @@ class DeltaTable:
         """The change-data-feed files of ``start..end``; see :func:`select_change_data`."""
         return select_change_data(self.changes(start, end))
 
-    def commit_range(self, end: int | None = None) -> tuple[int, int]:
+    def commit_range(
+        self, end: int | None = None, listing: LogListing | None = None
+    ) -> tuple[int, int]:
         """The first and last version of the run of commits still in the log that ends at
-        ``end`` (default: the latest), read from one listing."""
-        listing = self.listing()
+        ``end`` (default: the latest)."""
+        listing = listing or self.listing()
         last = listing.latest_version if end is None else end
         return _first_of_contiguous_run(listing, last), last
 
-    def commits_at(self, versions: Sequence[int]) -> list[CommitEntry]:
-        """commitInfo of just ``versions`` (one listing, one read per commit)."""
-        listing = self.listing()
+    def commit_infos(self, listing: LogListing, versions: Sequence[int]) -> list[CommitEntry]:
+        """commitInfo of just ``versions`` of ``listing`` (one read each, no snapshot): the
+        timestamp is the commitInfo's own, else the file's modification time."""
         missing = [v for v in versions if v not in listing.commits]
         if missing:
             raise VersionNotFoundError(f"no commit file for version {missing[0]}")
         commits = read_commits(self.storage, [(v, listing.commits[v]) for v in versions])
-        metadata = self._snapshot_at(listing, listing.latest_version).metadata
-        return [
-            CommitEntry(
-                c.version,
-                commit_time(c, metadata, c.version, listing.commits[c.version].last_modified_ms),
-                c.commit_info or {},
-            )
-            for c in commits
-        ]
+        entries = []
+        for c in commits:
+            info = c.commit_info or {}
+            stamp = info.get("timestamp")
+            if not isinstance(stamp, int):
+                stamp = listing.commits[c.version].last_modified_ms
+            entries.append(CommitEntry(c.version, stamp, info))
+        return entries
 
     def history(self, start: int | None = None, end: int | None = None) -> list[CommitEntry]:
         """commitInfo of each version in ``start..end`` (default: all commits still in the

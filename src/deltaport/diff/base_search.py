@@ -27,8 +27,9 @@ def search_base(
 ) -> FoundBase | None:
     """The last version of the run of equal commits from the oldest version both logs
     hold, or None when there is none (or the logs cannot tell)."""
-    left_first, left_last = left.commit_range(left_head)
-    right_first, right_last = right.commit_range(right_head)
+    listings = left.listing(), right.listing()
+    left_first, left_last = left.commit_range(left_head, listings[0])
+    right_first, right_last = right.commit_range(right_head, listings[1])
     start, end = max(left_first, right_first), min(left_last, right_last)
     if start > end:
         return None
@@ -37,7 +38,7 @@ def search_base(
     def equal(version: int) -> bool:
         for side, table in ((0, left), (1, right)):
             if (side, version) not in hashes:
-                entry = table.commits_at([version])[0]
+                entry = table.commit_infos(listings[side], [version])[0]
                 commit = Commit(entry.version, entry.timestamp, entry.commit_info)
                 hashes[(side, version)] = commit_hash(commit)
         return hashes[(0, version)] == hashes[(1, version)]

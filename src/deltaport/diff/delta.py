@@ -69,6 +69,8 @@ class DeltaDiffer:
                 left_loc.uri, right_loc.uri, storage_options, left_head, right_head
             )
         start = asked if asked is not None else (found.version if found else None)
+        if found is not None:
+            _share_base(left_loc.uri, right_loc.uri, storage_options, found.version)
         left, left_history = _load(left_loc.uri, storage_options, left_head, start)
         right, right_history = _load(right_loc.uri, storage_options, right_head, start)
         if left is None and right is None:
@@ -212,6 +214,19 @@ def _search_base(
         return None
 
 
+def _share_base(
+    left_uri: str, right_uri: str, storage_options: Mapping[str, str] | None, base: int
+) -> None:
+    """Replay the base snapshot once and give it to both copies: each side's later versions
+    are then a few commits on top of it rather than a replay of its own log."""
+    left = open_table(left_uri, storage_options)
+    try:
+        snapshot = left.snapshot(base)
+    except VersionNotFoundError:
+        return
+    open_table(right_uri, storage_options).adopt_snapshot(snapshot)
+
+
 def _load(
     uri: str, storage_options: Mapping[str, str] | None, head: int | None, start: int | None
 ) -> tuple[DeltaTable | None, list[Commit]]:
@@ -221,8 +236,8 @@ def _load(
     try:
         first = None
         if start is not None:
-            first = max(start, table.commit_range(head)[0])
-            first = min(first, table.commit_range(head)[1])
+            oldest, newest = table.commit_range(head)
+            first = min(max(start, oldest), newest)
         entries = table.history(start=first, end=head)
     except TableNotFoundError:
         return None, []
