@@ -30,6 +30,7 @@ from deltaport.storage import parse_location
 log = logging.getLogger(__name__)
 
 POLL_SECONDS = 1.0
+DIGESTS_KEPT = 10_000
 OptionsFor = Callable[[str], dict[str, str]]
 """Storage options for a table location (from the server's ``storage`` prefixes)."""
 
@@ -43,6 +44,8 @@ class LiveCatalog:
         self._poll_seconds = poll_seconds
         self._lock = threading.Lock()
         self._checked_at = 0.0
+        self._digests: dict[str, str] = {}
+        """Token -> keyed hash of the tokens seen lately (hashing is most of a lookup)."""
         self._load(store.contents())
 
     def view(self) -> CatalogView:
@@ -56,7 +59,13 @@ class LiveCatalog:
         if scheme.lower() != "bearer" or not token.strip():
             raise UnauthenticatedError("missing bearer token")
         self._refresh()
-        record = self._tokens.get(self._store.hash_token(token.strip()))
+        given = token.strip()
+        digest = self._digests.get(given)
+        if digest is None:
+            if len(self._digests) >= DIGESTS_KEPT:
+                self._digests.clear()
+            digest = self._digests[given] = self._store.hash_token(given)
+        record = self._tokens.get(digest)
         if record is None:
             raise UnauthenticatedError("the bearer token is not valid")
         now_ms = time.time() * 1000

@@ -109,12 +109,21 @@ class CatalogView:
 
     def __init__(self, shares: list[Share]) -> None:
         self._shares: dict[str, Share] = {name_key(s.name): s for s in shares}
+        self._order = {key: i for i, key in enumerate(self._shares)}
         self._tables_by_key: dict[str, SharedTable] = {
             t.key: t for s in shares for sc in s.schemas.values() for t in sc.tables.values()
         }
 
     def shares(self, recipient: Recipient) -> list[Share]:
-        return [s for s in self._shares.values() if recipient.can_see(s.name)]
+        """The shares ``recipient`` may see, in catalog order (from its grants when it has
+        fewer than the catalog has shares: a catalog of thousands is not walked)."""
+        granted = recipient.shares
+        if granted is None:
+            return list(self._shares.values())
+        if len(granted) >= len(self._shares):
+            return [s for key, s in self._shares.items() if key in granted]
+        keys = sorted((k for k in granted if k in self._shares), key=self._order.__getitem__)
+        return [self._shares[k] for k in keys]
 
     def share(self, recipient: Recipient, name: str) -> Share:
         share = self._shares.get(name_key(name))
