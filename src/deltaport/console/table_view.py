@@ -11,6 +11,7 @@ from typing import Any
 
 from deltaport.admin.tables import TableRef
 from deltaport.delta import DeltaTable, Snapshot, open_table
+from deltaport.delta.errors import CdfNotEnabledError
 from deltaport.direct import type_string
 from deltaport.protocol.errors import InvalidParameterError
 from deltaport.protocol.schema import (
@@ -21,6 +22,7 @@ from deltaport.protocol.schema import (
     parse_schema,
 )
 from deltaport.read import scan_snapshot, table_arrow_schema
+from deltaport.read.scan import read_change_data
 
 HISTORY_PAGE = 25
 FILES_PAGE = 50
@@ -170,6 +172,11 @@ class ChangesPage:
     actions: list[dict[str, Any]]
     truncated: bool
     next_start: int | None
+    feed_columns: list[str] = field(default_factory=list)
+    feed_rows: list[list[Any]] = field(default_factory=list)
+    """The first :data:`ROWS` rows of the change data feed of the versions shown."""
+    feed_note: str | None = None
+    """Why there are no feed rows (the feed is off in these versions), if so."""
 
 
 def changes_page(ref: TableRef, start: int, end: int | None) -> ChangesPage:
@@ -188,10 +195,31 @@ def changes_page(ref: TableRef, start: int, end: int | None) -> ChangesPage:
         {**r, "partition_values": dict(r["partition_values"] or [])} for r in shown.to_pylist()
     ]
     wanted_end = latest if end is None else min(end, latest)
+    columns, rows, note = _feed_rows(delta, start, last)
     return ChangesPage(
         start,
         last,
         actions,
         files.num_rows > CHANGE_ACTIONS,
         last + 1 if last < wanted_end else None,
+        columns,
+        rows,
+        note,
     )
+
+
+def _feed_rows(
+    delta: DeltaTable, start: int, last: int
+) -> tuple[list[str], list[list[Any]], str | None]:
+    """The first rows of the change data feed of ``start..last`` (``_change_type``,
+    ``_commit_version`` and ``_commit_timestamp`` included), or why there are none."""
+    try:
+        changes = delta.change_data(start, last)
+    except CdfNotEnabledError as exc:
+        return [], [], str(exc)
+    rows: list[list[Any]] = []
+    names: list[str] = []
+    for batch in read_change_data(changes, delta.storage, limit=ROWS):
+        names = batch.schema.names
+        rows += [[row[name] for name in names] for row in batch.to_pylist()]
+    return names, rows[:ROWS], None
