@@ -2,7 +2,9 @@
 catalog database, and importing a YAML configuration into it.
 
 The database is ``--catalog URL``, else ``DELTAPORT_CATALOG``, else the ``catalog:`` of
-``--config``, else the embedded default, ``sqlite:///deltaport-data/catalog.db``.
+``--config``, else the embedded default, ``sqlite:///deltaport-data/catalog.db``. With
+``--server URL`` (a running server's admin listener) and an admin token
+(``--admin-token`` or ``DELTAPORT_ADMIN_TOKEN``), the commands go through its admin API.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from datetime import timedelta
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from deltaport.catalog.remote import RemoteCatalog
     from deltaport.catalog.sql_store import SqlCatalog
 
 DEFAULT_CATALOG = "sqlite:///deltaport-data/catalog.db"
@@ -37,6 +40,10 @@ def resolve_catalog(url: str | None, config_path: str | None) -> str:
 def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--catalog", help=f"catalog database URL (default {DEFAULT_CATALOG})")
     parser.add_argument("--config", help="server configuration (its catalog: and endpoint)")
+    parser.add_argument(
+        "--server", help="a running server's admin listener, e.g. http://127.0.0.1:8081"
+    )
+    parser.add_argument("--admin-token", help="its admin token (default: $DELTAPORT_ADMIN_TOKEN)")
 
 
 def add_catalog_commands(
@@ -125,10 +132,27 @@ def _run(fn: Handler) -> Callable[[argparse.Namespace], int]:
     return handler
 
 
-def _store(args: argparse.Namespace) -> SqlCatalog:
-    from deltaport.catalog.sql_store import SqlCatalog
+def _store(args: argparse.Namespace) -> SqlCatalog | RemoteCatalog:
+    from deltaport.catalog.remote import RemoteCatalog
+    from deltaport.catalog.sql_store import CatalogError, SqlCatalog
 
+    if args.server:
+        token = args.admin_token or os.environ.get("DELTAPORT_ADMIN_TOKEN")
+        if not token:
+            raise CatalogError(
+                "--server needs an admin token: --admin-token or DELTAPORT_ADMIN_TOKEN"
+            )
+        return RemoteCatalog(args.server, token)
     return SqlCatalog(resolve_catalog(args.catalog, args.config))
+
+
+def _local(args: argparse.Namespace) -> SqlCatalog:
+    from deltaport.catalog.sql_store import CatalogError, SqlCatalog
+
+    store = _store(args)
+    if not isinstance(store, SqlCatalog):
+        raise CatalogError("this command works on the catalog database itself, not --server")
+    return store
 
 
 def _share_create(args: argparse.Namespace) -> str:
@@ -159,9 +183,19 @@ def _share_revoke(args: argparse.Namespace) -> str:
 
 def _table_add(args: argparse.Namespace) -> str:
     from deltaport.catalog.commands import add_table
+    from deltaport.catalog.remote import RemoteCatalog
 
+    store = _store(args)
+    if isinstance(store, RemoteCatalog):
+        return store.add_table(
+            args.name,
+            args.location,
+            history_shared=args.history,
+            start_version=args.start_version,
+            partition_filter=args.partition_filter,
+        )
     return add_table(
-        _store(args),
+        store,
         args.name,
         args.location,
         history_shared=args.history,
@@ -189,8 +223,9 @@ def _recipient_create(args: argparse.Namespace) -> str:
             raise CatalogError(f"--property expects KEY=VALUE, got {item!r}")
         properties[key] = value
     _check_output(args.output)
-    issued = _store(args).create_recipient(args.name, properties, _expires(args.expires))
-    return write_profile(issued, _endpoint(args), args.output)
+    store = _store(args)
+    issued = store.create_recipient(args.name, properties, _expires(args.expires))
+    return write_profile(issued, _endpoint(args, store), args.output)
 
 
 def _recipient_rotate(args: argparse.Namespace) -> str:
@@ -198,8 +233,9 @@ def _recipient_rotate(args: argparse.Namespace) -> str:
 
     grace = timedelta(0) if args.now else parse_duration(args.grace)
     _check_output(args.output)
-    issued = _store(args).rotate(args.name, grace, _expires(args.expires))
-    return write_profile(issued, _endpoint(args), args.output)
+    store = _store(args)
+    issued = store.rotate(args.name, grace, _expires(args.expires))
+    return write_profile(issued, _endpoint(args, store), args.output)
 
 
 def _recipient_revoke(args: argparse.Namespace) -> str:
@@ -217,7 +253,7 @@ def _import(args: argparse.Namespace) -> str:
     from deltaport.server.config import load_config
 
     config = load_config(args.yaml)
-    store = _store(args)
+    store = _local(args)
     for share in config.shares:
         store.create_share(share.name, share.comment)
         for schema in share.schemas:
@@ -256,9 +292,13 @@ def _expires(text: str | None) -> timedelta | None:
     return parse_duration(text) if text else None
 
 
-def _endpoint(args: argparse.Namespace) -> str:
+def _endpoint(args: argparse.Namespace, store: SqlCatalog | RemoteCatalog) -> str:
+    from deltaport.catalog.remote import RemoteCatalog
+
     if args.endpoint:
         return str(args.endpoint).rstrip("/")
+    if isinstance(store, RemoteCatalog) and store.endpoint:
+        return store.endpoint  # the server knows where recipients reach it
     if args.config:
         from deltaport.server.app import public_url
         from deltaport.server.config import load_config

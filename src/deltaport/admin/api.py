@@ -64,11 +64,11 @@ class AdminApi:
 
     def routes(self) -> list[BaseRoute]:
         return [
-            Route("/api/diff", self._guard(self.diff), methods=["GET"]),
+            Route("/api/diff", self.guard(self.diff), methods=["GET"]),
             Route("/api/openapi.json", self.openapi, methods=["GET"]),
         ]
 
-    def _guard(self, handler: Handler) -> Handler:
+    def guard(self, handler: Handler) -> Handler:
         async def endpoint(request: Request) -> Response:
             try:
                 if self.tokens.bearer(request.headers.get("authorization")) is None:

@@ -14,11 +14,13 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from deltaport.admin.api import AdminApi, error_json
+from deltaport.admin.catalog_api import CatalogApi
 from deltaport.admin.diff_service import DiffService
 from deltaport.admin.errors import as_sharing_error
 from deltaport.admin.headers import SecurityHeaders
 from deltaport.admin.tables import ConfiguredTables
 from deltaport.admin.tokens import AdminTokens
+from deltaport.catalog.sql_store import SqlCatalog
 from deltaport.console import console_routes
 from deltaport.console.render import page
 from deltaport.console.sessions import Sessions
@@ -32,6 +34,8 @@ from deltaport.protocol.errors import (
     SharingError,
 )
 from deltaport.protocol.predicates import PredicateError
+from deltaport.server.app import public_url
+from deltaport.server.catalog_source import catalog_url
 from deltaport.server.config import ServerConfig
 from deltaport.storage import StorageError
 
@@ -56,8 +60,13 @@ def create_admin_app(config: ServerConfig) -> Starlette:
         PredicateError,
         ValueError,
     ]
+    routes = [*api.routes(), *console_routes(tables, diffs, tokens, sessions)]
+    database = catalog_url(config)
+    if database is not None:
+        sharing_url = public_url(config) + config.endpoint
+        routes += CatalogApi(SqlCatalog(database), config, sharing_url).routes(api.guard)
     app = Starlette(
-        routes=[*api.routes(), *console_routes(tables, diffs, tokens, sessions)],
+        routes=routes,
         middleware=[Middleware(SecurityHeaders)],
         exception_handlers={
             HTTPException: _http_error,

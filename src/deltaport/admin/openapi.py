@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from deltaport.admin.openapi_catalog import catalog_paths
+
 
 def _param(name: str, type_: str, description: str, required: bool = False) -> dict[str, Any]:
     return {
@@ -123,5 +125,6 @@ def admin_openapi() -> dict[str, Any]:
                     "responses": {"200": {"description": "The OpenAPI document."}},
                 }
             },
+            **catalog_paths(),
         },
     }

@@ -11,6 +11,7 @@ from datetime import timedelta
 from pathlib import Path
 
 from deltaport.catalog.partition_filter import PartitionFilterError, check
+from deltaport.catalog.remote import RemoteCatalog
 from deltaport.catalog.sql_store import CatalogError, IssuedToken, SqlCatalog, expiry_text
 from deltaport.delta import open_table
 from deltaport.delta.errors import DeltaError
@@ -69,7 +70,7 @@ def add_table(
     return f"added table {share}.{schema}.{name} ({location})"
 
 
-def list_shares(catalog: SqlCatalog) -> str:
+def list_shares(catalog: SqlCatalog | RemoteCatalog) -> str:
     contents = catalog.contents()
     lines = []
     for share in contents.shares:
@@ -91,7 +92,7 @@ def list_shares(catalog: SqlCatalog) -> str:
     return "\n".join(lines) or "no shares"
 
 
-def list_recipients(catalog: SqlCatalog) -> str:
+def list_recipients(catalog: SqlCatalog | RemoteCatalog) -> str:
     contents = catalog.contents()
     shares = {name_key(s.name): s.name for s in contents.shares}
     lines = []
@@ -108,9 +109,8 @@ def list_recipients(catalog: SqlCatalog) -> str:
     return "\n".join(lines) or "no recipients"
 
 
-def write_profile(issued: IssuedToken, endpoint: str, output: str | None) -> str:
-    """The recipient's profile file (written to ``output``, readable by its owner only),
-    or its text when no file is asked for; the token is never shown again."""
+def profile_document(issued: IssuedToken, endpoint: str) -> dict[str, object]:
+    """A recipient's profile (``shareCredentialsVersion`` 1) for a token just issued."""
     profile: dict[str, object] = {
         "shareCredentialsVersion": 1,
         "endpoint": endpoint,
@@ -118,7 +118,13 @@ def write_profile(issued: IssuedToken, endpoint: str, output: str | None) -> str
     }
     if issued.expires_at is not None:
         profile["expirationTime"] = _iso_utc(issued.expires_at)
-    text = json.dumps(profile, indent=2) + "\n"
+    return profile
+
+
+def write_profile(issued: IssuedToken, endpoint: str, output: str | None) -> str:
+    """The recipient's profile file (written to ``output``, readable by its owner only),
+    or its text when no file is asked for; the token is never shown again."""
+    text = json.dumps(profile_document(issued, endpoint), indent=2) + "\n"
     if output is None:
         return text + "(keep this profile: its token cannot be shown again)"
     path = Path(output)

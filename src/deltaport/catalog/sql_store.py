@@ -25,6 +25,14 @@ class CatalogError(ValueError):
     """A catalog change that cannot be made (a name taken, missing, or invalid)."""
 
 
+class CatalogNotFoundError(CatalogError):
+    """The share, table or recipient named does not exist."""
+
+
+class CatalogConflictError(CatalogError):
+    """The name is taken already."""
+
+
 @dataclass(frozen=True)
 class ShareRow:
     name: str
@@ -127,7 +135,7 @@ class SqlCatalog:
         row = ShareRow(name, str(uuid.uuid4()), comment)
         with self._change() as tx:
             if tx.execute("SELECT 1 FROM shares WHERE name_key = ?", (name_key(name),)):
-                raise CatalogError(f"share {name!r} exists already")
+                raise CatalogConflictError(f"share {name!r} exists already")
             tx.execute(
                 "INSERT INTO shares (name_key, name, id, comment, created_at) VALUES (?,?,?,?,?)",
                 (name_key(name), name, row.id, comment, _now()),
@@ -168,7 +176,7 @@ class SqlCatalog:
         with self._change() as tx:
             share_key = self._share_key(tx, share)
             if tx.execute("SELECT 1 FROM shared_tables WHERE name_key = ?", (key,)):
-                raise CatalogError(f"table {share}.{schema}.{name} exists already")
+                raise CatalogConflictError(f"table {share}.{schema}.{name} exists already")
             ordinal = tx.execute("SELECT COALESCE(MAX(ordinal), 0) + 1 FROM shared_tables")[0][0]
             tx.execute(
                 "INSERT INTO shared_tables (name_key, share_key, schema_name, name, location, id, "
@@ -193,7 +201,7 @@ class SqlCatalog:
         key = name_key(f"{share}.{schema}.{name}")
         with self._change() as tx:
             if not tx.execute("SELECT 1 FROM shared_tables WHERE name_key = ?", (key,)):
-                raise CatalogError(f"no table {share}.{schema}.{name}")
+                raise CatalogNotFoundError(f"no table {share}.{schema}.{name}")
             tx.execute("DELETE FROM shared_tables WHERE name_key = ?", (key,))
 
     # -- recipients and tokens -----------------------------------------------------------
@@ -206,7 +214,7 @@ class SqlCatalog:
         _check_name(name, "recipient")
         with self._change() as tx:
             if tx.execute("SELECT 1 FROM recipients WHERE name_key = ?", (name_key(name),)):
-                raise CatalogError(f"recipient {name!r} exists already")
+                raise CatalogConflictError(f"recipient {name!r} exists already")
             tx.execute(
                 "INSERT INTO recipients (name_key, name, properties, created_at) VALUES (?,?,?,?)",
                 (name_key(name), name, json.dumps(dict(properties or {})), _now()),
@@ -219,7 +227,7 @@ class SqlCatalog:
         _check_name(name, "recipient")
         with self._change() as tx:
             if tx.execute("SELECT 1 FROM recipients WHERE name_key = ?", (name_key(name),)):
-                raise CatalogError(f"recipient {name!r} exists already")
+                raise CatalogConflictError(f"recipient {name!r} exists already")
             tx.execute(
                 "INSERT INTO recipients (name_key, name, properties, created_at) VALUES (?,?,?,?)",
                 (name_key(name), name, "{}", _now()),
@@ -302,13 +310,13 @@ class SqlCatalog:
     @staticmethod
     def _share_key(tx: Transaction, name: str) -> str:
         if not tx.execute("SELECT 1 FROM shares WHERE name_key = ?", (name_key(name),)):
-            raise CatalogError(f"no share {name!r}")
+            raise CatalogNotFoundError(f"no share {name!r}")
         return name_key(name)
 
     @staticmethod
     def _recipient_key(tx: Transaction, name: str) -> str:
         if not tx.execute("SELECT 1 FROM recipients WHERE name_key = ?", (name_key(name),)):
-            raise CatalogError(f"no recipient {name!r}")
+            raise CatalogNotFoundError(f"no recipient {name!r}")
         return name_key(name)
 
 

@@ -87,6 +87,13 @@ class RequestTooLargeError(SharingError):
     error_code = "REQUEST_TOO_LARGE"
 
 
+class ResourceExistsError(SharingError):
+    """A resource of that name exists already (admin API)."""
+
+    status = 409
+    error_code = "RESOURCE_ALREADY_EXISTS"
+
+
 class MethodNotAllowedError(SharingError):
     status = 405
     error_code = "METHOD_NOT_ALLOWED"

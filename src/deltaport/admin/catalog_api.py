@@ -1,0 +1,225 @@
+"""The catalog over the admin API (``/api/catalog``, ``/api/shares``, ``/api/tables``,
+``/api/recipients``): what the ``deltaport share|table|recipient`` commands do, for a
+server on a catalog database, so that they can run against it with ``--server URL``.
+
+Writes go to the database the sharing listener reads; it sees them within its poll
+interval, as it sees the commands'. A recipient's token is in the answer that creates or
+rotates it, and never again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from datetime import timedelta
+from typing import Any
+
+import msgspec
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import BaseRoute, Route
+
+from deltaport.catalog.commands import add_table, profile_document, split_table_name
+from deltaport.catalog.sql_store import (
+    CatalogConflictError,
+    CatalogError,
+    CatalogNotFoundError,
+    IssuedToken,
+    SqlCatalog,
+)
+from deltaport.protocol.errors import (
+    InvalidParameterError,
+    MalformedRequestError,
+    ResourceExistsError,
+    ResourceNotFoundError,
+)
+from deltaport.server.config import ServerConfig, TableConfig
+
+Handler = Callable[[Request], Awaitable[Response]]
+Guard = Callable[[Handler], Handler]
+
+
+class _Share(msgspec.Struct, forbid_unknown_fields=True):
+    name: str
+    comment: str | None = None
+
+
+class _Grant(msgspec.Struct, forbid_unknown_fields=True):
+    recipient: str
+
+
+class _Table(msgspec.Struct, forbid_unknown_fields=True):
+    name: str
+    location: str
+    historyShared: bool = False
+    startVersion: int = 0
+    partitionFilter: str | None = None
+
+
+class _Recipient(msgspec.Struct, forbid_unknown_fields=True):
+    name: str
+    properties: dict[str, str] = msgspec.field(default_factory=dict)
+    expiresInSeconds: int | None = None
+
+
+class _Rotation(msgspec.Struct, forbid_unknown_fields=True):
+    graceSeconds: int = 3600
+    expiresInSeconds: int | None = None
+
+
+class CatalogApi:
+    def __init__(self, store: SqlCatalog, config: ServerConfig, sharing_url: str) -> None:
+        self._store = store
+        self._config = config
+        self._sharing_url = sharing_url
+
+    def routes(self, guard: Guard) -> list[BaseRoute]:
+        def route(path: str, handler: Handler, method: str) -> Route:
+            return Route(path, guard(_catalog_errors(handler)), methods=[method])
+
+        return [
+            route("/api/catalog", self.contents, "GET"),
+            route("/api/shares", self.create_share, "POST"),
+            route("/api/shares/{share}", self.drop_share, "DELETE"),
+            route("/api/shares/{share}/grants", self.grant, "POST"),
+            route("/api/shares/{share}/grants/{recipient}", self.revoke_grant, "DELETE"),
+            route("/api/tables", self.add_table, "POST"),
+            route("/api/tables/{table}", self.remove_table, "DELETE"),
+            route("/api/recipients", self.create_recipient, "POST"),
+            route("/api/recipients/{recipient}/rotate", self.rotate, "POST"),
+            route("/api/recipients/{recipient}/revoke", self.revoke, "POST"),
+        ]
+
+    async def contents(self, request: Request) -> Response:
+        contents = await run_in_threadpool(self._store.contents)
+        tokens_of: dict[str, list[dict[str, Any]]] = {}
+        for token in contents.tokens.values():
+            tokens_of.setdefault(token.recipient_key, []).append(
+                {"expiresAt": token.expires_at, "revokedAt": token.revoked_at}
+            )
+        return _json(
+            {
+                "generation": contents.generation,
+                "shares": [
+                    {"name": s.name, "id": s.id, "comment": s.comment} for s in contents.shares
+                ],
+                "tables": [_table_json(t) for t in contents.tables],
+                "recipients": [
+                    {
+                        "name": r.name,
+                        "properties": r.properties,
+                        "shares": list(r.shares),
+                        "tokens": tokens_of.get(key, []),
+                    }
+                    for key, r in sorted(contents.recipients.items())
+                ],
+            }
+        )
+
+    async def create_share(self, request: Request) -> Response:
+        body = await _body(request, _Share)
+        row = await run_in_threadpool(self._store.create_share, body.name, body.comment)
+        return _json({"name": row.name, "id": row.id}, 201)
+
+    async def drop_share(self, request: Request) -> Response:
+        await run_in_threadpool(self._store.drop_share, request.path_params["share"])
+        return Response(status_code=204)
+
+    async def grant(self, request: Request) -> Response:
+        body = await _body(request, _Grant)
+        await run_in_threadpool(self._store.grant, request.path_params["share"], body.recipient)
+        return Response(status_code=204)
+
+    async def revoke_grant(self, request: Request) -> Response:
+        p = request.path_params
+        await run_in_threadpool(self._store.revoke_grant, p["share"], p["recipient"])
+        return Response(status_code=204)
+
+    async def add_table(self, request: Request) -> Response:
+        body = await _body(request, _Table)
+        options = self._config.storage_options_for(TableConfig(name="t", location=body.location))
+        message = await run_in_threadpool(
+            lambda: add_table(
+                self._store,
+                body.name,
+                body.location,
+                history_shared=body.historyShared,
+                start_version=body.startVersion,
+                partition_filter=body.partitionFilter,
+                storage_options=options,
+            )
+        )
+        return _json({"message": message}, 201)
+
+    async def remove_table(self, request: Request) -> Response:
+        names = split_table_name(request.path_params["table"])
+        await run_in_threadpool(self._store.remove_table, *names)
+        return Response(status_code=204)
+
+    async def create_recipient(self, request: Request) -> Response:
+        body = await _body(request, _Recipient)
+        issued = await run_in_threadpool(
+            self._store.create_recipient,
+            body.name,
+            body.properties,
+            _seconds(body.expiresInSeconds),
+        )
+        return self._profile(issued, 201)
+
+    async def rotate(self, request: Request) -> Response:
+        body = await _body(request, _Rotation)
+        issued = await run_in_threadpool(
+            self._store.rotate,
+            request.path_params["recipient"],
+            timedelta(seconds=max(0, body.graceSeconds)),
+            _seconds(body.expiresInSeconds),
+        )
+        return self._profile(issued, 200)
+
+    async def revoke(self, request: Request) -> Response:
+        await run_in_threadpool(self._store.revoke, request.path_params["recipient"])
+        return Response(status_code=204)
+
+    def _profile(self, issued: IssuedToken, status: int) -> Response:
+        profile = profile_document(issued, self._sharing_url)
+        return _json({"recipient": issued.recipient, "profile": profile}, status)
+
+
+def _catalog_errors(handler: Handler) -> Handler:
+    async def endpoint(request: Request) -> Response:
+        try:
+            return await handler(request)
+        except CatalogNotFoundError as exc:
+            raise ResourceNotFoundError(str(exc)) from None
+        except CatalogConflictError as exc:
+            raise ResourceExistsError(str(exc)) from None
+        except CatalogError as exc:
+            raise InvalidParameterError(str(exc)) from None
+
+    return endpoint
+
+
+async def _body(request: Request, kind: type[Any]) -> Any:
+    try:
+        return msgspec.json.decode(await request.body() or b"{}", type=kind)
+    except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+        raise MalformedRequestError(f"invalid request body: {exc}") from None
+
+
+def _seconds(value: int | None) -> timedelta | None:
+    return None if value is None else timedelta(seconds=value)
+
+
+def _table_json(t: Any) -> dict[str, Any]:
+    return {
+        "name": f"{t.share}.{t.schema}.{t.name}",
+        "location": t.location,
+        "id": t.id,
+        "historyShared": t.history_shared,
+        "startVersion": t.start_version,
+        "partitionFilter": t.partition_filter,
+    }
+
+
+def _json(value: object, status: int = 200) -> Response:
+    return Response(msgspec.json.encode(value), status_code=status, media_type="application/json")

@@ -1,0 +1,124 @@
+"""The catalog routes of the admin OpenAPI document (see :mod:`deltaport.admin.catalog_api`);
+they answer only on a server whose shares come from a catalog database."""
+
+from __future__ import annotations
+
+from typing import Any
+
+_NOTE = " Only on a server with a catalog database (404 otherwise)."
+
+
+def _body(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
+    schema = {"type": "object", "properties": properties, "required": required}
+    return {"required": True, "content": {"application/json": {"schema": schema}}}
+
+
+def _name(where: str) -> dict[str, Any]:
+    return {"name": where, "in": "path", "required": True, "schema": {"type": "string"}}
+
+
+def _operation(op_id: str, summary: str, ok: str, **extra: Any) -> dict[str, Any]:
+    responses = {
+        ok: {"description": "Done."},
+        "400": {"description": "A value is invalid (a name, a location, a filter)."},
+        "401": {"description": "The admin token is missing or wrong."},
+        "404": {"description": "The share, table or recipient does not exist."},
+        "409": {"description": "The name is taken already (RESOURCE_ALREADY_EXISTS)."},
+    }
+    return {"operationId": op_id, "summary": summary + "." + _NOTE, "responses": responses, **extra}
+
+
+_STRING = {"type": "string"}
+_PROFILE = "The recipient's profile file, with its token: shown this once."
+
+
+def catalog_paths() -> dict[str, Any]:
+    share, recipient, table = _name("share"), _name("recipient"), _name("table")
+    return {
+        "/api/catalog": {"get": _operation("catalog", "Shares, tables, recipients, grants", "200")},
+        "/api/shares": {
+            "post": _operation(
+                "createShare",
+                "Create a share",
+                "201",
+                requestBody=_body({"name": _STRING, "comment": _STRING}, ["name"]),
+            )
+        },
+        "/api/shares/{share}": {
+            "delete": _operation(
+                "dropShare", "Drop a share, its tables and grants", "204", parameters=[share]
+            )
+        },
+        "/api/shares/{share}/grants": {
+            "post": _operation(
+                "grantShare",
+                "Let a recipient read the share",
+                "204",
+                parameters=[share],
+                requestBody=_body({"recipient": _STRING}, ["recipient"]),
+            )
+        },
+        "/api/shares/{share}/grants/{recipient}": {
+            "delete": _operation(
+                "revokeShare",
+                "Stop a recipient reading the share",
+                "204",
+                parameters=[share, recipient],
+            )
+        },
+        "/api/tables": {
+            "post": _operation(
+                "addTable",
+                "Share a table (name SHARE.SCHEMA.TABLE)",
+                "201",
+                requestBody=_body(
+                    {
+                        "name": _STRING,
+                        "location": _STRING,
+                        "historyShared": {"type": "boolean"},
+                        "startVersion": {"type": "integer"},
+                        "partitionFilter": _STRING,
+                    },
+                    ["name", "location"],
+                ),
+            )
+        },
+        "/api/tables/{table}": {
+            "delete": _operation("removeTable", "Stop sharing a table", "204", parameters=[table])
+        },
+        "/api/recipients": {
+            "post": _operation(
+                "createRecipient",
+                "Create a recipient; the answer holds its profile. " + _PROFILE,
+                "201",
+                requestBody=_body(
+                    {
+                        "name": _STRING,
+                        "properties": {"type": "object", "additionalProperties": _STRING},
+                        "expiresInSeconds": {"type": "integer"},
+                    },
+                    ["name"],
+                ),
+            )
+        },
+        "/api/recipients/{recipient}/rotate": {
+            "post": _operation(
+                "rotateRecipient",
+                "A new token; the old ones end after graceSeconds. " + _PROFILE,
+                "200",
+                parameters=[recipient],
+                requestBody=_body(
+                    {"graceSeconds": {"type": "integer"}, "expiresInSeconds": {"type": "integer"}},
+                    [],
+                ),
+            )
+        },
+        "/api/recipients/{recipient}/revoke": {
+            "post": _operation(
+                "revokeRecipient",
+                "End every token of the recipient now",
+                "204",
+                parameters=[recipient],
+            )
+        },
+    }

@@ -1,0 +1,161 @@
+"""The catalog commands against a running server (``--server URL``): the same operations
+as :class:`~deltaport.catalog.sql_store.SqlCatalog`, made through the server's admin API
+with an admin token, for a provider who cannot reach the database itself."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime, timedelta
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+
+from deltaport.catalog.sql_store import (
+    CatalogConflictError,
+    CatalogContents,
+    CatalogError,
+    CatalogNotFoundError,
+    IssuedToken,
+    RecipientRow,
+    ShareRow,
+    TableRow,
+    TokenRow,
+)
+
+
+class RemoteCatalog:
+    def __init__(self, server: str, admin_token: str) -> None:
+        self._http = httpx.Client(
+            base_url=server.rstrip("/"),
+            headers={"Authorization": f"Bearer {admin_token}"},
+            timeout=120,
+        )
+        self.endpoint: str | None = None
+        """The sharing endpoint of the last profile the server made."""
+
+    def contents(self) -> CatalogContents:
+        body = self._call("GET", "/api/catalog")
+        tokens: dict[str, TokenRow] = {}
+        recipients: dict[str, RecipientRow] = {}
+        for r in body["recipients"]:
+            key = r["name"].casefold()
+            shares = tuple(s.casefold() for s in r["shares"])
+            recipients[key] = RecipientRow(r["name"], r["properties"], shares)
+            for i, t in enumerate(r["tokens"]):
+                tokens[f"{key}#{i}"] = TokenRow(key, t["expiresAt"], t["revokedAt"])
+        return CatalogContents(
+            body["generation"],
+            tuple(ShareRow(s["name"], s["id"], s["comment"]) for s in body["shares"]),
+            tuple(_table(t) for t in body["tables"]),
+            recipients,
+            tokens,
+        )
+
+    def create_share(self, name: str, comment: str | None = None) -> None:
+        self._call("POST", "/api/shares", {"name": name, "comment": comment})
+
+    def drop_share(self, name: str) -> None:
+        self._call("DELETE", f"/api/shares/{_q(name)}")
+
+    def grant(self, share: str, recipient: str) -> None:
+        self._call("POST", f"/api/shares/{_q(share)}/grants", {"recipient": recipient})
+
+    def revoke_grant(self, share: str, recipient: str) -> None:
+        self._call("DELETE", f"/api/shares/{_q(share)}/grants/{_q(recipient)}")
+
+    def add_table(
+        self,
+        full_name: str,
+        location: str,
+        *,
+        history_shared: bool,
+        start_version: int,
+        partition_filter: str | None,
+    ) -> str:
+        """Add a table; the server checks the location and the filter."""
+        body = {
+            "name": full_name,
+            "location": location,
+            "historyShared": history_shared,
+            "startVersion": start_version,
+            "partitionFilter": partition_filter,
+        }
+        return str(self._call("POST", "/api/tables", body)["message"])
+
+    def remove_table(self, share: str, schema: str, name: str) -> None:
+        self._call("DELETE", f"/api/tables/{_q(f'{share}.{schema}.{name}')}")
+
+    def create_recipient(
+        self,
+        name: str,
+        properties: Mapping[str, str] | None = None,
+        expires_in: timedelta | None = None,
+    ) -> IssuedToken:
+        body = {
+            "name": name,
+            "properties": dict(properties or {}),
+            "expiresInSeconds": _seconds(expires_in),
+        }
+        return self._issued(self._call("POST", "/api/recipients", body))
+
+    def rotate(
+        self, name: str, old_valid_for: timedelta, expires_in: timedelta | None = None
+    ) -> IssuedToken:
+        body = {
+            "graceSeconds": int(old_valid_for.total_seconds()),
+            "expiresInSeconds": _seconds(expires_in),
+        }
+        return self._issued(self._call("POST", f"/api/recipients/{_q(name)}/rotate", body))
+
+    def revoke(self, name: str) -> None:
+        self._call("POST", f"/api/recipients/{_q(name)}/revoke")
+
+    def _issued(self, answer: dict[str, Any]) -> IssuedToken:
+        profile = answer["profile"]
+        self.endpoint = profile["endpoint"]
+        expires = profile.get("expirationTime")
+        expires_at = None
+        if expires:
+            stamp = datetime.fromisoformat(expires.replace("Z", "+00:00"))
+            expires_at = int(stamp.timestamp() * 1000)
+        return IssuedToken(answer["recipient"], profile["bearerToken"], expires_at)
+
+    def _call(self, method: str, path: str, body: object = None) -> Any:
+        try:
+            response = self._http.request(method, path, json=body)
+        except httpx.HTTPError as exc:
+            raise CatalogError(f"the server cannot be reached: {exc}") from None
+        if response.status_code >= 400:
+            try:
+                message = str(response.json().get("message", response.text))
+            except ValueError:
+                message = response.text[:200]
+            if response.status_code == 404:
+                raise CatalogNotFoundError(message)
+            if response.status_code == 409:
+                raise CatalogConflictError(message)
+            raise CatalogError(f"the server refused ({response.status_code}): {message}")
+        return response.json() if response.content else {}
+
+
+def _table(t: Mapping[str, Any]) -> TableRow:
+    share, schema, name = t["name"].split(".")
+    return TableRow(
+        share,
+        schema,
+        name,
+        t["location"],
+        t["id"],
+        t["historyShared"],
+        t["startVersion"],
+        t["partitionFilter"],
+    )
+
+
+def _q(name: str) -> str:
+    return quote(name, safe="")
+
+
+def _seconds(value: timedelta | None) -> int | None:
+    return None if value is None else int(value.total_seconds())

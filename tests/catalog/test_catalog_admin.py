@@ -1,0 +1,126 @@
+"""The catalog commands against a running server (``--server URL``), through the admin
+API's catalog routes, and what a recipient can do with the profile they make."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pyarrow as pa
+import pytest
+from deltalake import write_deltalake
+
+from deltaport.cli import main as cli
+from sharing_server import RunningServer, free_port, start_server, stop_server
+
+ADMIN_TOKEN = "catalog-admin-token-7c1e"
+
+
+@pytest.fixture(scope="module")
+def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[RunningServer, str, Path]]:
+    tmp = tmp_path_factory.mktemp("catalog-admin")
+    table = tmp / "t"
+    write_deltalake(
+        str(table),
+        pa.table({"id": [1, 2, 3], "region": ["eu", "us", "eu"]}),
+        partition_by=["region"],
+    )
+    admin_port = free_port()
+    config = {
+        "catalog": f"sqlite:///{tmp}/catalog.db",
+        "signingKey": "catalog-admin-key",
+        "admin": {"port": admin_port, "tokens": [ADMIN_TOKEN]},
+    }
+    server = start_server(config, tmp / "server")
+    admin = f"http://127.0.0.1:{admin_port}"
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            httpx.get(admin + "/api/openapi.json", timeout=1)
+            break
+        except httpx.HTTPError:
+            assert time.monotonic() < deadline, "the admin listener did not start"
+            time.sleep(0.1)
+    yield server, admin, table
+    stop_server(server)
+
+
+def _remote(admin: str, *args: str) -> int:
+    return cli([*args, "--server", admin, "--admin-token", ADMIN_TOKEN])
+
+
+def test_the_commands_work_against_a_running_server(setup, tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    server, admin, table = setup
+    assert _remote(admin, "share", "create", "sales") == 0
+    filter_ = "region = CURRENT_RECIPIENT('region')"
+    assert (
+        _remote(admin, "table", "add", "sales.eu.t", str(table), "--partition-filter", filter_) == 0
+    )
+    profile = tmp_path / "acme.share"
+    args = ["recipient", "create", "acme", "--property", "region=eu", "-o", str(profile)]
+    assert _remote(admin, *args) == 0
+    written = json.loads(profile.read_text())
+    assert written["endpoint"] == server.url  # the server says where recipients reach it
+    assert _remote(admin, "share", "grant", "sales", "--to", "acme") == 0
+    capsys.readouterr()
+    assert _remote(admin, "share", "list") == 0
+    assert _remote(admin, "recipient", "list") == 0
+    listed = capsys.readouterr().out
+    assert "granted to: acme" in listed and "acme: shares sales" in listed
+    assert written["bearerToken"] not in listed
+
+    with server.client(written["bearerToken"]) as client:
+        deadline = time.monotonic() + 5
+        while not client.get("/shares").json().get("items"):
+            assert time.monotonic() < deadline
+            time.sleep(0.1)
+        answer = client.post("/shares/sales/schemas/eu/tables/t/query", json={})
+        regions = {
+            json.loads(line)["file"]["partitionValues"]["region"]
+            for line in answer.text.splitlines()
+            if '"file"' in line
+        }
+        assert regions == {"eu"}
+        assert _remote(admin, "recipient", "revoke", "acme") == 0
+        deadline = time.monotonic() + 5
+        while client.get("/shares").status_code != 401:
+            assert time.monotonic() < deadline
+            time.sleep(0.1)
+
+
+def test_errors_and_tokens(setup, capsys) -> None:  # type: ignore[no-untyped-def]
+    server, admin, table = setup
+    assert _remote(admin, "share", "create", "dup") == 0
+    capsys.readouterr()
+    assert _remote(admin, "share", "create", "dup") == 1
+    assert "exists already" in capsys.readouterr().err
+    assert _remote(admin, "share", "grant", "dup", "--to", "ghost") == 1
+    assert "no recipient 'ghost'" in capsys.readouterr().err
+    assert _remote(admin, "table", "add", "dup.s.t", str(table) + "-missing") == 1
+    assert "cannot be shared" in capsys.readouterr().err
+    refused = cli(["share", "list", "--server", admin, "--admin-token", "wrong-token"])
+    assert refused == 1
+    assert "401" in capsys.readouterr().err
+    conflict = httpx.post(
+        admin + "/api/shares",
+        json={"name": "dup"},
+        headers={"Authorization": f"Bearer {ADMIN_TOKEN}"},
+    )
+    assert conflict.status_code == 409
+    assert conflict.json()["errorCode"] == "RESOURCE_ALREADY_EXISTS"
+    # a recipient's token does not open the admin API
+    created = httpx.post(
+        admin + "/api/recipients",
+        json={"name": "someone"},
+        headers={"Authorization": f"Bearer {ADMIN_TOKEN}"},
+    ).json()
+    token = created["profile"]["bearerToken"]
+    assert (
+        httpx.get(admin + "/api/catalog", headers={"Authorization": f"Bearer {token}"}).status_code
+        == 401
+    )
+    # and the admin API is not on the sharing listener
+    assert httpx.get(server.base + "/api/catalog").status_code == 404
