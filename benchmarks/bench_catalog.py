@@ -4,8 +4,8 @@ YAML single-token server on the same table, measured in turn in one run.
 Builds one small local table (10 files), a YAML configuration sharing it with one bearer
 token, and a SQLite catalog with 1,000 shares (each holding the table) and 10,000
 recipients (each granted one share, with a ``region`` property), then measures
-``GET /shares`` and ``POST .../query`` requests per second on each server with
-``CONCURRENCY`` keep-alive connections, alternating the two servers over ``ROUNDS`` rounds
+``GET /shares`` and ``POST .../query`` requests per second on each server (as
+``bench_server.py`` measures them), alternating the two servers over ``ROUNDS`` rounds
 and printing the medians and their ratio (catalog / YAML; target at least 0.8).
 
 Run: ``uv run python benchmarks/bench_catalog.py`` (about two minutes).
@@ -13,7 +13,6 @@ Run: ``uv run python benchmarks/bench_catalog.py`` (about two minutes).
 
 from __future__ import annotations
 
-import asyncio
 import json
 import statistics
 import sys
@@ -22,7 +21,7 @@ import time
 from pathlib import Path
 
 import pyarrow as pa
-from bench_server import deltaport_serving, free_port
+from bench_server import deltaport_serving, free_port, requests_per_second
 from deltalake import write_deltalake
 
 from deltaport.catalog.sql_store import SqlCatalog
@@ -30,61 +29,7 @@ from deltaport.catalog.sql_store import SqlCatalog
 RECIPIENTS = 10_000
 SHARES = 1_000
 ROUNDS = 3
-LOAD_SECONDS = 3.0
-CONCURRENCY = 8
 YAML_TOKEN = "bench-yaml-token"
-
-
-async def _read_answer(reader: asyncio.StreamReader) -> bytes:
-    head = await reader.readuntil(b"\r\n\r\n")
-    lowered = head.lower()
-    if b"transfer-encoding: chunked" in lowered:
-        while True:
-            size = int((await reader.readuntil(b"\r\n")).strip(), 16)
-            await reader.readexactly(size + 2)
-            if size == 0:
-                break
-    else:
-        for line in head.split(b"\r\n"):
-            if line.lower().startswith(b"content-length:"):
-                await reader.readexactly(int(line.split(b":")[1]))
-    if not head.startswith(b"HTTP/1.1 200"):
-        raise RuntimeError(f"unexpected answer: {head[:80]!r}")
-    return head
-
-
-async def _client(port: int, request: bytes, stop_at: float, counts: list[int]) -> None:
-    reader, writer = await asyncio.open_connection("127.0.0.1", port)
-    done = 0
-    try:
-        while time.perf_counter() < stop_at:
-            writer.write(request)
-            await _read_answer(reader)
-            done += 1
-    finally:
-        writer.close()
-        counts.append(done)
-
-
-def rate(port: int, method: str, path: str, token: str, body: bytes = b"") -> float:
-    extra = f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n" if body else ""
-    request = (
-        f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {token}\r\n"
-        f"{extra}\r\n"
-    ).encode() + body
-
-    async def run() -> float:
-        warm: list[int] = []
-        await asyncio.gather(
-            *(_client(port, request, time.perf_counter() + 0.5, warm) for _ in range(CONCURRENCY))
-        )
-        counts: list[int] = []
-        start = time.perf_counter()
-        stop_at = start + LOAD_SECONDS
-        await asyncio.gather(*(_client(port, request, stop_at, counts) for _ in range(CONCURRENCY)))
-        return sum(counts) / (time.perf_counter() - start)
-
-    return asyncio.run(run())
 
 
 def build(tmp: Path) -> tuple[Path, Path, str]:
@@ -142,8 +87,8 @@ def main() -> int:
             ):
                 port = free_port()
                 with deltaport_serving(config, port):
-                    shares = rate(port, "GET", "/delta-sharing/shares", bearer)
-                    answers = rate(port, "POST", query, bearer, b"{}")
+                    shares = requests_per_second(port, "/delta-sharing/shares", bearer)
+                    answers = requests_per_second(port, query, bearer, b"{}")
                 results.setdefault((kind, "/shares"), []).append(shares)
                 results.setdefault((kind, "/query"), []).append(answers)
         for route in ("/shares", "/query"):

@@ -100,30 +100,48 @@ def deltaport_serving(config: Path, port: int) -> AbstractContextManager[None]:
     )
 
 
+async def _read_answer(reader: asyncio.StreamReader) -> None:
+    """One answer: a body of ``Content-Length`` bytes, or chunked (streamed answers)."""
+    head = await reader.readuntil(b"\r\n\r\n")
+    if b"transfer-encoding: chunked" in head.lower():
+        while True:
+            size = int((await reader.readuntil(b"\r\n")).strip(), 16)
+            await reader.readexactly(size + 2)
+            if size == 0:
+                break
+    else:
+        for line in head.split(b"\r\n"):
+            if line[:15].lower() == b"content-length:":
+                await reader.readexactly(int(line[15:]))
+    if not head.startswith(b"HTTP/1.1 200"):
+        raise RuntimeError(f"unexpected answer: {head[:60]!r}")
+
+
 async def _client(port: int, request: bytes, stop_at: float, counts: list[int]) -> None:
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
     done = 0
     try:
         while time.perf_counter() < stop_at:
             writer.write(request)
-            head = await reader.readuntil(b"\r\n\r\n")
-            length = 0
-            for line in head.split(b"\r\n"):
-                if line[:15].lower() == b"content-length:":
-                    length = int(line[15:])
-            if length:
-                await reader.readexactly(length)
-            if not head.startswith(b"HTTP/1.1 200"):
-                raise RuntimeError(f"unexpected answer: {head[:60]!r}")
+            await _read_answer(reader)
             done += 1
     finally:
         writer.close()
         counts.append(done)
 
 
-def requests_per_second(port: int, path: str, token: str | None = None) -> float:
+def requests_per_second(
+    port: int, path: str, token: str | None = None, body: bytes | None = None
+) -> float:
+    """Requests per second of ``GET path`` (``POST`` with a JSON ``body``) on
+    :data:`CONCURRENCY` keep-alive connections over :data:`LOAD_SECONDS`."""
     auth = f"Authorization: Bearer {token}\r\n" if token else ""
-    request = f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n{auth}\r\n".encode()
+    method, extra = "GET", ""
+    if body is not None:
+        method = "POST"
+        extra = f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n"
+    head = f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n{auth}{extra}\r\n"
+    request = head.encode() + (body or b"")
 
     async def run() -> float:
         warm: list[int] = []

@@ -61,12 +61,6 @@ def server(
     stop_server(running)
 
 
-@pytest.fixture
-def client(server: RunningServer) -> Iterator[httpx.Client]:
-    with server.client() as c:
-        yield c
-
-
 def _file_count(response: httpx.Response) -> int:
     assert response.status_code == 200, response.text
     return sum(1 for line in response.text.splitlines() if '"file"' in line)

@@ -211,27 +211,15 @@ class SqlCatalog:
         properties: Mapping[str, str] | None = None,
         expires_in: timedelta | None = None,
     ) -> IssuedToken:
-        _check_name(name, "recipient")
         with self._change() as tx:
-            if tx.execute("SELECT 1 FROM recipients WHERE name_key = ?", (name_key(name),)):
-                raise CatalogConflictError(f"recipient {name!r} exists already")
-            tx.execute(
-                "INSERT INTO recipients (name_key, name, properties, created_at) VALUES (?,?,?,?)",
-                (name_key(name), name, json.dumps(dict(properties or {})), _now()),
-            )
+            self._insert_recipient(tx, name, properties or {})
             return self._issue(tx, name, expires_in)
 
     def import_recipient(self, name: str, token: str, shares: list[str]) -> None:
         """A recipient holding an existing token (a YAML bearer token being imported),
         granted ``shares``."""
-        _check_name(name, "recipient")
         with self._change() as tx:
-            if tx.execute("SELECT 1 FROM recipients WHERE name_key = ?", (name_key(name),)):
-                raise CatalogConflictError(f"recipient {name!r} exists already")
-            tx.execute(
-                "INSERT INTO recipients (name_key, name, properties, created_at) VALUES (?,?,?,?)",
-                (name_key(name), name, "{}", _now()),
-            )
+            self._insert_recipient(tx, name, {})
             tx.execute(
                 "INSERT INTO tokens (hash, recipient_key, created_at) VALUES (?,?,?)",
                 (self.hash_token(token), name_key(name), _now()),
@@ -297,6 +285,16 @@ class SqlCatalog:
     # -- helpers -------------------------------------------------------------------------
     def _change(self) -> _Change:
         return _Change(self.database)
+
+    @staticmethod
+    def _insert_recipient(tx: Transaction, name: str, properties: Mapping[str, str]) -> None:
+        _check_name(name, "recipient")
+        if tx.execute("SELECT 1 FROM recipients WHERE name_key = ?", (name_key(name),)):
+            raise CatalogConflictError(f"recipient {name!r} exists already")
+        tx.execute(
+            "INSERT INTO recipients (name_key, name, properties, created_at) VALUES (?,?,?,?)",
+            (name_key(name), name, json.dumps(dict(properties)), _now()),
+        )
 
     def _issue(self, tx: Transaction, name: str, expires_in: timedelta | None) -> IssuedToken:
         token = new_token()
