@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection, Mapping
+from functools import lru_cache
 
 import pyarrow as pa
 
@@ -40,13 +41,21 @@ def properties_named(text: str) -> list[str]:
 
 
 def bind(text: str, properties: Mapping[str, str]) -> Expr:
-    """The filter for a recipient with ``properties``."""
-    if any(name not in properties for name in properties_named(text)):
+    """The filter for a recipient with ``properties`` (parsed once per filter and values:
+    tables are looked up for every request)."""
+    names = properties_named(text)
+    if any(name not in properties for name in names):
         return NOTHING
+    return _bound(text, tuple((name, properties[name]) for name in names))
+
+
+@lru_cache(maxsize=4096)
+def _bound(text: str, values: tuple[tuple[str, str], ...]) -> Expr:
+    by_name = dict(values)
 
     def value(match: re.Match[str]) -> str:
         name = match.group(1).replace("''", "'")
-        return "'" + properties[name].replace("'", "''") + "'"
+        return "'" + by_name[name].replace("'", "''") + "'"
 
     try:
         return parse_sql_predicate(_CURRENT_RECIPIENT.sub(value, text))

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
 import pyarrow as pa
 
@@ -24,6 +24,7 @@ from deltaport.client.rest import RestClient
 from deltaport.delta import DeltaTable
 from deltaport.delta.model import Metadata
 from deltaport.protocol.predicates import Expr
+from deltaport.protocol.timestamps import parse_timestamp
 from deltaport.read.file_selection import apply_limit_hint, matching_files
 from deltaport.read.scan import end_metadata
 from deltaport.storage import parse_location
@@ -143,14 +144,3 @@ class CredentialRenewer:
 
     def __call__(self) -> VendedCredentials:
         return request_credentials(self.rest, self.table, self.location)
-
-
-def parse_timestamp(text: str) -> datetime:
-    """An ISO 8601 timestamp as the server takes it (naive means UTC)."""
-    try:
-        value = datetime.fromisoformat(text.strip())
-    except ValueError:
-        raise ValueError(
-            f"timestamp {text!r} is not in ISO 8601 format (e.g. 2023-01-31T08:00:00Z)"
-        ) from None
-    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)

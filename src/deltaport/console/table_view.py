@@ -21,6 +21,7 @@ from deltaport.protocol.schema import (
     StructType,
     parse_schema,
 )
+from deltaport.protocol.timestamps import parse_timestamp as parse_protocol_timestamp
 from deltaport.read import scan_snapshot, table_arrow_schema
 from deltaport.read.scan import read_change_data
 
@@ -52,10 +53,9 @@ def parse_timestamp(text: str | None) -> dt.datetime | None:
     if not text:
         return None
     try:
-        parsed = dt.datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
-    except ValueError:
-        raise InvalidParameterError(f"not an ISO timestamp: {text[:40]!r}") from None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=dt.UTC)
+        return parse_protocol_timestamp(text)
+    except ValueError as exc:
+        raise InvalidParameterError(str(exc)) from None
 
 
 def snapshot(ref: TableRef, version: int | None, timestamp: str | None) -> Snapshot:

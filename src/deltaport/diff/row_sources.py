@@ -26,8 +26,8 @@ from deltaport.delta.model import Metadata
 from deltaport.diff.errors import TablesNotFoundError
 from deltaport.diff.history import Commit, align
 from deltaport.diff.shared_side import SharedRowSide, is_shared_table_url, shared_side
-from deltaport.protocol.predicates import Expr, file_mask
-from deltaport.protocol.predicates.columns import skipping_columns
+from deltaport.protocol.predicates import Expr
+from deltaport.read.file_selection import matching_files
 from deltaport.storage import Storage
 
 FULL_COMPARISON_NOTE = (
@@ -152,11 +152,7 @@ def _file_identities(files: pa.Table) -> pa.Array:
 
 def _prune(files: pa.Table, metadata: Metadata, where: Expr) -> pa.Table:
     """The files whose stats or partition values allow a row matching ``where``."""
-    if files.num_rows == 0:
-        return files
-    types, physical = skipping_columns(metadata.schema_string)
     try:
-        mask = file_mask(where, files, types, metadata.partition_columns, physical)
+        return matching_files(files, metadata, where)
     except Exception:
         return files  # a filter the stats cannot decide keeps every file
-    return files.filter(mask)

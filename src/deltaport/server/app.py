@@ -36,7 +36,6 @@ from deltaport.protocol.credentials import URL
 from deltaport.protocol.echo import echo
 from deltaport.protocol.errors import (
     InternalError,
-    MalformedRequestError,
     MethodNotAllowedError,
     ResourceNotFoundError,
     SharingError,
@@ -53,7 +52,7 @@ from deltaport.server.hot_routes import HotRoutesFirst
 from deltaport.server.ndjson import CONTENT_TYPE as NDJSON
 from deltaport.server.openapi import openapi_document
 from deltaport.server.paging import PageTokens
-from deltaport.server.params import int_param
+from deltaport.server.params import int_param, json_body
 from deltaport.server.reader_seal import ReaderSeal
 from deltaport.server.selection import HintSettings
 from deltaport.server.service import TableResponse, TableService
@@ -317,7 +316,7 @@ class _Api:
         require_mode(table, URL)
         caps = parse_capabilities(request.headers.get(CAPABILITIES_HEADER))
         body = await request.body()
-        query = _decode_query(body)
+        query = json_body(body, _query_decoder, QueryTableRequest())
         if query.startingVersion is not None:
             answer = await while_connected(request, self.changes.query_range, table, caps, query)
         else:
@@ -347,17 +346,6 @@ class _Api:
 
     async def openapi_json(self, request: Request) -> Response:
         return Response(self._openapi_bytes, media_type=JSON)
-
-
-def _decode_query(body: bytes) -> QueryTableRequest:
-    if not body.strip():
-        return QueryTableRequest()
-    try:
-        return _query_decoder.decode(body)
-    except msgspec.ValidationError as exc:
-        raise MalformedRequestError(f"invalid request body: {exc}") from None
-    except msgspec.DecodeError:
-        raise MalformedRequestError("the request body is not valid JSON") from None
 
 
 def _stream(answer: TableResponse, extra_headers: dict[str, str] | None = None) -> Response:

@@ -24,12 +24,12 @@ from deltaport.protocol.echo import echo
 from deltaport.protocol.errors import (
     InternalError,
     InvalidParameterError,
-    MalformedRequestError,
     UnsupportedAccessModeError,
 )
 from deltaport.protocol.names import name_key
 from deltaport.server.access import location_settings
 from deltaport.server.config import ServerConfig
+from deltaport.server.params import json_body
 from deltaport.storage import InvalidLocationError, Location, parse_location
 from deltaport.storage.credentials import CredentialCache, CredentialError, make_vendor
 from deltaport.storage.credentials.cache import Clock, utc_now
@@ -52,14 +52,7 @@ def _match_key(location: Location) -> tuple[str, str, str]:
 
 
 def decode_request(body: bytes) -> TemporaryCredentialsRequest:
-    if not body.strip():
-        return TemporaryCredentialsRequest()
-    try:
-        return _decoder.decode(body)
-    except msgspec.ValidationError as exc:
-        raise MalformedRequestError(f"invalid request body: {exc}") from None
-    except msgspec.DecodeError:
-        raise MalformedRequestError("the request body is not valid JSON") from None
+    return json_body(body, _decoder, TemporaryCredentialsRequest())
 
 
 def require_mode(table: SharedTable, mode: str) -> None:

@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+from typing import TypeVar
+
+import msgspec
+
 from deltaport.protocol.echo import echo
-from deltaport.protocol.errors import InvalidParameterError
+from deltaport.protocol.errors import InvalidParameterError, MalformedRequestError
+
+T = TypeVar("T")
 
 
 def int_param(value: str | None, name: str) -> int | None:
@@ -23,3 +29,16 @@ def bool_param(value: str | None, name: str) -> bool:
     if value.lower() in ("true", "false"):
         return value.lower() == "true"
     raise InvalidParameterError(f"{name} must be true or false, got {echo(value)}")
+
+
+def json_body(body: bytes, decoder: msgspec.json.Decoder[T], empty: T) -> T:
+    """A JSON request body decoded and validated (``empty`` when there is none), or a
+    400 ``MALFORMED_REQUEST`` saying what is wrong."""
+    if not body.strip():
+        return empty
+    try:
+        return decoder.decode(body)
+    except msgspec.ValidationError as exc:
+        raise MalformedRequestError(f"invalid request body: {exc}") from None
+    except msgspec.DecodeError:
+        raise MalformedRequestError("the request body is not valid JSON") from None

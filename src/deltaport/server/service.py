@@ -13,7 +13,7 @@ import os
 from collections.abc import Callable, Hashable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
 import msgspec
 import pyarrow as pa
@@ -35,11 +35,11 @@ from deltaport.protocol.actions import (
     QueryTableRequest,
 )
 from deltaport.protocol.capabilities import DELTA, Capabilities, choose_response_format
-from deltaport.protocol.echo import echo
 from deltaport.protocol.errors import (
     InvalidParameterError,
     UnsupportedOperationError,
 )
+from deltaport.protocol.timestamps import parse_timestamp as parse_protocol_timestamp
 from deltaport.server.end_stream import stream_body
 from deltaport.server.lines import metadata_line, protocol_line
 from deltaport.server.ndjson import Chunk, encode_lines
@@ -207,14 +207,11 @@ class TableService:
 
 
 def parse_timestamp(text: str) -> datetime:
-    """An ISO 8601 timestamp (``2023-01-31T08:00:00Z``, with offset, or naive meaning UTC)."""
+    """A timestamp parameter (see :mod:`deltaport.protocol.timestamps`); 400 if malformed."""
     try:
-        value = datetime.fromisoformat(text.strip())
-    except ValueError:
-        raise InvalidParameterError(
-            f"timestamp {echo(text)} is not in ISO 8601 format (e.g. 2023-01-31T08:00:00Z)"
-        ) from None
-    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+        return parse_protocol_timestamp(text)
+    except ValueError as exc:
+        raise InvalidParameterError(str(exc)) from None
 
 
 def _require_history(table: SharedTable) -> None:
