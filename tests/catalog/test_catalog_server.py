@@ -182,6 +182,12 @@ def test_revoked_grants_and_tokens_end_live(tmp_path: Path) -> None:
                 json.loads(line) for line in eu.post(table, json={"maxFiles": 1}).text.splitlines()
             ]
             page = first[-1]["endStreamAction"]["nextPageToken"]
+            refreshed = [
+                json.loads(line)
+                for line in eu.post(table, json={"includeRefreshToken": True}).text.splitlines()
+            ]
+            refresh = refreshed[-1]["endStreamAction"]["refreshToken"]
+            assert eu.post(table, json={"refreshToken": refresh}).status_code == 200
             file_url = next(line["file"]["url"] for line in first if "file" in line)
             assert "rcp=eu." in file_url
             assert httpx.get(file_url).status_code == 200
@@ -192,7 +198,21 @@ def test_revoked_grants_and_tokens_end_live(tmp_path: Path) -> None:
             _eventually(lambda: eu.post(table, json={}).status_code == 404)
             _eventually(lambda: httpx.get(file_url).status_code == 404)
             assert eu.post(table, json={"maxFiles": 1, "pageToken": page}).status_code == 404
+            assert eu.post(table, json={"refreshToken": refresh}).status_code == 404
             assert eu.get("/shares").json()["items"] == []
+            base = "/shares/s/schemas/sc/tables/whole"
+            for path in (
+                "/shares/s",
+                "/shares/s/schemas",
+                "/shares/s/schemas/sc/tables",
+                "/shares/s/all-tables",
+                f"{base}/version",
+                f"{base}/metadata",
+                f"{base}/changes?startingVersion=0",
+            ):
+                assert eu.get(path).status_code == 404, path
+            credentials = eu.post(f"{base}/temporary-table-credentials")
+            assert credentials.status_code == 404
         with _as(server, tokens["us"]) as us:
             answer = us.post(table, json={})
             us_url = next(
@@ -204,6 +224,9 @@ def test_revoked_grants_and_tokens_end_live(tmp_path: Path) -> None:
             _catalog(url, "recipient", "revoke", "us")
             _eventually(lambda: us.get("/shares").status_code == 401)
             _eventually(lambda: httpx.get(us_url).status_code == 404)
+            for path in ("/shares/s", "/shares/s/schemas/sc/tables/whole/version"):
+                assert us.get(path).status_code == 401, path
+            assert us.post(table, json={}).status_code == 401
             body = us.get("/shares").json()
             assert body["errorCode"] == "UNAUTHENTICATED" and "expired" in body["message"]
         # a new table and a new grant arrive without a restart
