@@ -100,9 +100,10 @@ def start_dir_server(
     return start_server(config, tmp)
 
 
-def write_dir_profile(path: Path, server: RunningServer) -> Path:
+def write_dir_profile(path: Path, server: RunningServer, **extra: str) -> Path:
+    """A profile for ``server`` (``extra``: more fields, such as ``accessMode``)."""
     profile = {"shareCredentialsVersion": 1, "endpoint": server.url, "bearerToken": TOKEN}
-    path.write_text(json.dumps(profile))
+    path.write_text(json.dumps({**profile, **extra}))
     return path
 
 

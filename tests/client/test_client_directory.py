@@ -31,6 +31,7 @@ from deltaport.client import (
 )
 from deltaport.client.dir_scan import DirectoryScan
 from deltaport.client.scan import TableScan
+from deltaport.storage import StorageError
 from dir_tables import (
     CDF_TABLES,
     TABLES,
@@ -39,7 +40,7 @@ from dir_tables import (
     vend_count,
     write_dir_profile,
 )
-from emulators import S3Emulator
+from emulators import S3Emulator, free_port
 from sharing_server import RunningServer, stop_server
 
 _VALUE_TYPES = {pa.string(): "string", pa.int64(): "long", pa.int32(): "int"}
@@ -198,3 +199,35 @@ def test_a_read_outliving_its_credentials_renews_them(
     files = 6
     assert renewals >= files  # the listing, each commit and each data file asked again
     assert vend_count(dir_server, "parted") == before + 1 + renewals
+
+
+def test_the_endpoint_and_region_come_from_the_server(
+    profile: Path, dir_server: RunningServer, s3_emulator: S3Emulator
+) -> None:
+    """The recipient names no storage options: the credentials answer says where moto is
+    (an S3-compatible endpoint) and the bucket's region, and the read goes there."""
+    with SharingClient(profile) as client:
+        answer = client.rest.post_json(
+            "/shares/s/schemas/sc/tables/plain/temporary-table-credentials", {}
+        )
+    told = json.loads(answer)["credentials"]
+    assert told["endpoint"] == s3_emulator.endpoint
+    assert told["region"] == s3_emulator.options["aws_region"]
+    expected = load_as_arrow(f"{profile}#s.sc.plain")
+    assert load_as_arrow(f"{profile}#s.sc.plain", access_mode="dir").equals(expected)
+    wrong = {"aws_endpoint": f"http://127.0.0.1:{free_port()}"}
+    with pytest.raises(StorageError):  # the recipient's own options win over the server's
+        load_as_arrow(f"{profile}#s.sc.plain", access_mode="dir", storage_options=wrong)
+
+
+def test_the_profile_names_the_access_mode(
+    dir_server: RunningServer, tmp_path: Path, options: dict[str, str]
+) -> None:
+    dir_profile = write_dir_profile(tmp_path / "dir.share", dir_server, accessMode="dir")
+    before = vend_count(dir_server, "parted")
+    by_dir = load_as_arrow(f"{dir_profile}#s.sc.parted")
+    assert vend_count(dir_server, "parted") == before + 1
+    assert by_dir.equals(load_as_arrow(f"{dir_profile}#s.sc.parted", access_mode="url"))
+    assert vend_count(dir_server, "parted") == before + 1  # the call's mode wins
+    with SharingClient(dir_profile, storage_options=options) as client:
+        assert isinstance(client.table("s.sc.parted").snapshot(), DirectoryScan)

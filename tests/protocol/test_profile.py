@@ -87,6 +87,14 @@ def test_version_2_without_type_is_inferred_from_its_fields() -> None:
     assert isinstance(parse_profile(bearer), BearerTokenProfile)
 
 
+def test_access_mode_is_optional_in_either_version() -> None:
+    assert parse_profile(V1).access_mode is None
+    assert parse_profile({**V1, "accessMode": "DIR"}).access_mode == "dir"
+    assert parse_profile({**V2_OAUTH, "accessMode": "auto"}).access_mode == "auto"
+    with pytest.raises(ProfileError, match="'accessMode' must be one of"):
+        parse_profile({**V2_OAUTH, "accessMode": ""})
+
+
 def test_secrets_are_not_in_repr() -> None:
     assert "tok" not in repr(parse_profile(V1))
     assert "secret" not in repr(parse_profile(V2_OAUTH))
@@ -120,6 +128,8 @@ def test_is_expired() -> None:
         ({"bearerToken": ""}, "'bearerToken' must be a non-empty string"),
         ({"expirationTime": "tomorrow"}, "'expirationTime' is not an ISO 8601 time"),
         ({"expirationTime": 5}, "'expirationTime' must be an ISO 8601 string"),
+        ({"accessMode": "fast"}, "'accessMode' must be one of auto, url, dir, found 'fast'"),
+        ({"accessMode": 1}, "'accessMode' must be one of"),
     ],
 )
 def test_version_1_validation(change: dict[str, object], message: str) -> None:

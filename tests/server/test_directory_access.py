@@ -140,8 +140,17 @@ def test_vended_s3_credentials_are_scoped_and_work(
     response = vend(client, "t")
     assert response.status_code == 200, response.text
     credentials = response.json()["credentials"]
-    assert set(credentials) == {"location", "awsTempCredentials", "expirationTime"}
+    assert set(credentials) == {
+        "location",
+        "awsTempCredentials",
+        "expirationTime",
+        "endpoint",
+        "region",
+    }
     assert credentials["location"] == ROOT
+    # an S3-compatible store: the recipient is told where it is, and the bucket's region
+    assert credentials["endpoint"] == s3_emulator.endpoint
+    assert credentials["region"] == "us-east-1"
     keys = credentials["awsTempCredentials"]
     (role,) = assumed(ROOT)
     assert role.role_arn == ROLE and role.external_id == "ext-42"

@@ -12,7 +12,13 @@ from urllib.parse import parse_qs
 import pytest
 
 from deltaport.storage import parse_location
-from deltaport.storage.credentials import CredentialSettings, PolicyTooLargeError, vendor_problem
+from deltaport.storage.credentials import (
+    CredentialSettings,
+    PolicyTooLargeError,
+    StorageHints,
+    storage_hints,
+    vendor_problem,
+)
 from deltaport.storage.credentials.azure import directory_sas
 from deltaport.storage.credentials.azure_identity import DelegationKey
 from deltaport.storage.credentials.gcs import access_boundary, google_boundary
@@ -180,3 +186,22 @@ def test_azure_container_root_is_refused() -> None:
         parse_location("az://cont/t"), {"azure_storage_account_name": "a"}, CredentialSettings()
     )
     assert problem is not None and "azureManagedIdentity" in problem
+
+
+def test_what_recipients_are_told_besides_the_credential() -> None:
+    """S3: the bucket's region always; the endpoint only for an S3-compatible store, and
+    the one recipients reach when the server reaches it by another address."""
+    s3 = parse_location("s3://b/tables/t")
+    plain = CredentialSettings(aws_role_arn="arn:aws:iam::1:role/r")
+    assert storage_hints(s3, {}, plain) == StorageHints(None, "us-east-1")
+    assert storage_hints(s3, {"aws_region": "eu-west-1"}, plain) == StorageHints(None, "eu-west-1")
+    minio = {"aws_endpoint": "http://minio.internal:9000", "aws_region": "eu-west-1"}
+    assert storage_hints(s3, minio, plain) == StorageHints(
+        "http://minio.internal:9000", "eu-west-1"
+    )
+    public = CredentialSettings(
+        aws_role_arn="arn:aws:iam::1:role/r", aws_recipient_endpoint="https://s3.example.com"
+    )
+    assert storage_hints(s3, minio, public).endpoint == "https://s3.example.com"
+    azure = parse_location("az://container/tables/t")
+    assert storage_hints(azure, {"azure_storage_endpoint": "http://x"}, plain) == StorageHints()

@@ -2,8 +2,9 @@
 them into what obstore takes, and renewing them before they expire.
 
 The protocol's answer names the directory and carries keys (S3), a SAS token (Azure) or
-a bearer token (GCS) with ``expirationTime``; it has no endpoint or region, so those
-come from the recipient's own storage options (``aws_endpoint``, ``aws_region``, ...).
+a bearer token (GCS) with ``expirationTime``. The protocol gives no endpoint or region;
+deltaport's server adds them for S3 (``endpoint`` only for S3-compatible stores), and the
+recipient's own storage options (``aws_endpoint``, ``aws_region``, ...) override them.
 """
 
 from __future__ import annotations
@@ -43,18 +44,33 @@ class VendedCredentials:
     secret: tuple[str, ...]
     """(key id, secret key, session token), (SAS token,) or (bearer token,)."""
     expires_at: datetime
+    endpoint: str | None = None
+    """The S3-compatible endpoint the server told (deltaport's servers say it)."""
+    region: str | None = None
 
     @classmethod
     def from_protocol(cls, credentials: TemporaryCredentials) -> VendedCredentials:
         expires = datetime.fromtimestamp(credentials.expirationTime / 1000, UTC)
+        location = credentials.location
         if (aws := credentials.awsTempCredentials) is not None:
             keys = (aws.accessKeyId, aws.secretAccessKey, aws.sessionToken)
-            return cls(credentials.location, "aws", keys, expires)
+            return cls(location, "aws", keys, expires, credentials.endpoint, credentials.region)
         if (azure := credentials.azureUserDelegationSas) is not None:
-            return cls(credentials.location, "azure", (azure.sasToken.lstrip("?"),), expires)
+            return cls(location, "azure", (azure.sasToken.lstrip("?"),), expires)
         if (gcp := credentials.gcpOauthToken) is not None:
-            return cls(credentials.location, "gcp", (gcp.oauthToken,), expires)
+            return cls(location, "gcp", (gcp.oauthToken,), expires)
         raise ResponseError("the temporary credentials answer carries no credential")
+
+    def store_options(self) -> dict[str, str]:
+        """obstore options for what the server told besides the credential."""
+        options: dict[str, str] = {}
+        if self.endpoint:
+            options["aws_endpoint"] = self.endpoint
+            if self.endpoint.startswith("http://"):
+                options["aws_allow_http"] = "true"
+        if self.region:
+            options["aws_region"] = self.region
+        return options
 
     def provider_answer(self, expires_at: datetime) -> dict[str, Any]:
         """What an obstore ``credential_provider`` returns for this credential."""
@@ -105,6 +121,10 @@ class CredentialSource:
     @property
     def location(self) -> str:
         return self._current.location
+
+    def store_options(self) -> dict[str, str]:
+        """The endpoint and region the server told with the first credential."""
+        return self._current.store_options()
 
     def current(self) -> VendedCredentials:
         with self._lock:

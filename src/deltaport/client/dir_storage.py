@@ -15,8 +15,8 @@ from deltaport.storage import Location, Storage, StorageError, parse_location
 class DirectoryStorage(Storage):
     """Reads objects under the directories of ``sources`` only.
 
-    ``options`` are the recipient's obstore options (endpoint, region, ...: what the
-    credentials answer does not say); the credentials come from obstore's
+    ``options`` are the recipient's obstore options (endpoint, region, ...); they override
+    what the server told with the credentials. The credentials come from obstore's
     ``credential_provider`` calling each directory's :class:`CredentialSource`."""
 
     def __init__(
@@ -54,7 +54,7 @@ class DirectoryStorage(Storage):
         with self._lock:
             store = self._stores.get(key)
             if store is None:
-                store = _make_store(location, dict(self.options), source)
+                store = _make_store(location, {**source.store_options(), **self.options}, source)
                 self._stores[key] = store
             return store
 

@@ -1,9 +1,10 @@
 """The official client's module-level functions, same names and arguments: switching is
 a one-line import change. ``url`` is ``<profile file>#<share>.<schema>.<table>``.
 
-The loaders of rows also take ``access_mode`` (``url``, ``dir`` or ``auto``, see
-:class:`~deltaport.client.SharingClient`) and ``storage_options`` (obstore options that
-directory mode needs besides the vended credentials, such as an S3 endpoint and region)."""
+The loaders of rows also take ``access_mode`` (``url``, ``dir`` or ``auto``; default the
+profile's ``accessMode``, else ``url``; see :class:`~deltaport.client.SharingClient`) and
+``storage_options`` (obstore options for directory mode that override the endpoint and
+region the server tells, or supply them where it tells none)."""
 
 from __future__ import annotations
 
@@ -30,7 +31,7 @@ T = TypeVar("T")
 def _with_table(
     url: str,
     use: Callable[[TableHandle], T],
-    access_mode: AccessMode = "url",
+    access_mode: AccessMode | None = None,
     storage_options: Mapping[str, str] | None = None,
 ) -> T:
     profile, share, schema, name = split_table_url(url)
@@ -46,7 +47,7 @@ def _snapshot(
     json_predicate_hints: str | None,
     use_delta_format: bool | None,
     convert: Callable[[ArrowScan], T],
-    access_mode: AccessMode,
+    access_mode: AccessMode | None,
     storage_options: Mapping[str, str] | None,
 ) -> T:
     return _with_table(
@@ -66,7 +67,7 @@ def load_as_arrow(
     timestamp: str | None = None,
     jsonPredicateHints: str | None = None,
     use_delta_format: bool | None = None,
-    access_mode: AccessMode = "url",
+    access_mode: AccessMode | None = None,
     storage_options: Mapping[str, str] | None = None,
 ) -> pa.Table:
     """The table (at ``version`` or ``timestamp``; default latest) as an Arrow table,
@@ -92,7 +93,7 @@ def load_as_pandas(
     jsonPredicateHints: str | None = None,
     use_delta_format: bool | None = None,
     convert_in_batches: bool = False,
-    access_mode: AccessMode = "url",
+    access_mode: AccessMode | None = None,
     storage_options: Mapping[str, str] | None = None,
 ) -> pd.DataFrame:
     """As :func:`load_as_arrow`, as a pandas DataFrame. ``convert_in_batches`` is accepted
@@ -117,7 +118,7 @@ def load_as_polars(
     timestamp: str | None = None,
     jsonPredicateHints: str | None = None,
     use_delta_format: bool | None = None,
-    access_mode: AccessMode = "url",
+    access_mode: AccessMode | None = None,
     storage_options: Mapping[str, str] | None = None,
 ) -> pl.DataFrame:
     """As :func:`load_as_arrow`, as a polars DataFrame (needs ``polars``)."""
@@ -142,7 +143,7 @@ def _changes(
     ending_timestamp: str | None,
     use_delta_format: bool | None,
     convert: Callable[[ArrowScan], T],
-    access_mode: AccessMode,
+    access_mode: AccessMode | None,
     storage_options: Mapping[str, str] | None,
 ) -> T:
     return _with_table(
@@ -168,7 +169,7 @@ def load_table_changes_as_arrow(
     starting_timestamp: str | None = None,
     ending_timestamp: str | None = None,
     use_delta_format: bool | None = None,
-    access_mode: AccessMode = "url",
+    access_mode: AccessMode | None = None,
     storage_options: Mapping[str, str] | None = None,
 ) -> pa.Table:
     """The change data feed between two versions or timestamps (inclusive), with
@@ -194,7 +195,7 @@ def load_table_changes_as_pandas(
     ending_timestamp: str | None = None,
     use_delta_format: bool | None = None,
     convert_in_batches: bool = False,
-    access_mode: AccessMode = "url",
+    access_mode: AccessMode | None = None,
     storage_options: Mapping[str, str] | None = None,
 ) -> pd.DataFrame:
     """As :func:`load_table_changes_as_arrow`, as pandas (``convert_in_batches`` is
@@ -219,7 +220,7 @@ def load_table_changes_as_polars(
     starting_timestamp: str | None = None,
     ending_timestamp: str | None = None,
     use_delta_format: bool | None = None,
-    access_mode: AccessMode = "url",
+    access_mode: AccessMode | None = None,
     storage_options: Mapping[str, str] | None = None,
 ) -> pl.DataFrame:
     """As :func:`load_table_changes_as_arrow`, as polars."""

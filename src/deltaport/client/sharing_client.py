@@ -18,6 +18,7 @@ from deltaport.client.rest import RestClient, new_http_client, path_segment
 from deltaport.client.retry import RetryPolicy
 from deltaport.client.scan import DEFAULT_CONCURRENCY
 from deltaport.client.table import AccessSettings, TableHandle
+from deltaport.protocol.credentials import URL
 from deltaport.protocol.profile import (
     BearerTokenProfile,
     OAuthClientCredentialsProfile,
@@ -37,9 +38,10 @@ def as_profile(profile: ProfileSource) -> Profile:
 class SharingClient:
     """A recipient's view of one sharing server (as described by a profile file).
 
-    ``access_mode``: ``url`` (default) reads through ``/query`` and ``/changes``;
-    ``dir`` reads tables with vended temporary credentials (an error where a table does
-    not offer it); ``auto`` reads in ``dir`` mode where offered, else ``url``.
+    ``access_mode``: ``url`` reads through ``/query`` and ``/changes``; ``dir`` reads
+    tables with vended temporary credentials (an error where a table does not offer it);
+    ``auto`` reads in ``dir`` mode where offered, else ``url``. Default: the profile's
+    ``accessMode``, else ``url``.
     ``storage_options`` are the obstore options directory mode needs besides the
     credentials (S3 endpoint and region, ...); ``renew_margin``: credentials with less
     life left are asked for again before the next storage call."""
@@ -51,14 +53,15 @@ class SharingClient:
         http: httpx.Client | None = None,
         retry: RetryPolicy | None = None,
         concurrency: int = DEFAULT_CONCURRENCY,
-        access_mode: AccessMode = "url",
+        access_mode: AccessMode | None = None,
         storage_options: Mapping[str, str] | None = None,
         renew_margin: timedelta | None = None,
     ) -> None:
         self.profile = as_profile(profile)
         self.concurrency = concurrency
         renewal = RenewalSettings(renew_margin) if renew_margin is not None else RenewalSettings()
-        self.access = AccessSettings(check_mode(access_mode), dict(storage_options or {}), renewal)
+        mode = check_mode(access_mode or self.profile.access_mode or URL)
+        self.access = AccessSettings(mode, dict(storage_options or {}), renewal)
         self.rest = RestClient(
             self.profile, http or new_http_client(max_connections=concurrency + 4), retry
         )

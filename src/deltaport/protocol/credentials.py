@@ -40,13 +40,19 @@ class GcpOauthToken(msgspec.Struct):
 
 
 class TemporaryCredentials(msgspec.Struct, omit_defaults=True):
-    """Exactly one of the three credential fields is set."""
+    """Exactly one of the three credential fields is set.
+
+    ``endpoint`` and ``region`` are deltaport's additions (clients that do not know them
+    ignore them): the S3 endpoint to read with, sent only for S3-compatible stores (MinIO,
+    an emulator) where the recipient could not guess it, and the bucket's region."""
 
     location: str
     expirationTime: int
     awsTempCredentials: AwsTempCredentials | None = None
     azureUserDelegationSas: AzureUserDelegationSas | None = None
     gcpOauthToken: GcpOauthToken | None = None
+    endpoint: str | None = None
+    region: str | None = None
 
 
 class TemporaryCredentialsResponse(msgspec.Struct):

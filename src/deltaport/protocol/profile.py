@@ -4,6 +4,10 @@ Version 1 holds ``endpoint``, ``bearerToken`` and an optional ``expirationTime``
 Version 2 adds ``type``: ``bearer_token`` (as version 1) or ``oauth_client_credentials``
 (``tokenEndpoint``, ``clientId``, ``clientSecret``, optional ``scope``); the client
 fetches tokens, this module only reads the file.
+
+Either version may carry deltaport's optional ``accessMode`` (``auto``, ``url`` or ``dir``):
+how deltaport's client and Spark connector read when the call does not say. The official
+client ignores fields it does not know.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ MAX_SHARE_CREDENTIALS_VERSION = 2
 BEARER_TOKEN = "bearer_token"
 OAUTH_CLIENT_CREDENTIALS = "oauth_client_credentials"
 _TYPES = (BEARER_TOKEN, OAUTH_CLIENT_CREDENTIALS)
+PROFILE_ACCESS_MODES = ("auto", "url", "dir")
 
 
 class ProfileError(ValueError):
@@ -36,6 +41,8 @@ class BearerTokenProfile:
     expiration_time: dt.datetime | None = None
     """When the token expires (timezone-aware); ``None`` if it never does."""
     share_credentials_version: int = 1
+    access_mode: str | None = None
+    """``auto``, ``url`` or ``dir``: the read mode when the call names none."""
 
     @property
     def type(self) -> str:
@@ -58,6 +65,8 @@ class OAuthClientCredentialsProfile:
     client_secret: str = field(repr=False)
     scope: str | None = None
     share_credentials_version: int = 2
+    access_mode: str | None = None
+    """``auto``, ``url`` or ``dir``: the read mode when the call names none."""
 
     @property
     def type(self) -> str:
@@ -114,6 +123,7 @@ def parse_profile(obj: Mapping[str, Any]) -> Profile:
             bearer_token=_required_string(obj, "bearerToken"),
             expiration_time=_expiration_time(obj.get("expirationTime")),
             share_credentials_version=version,
+            access_mode=_access_mode(obj.get("accessMode")),
         )
     scope = obj.get("scope")
     if scope is not None and not isinstance(scope, str):
@@ -125,6 +135,7 @@ def parse_profile(obj: Mapping[str, Any]) -> Profile:
         client_secret=_required_string(obj, "clientSecret"),
         scope=scope or None,
         share_credentials_version=version,
+        access_mode=_access_mode(obj.get("accessMode")),
     )
 
 
@@ -171,6 +182,17 @@ def _expiration_time(value: object) -> dt.datetime | None:
         return _aware(dt.datetime.fromisoformat(value.strip()))
     except ValueError:
         raise ProfileError(f"'expirationTime' is not an ISO 8601 time: {value!r}") from None
+
+
+def _access_mode(value: object) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or value.lower() not in PROFILE_ACCESS_MODES:
+        raise ProfileError(
+            f"profile field 'accessMode' must be one of {', '.join(PROFILE_ACCESS_MODES)}, "
+            f"found {value!r}"
+        )
+    return value.lower()
 
 
 def _aware(moment: dt.datetime) -> dt.datetime:

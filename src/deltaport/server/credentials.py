@@ -31,7 +31,13 @@ from deltaport.server.access import location_settings
 from deltaport.server.config import ServerConfig
 from deltaport.server.params import json_body
 from deltaport.storage import InvalidLocationError, Location, parse_location
-from deltaport.storage.credentials import CredentialCache, CredentialError, make_vendor
+from deltaport.storage.credentials import (
+    CredentialCache,
+    CredentialError,
+    StorageHints,
+    make_vendor,
+    storage_hints,
+)
 from deltaport.storage.credentials.cache import Clock, utc_now
 
 log = logging.getLogger(__name__)
@@ -45,6 +51,7 @@ class _Directory:
     """The location as list-tables and metadata show it, echoed in the answer."""
     location: Location
     cache: CredentialCache
+    hints: StorageHints
 
 
 def _match_key(location: Location) -> tuple[str, str, str]:
@@ -91,7 +98,10 @@ class CredentialService:
                             clock,
                         )
                         shown = text.rstrip("/")
-                        directories[_match_key(location)] = _Directory(shown, location, cache)
+                        hints = storage_hints(location, options, settings)
+                        directories[_match_key(location)] = _Directory(
+                            shown, location, cache, hints
+                        )
                     self._tables[key] = directories
 
     def vend(
@@ -142,5 +152,7 @@ class CredentialService:
             gcpOauthToken=None
             if isinstance(secret, AwsTempCredentials | AzureUserDelegationSas)
             else secret,
+            endpoint=directory.hints.endpoint,
+            region=directory.hints.region,
         )
         return TemporaryCredentialsResponse(credentials)

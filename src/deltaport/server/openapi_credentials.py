@@ -64,6 +64,12 @@ SCHEMAS: dict[str, Any] = {
                         "required": ["oauthToken"],
                         "properties": {"oauthToken": _STR},
                     },
+                    "endpoint": {
+                        **_STR,
+                        "description": "deltaport: the S3-compatible endpoint to read with "
+                        "(absent for AWS itself).",
+                    },
+                    "region": {**_STR, "description": "deltaport: the S3 bucket's region."},
                 },
             }
         },

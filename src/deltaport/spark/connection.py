@@ -11,16 +11,21 @@ from deltaport.client.access import check_mode
 from deltaport.spark.options import SharingOptions
 
 
-@contextmanager
-def open_table(options: SharingOptions) -> Iterator[TableHandle]:
-    """A handle on the table (reading in the options' ``accessMode``), with its HTTP
-    connections closed afterwards."""
-    client = SharingClient(
+def connect(options: SharingOptions) -> SharingClient:
+    """A client reading in the options' ``accessMode`` (else the profile's); the caller
+    closes it."""
+    return SharingClient(
         options.profile,
         concurrency=4,
-        access_mode=check_mode(options.access_mode),
+        access_mode=check_mode(options.access_mode) if options.access_mode else None,
         storage_options=options.storage_options,
     )
+
+
+@contextmanager
+def open_table(options: SharingOptions) -> Iterator[TableHandle]:
+    """A handle on the table, with its HTTP connections closed afterwards."""
+    client = connect(options)
     try:
         yield client.table(options.table)
     finally:

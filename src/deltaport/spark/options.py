@@ -65,8 +65,9 @@ class SharingOptions:
     """Fewer partitions than this are made only when there are fewer files."""
     json_predicate_hints: bool = False
     version_poll_seconds: float = DEFAULT_VERSION_POLL_SECONDS
-    access_mode: str = "url"
-    """``url``, ``dir`` or ``auto`` (``accessMode``): how batch reads get at the files."""
+    access_mode: str | None = None
+    """``url``, ``dir`` or ``auto`` (``accessMode``): how reads get at the files; None:
+    the profile's ``accessMode``, else ``url``."""
     storage_options: Mapping[str, str] = field(default_factory=dict)
     """obstore options for directory mode (``storage.<key>`` options, such as
     ``storage.aws_endpoint``): what the vended credentials do not say."""
@@ -118,8 +119,11 @@ _STORAGE_PREFIX = "storage."
 _ACCESS_MODES = ("url", "dir", "auto")
 
 
-def _access_mode(opts: Mapping[str, str]) -> str:
-    value = (_get(opts, "accessMode") or "url").lower()
+def _access_mode(opts: Mapping[str, str]) -> str | None:
+    value = _get(opts, "accessMode")
+    if value is None:
+        return None
+    value = value.lower()
     if value not in _ACCESS_MODES:
         raise OptionError(f"option 'accessMode' must be url, dir or auto, got {value!r}")
     return value

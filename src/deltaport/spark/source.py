@@ -10,7 +10,7 @@ from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceStrea
 from pyspark.sql.types import StructType
 
 from deltaport.spark.batch import batch_reader
-from deltaport.spark.options import OptionError, SharingOptions, parse_options
+from deltaport.spark.options import SharingOptions, parse_options
 from deltaport.spark.scans import read_schema
 from deltaport.spark.stream import StreamReader
 from deltaport.spark.types import spark_schema
@@ -40,11 +40,6 @@ class DeltaSharingDataSource(DataSource):
         return batch_reader(self.sharing_options, self._checked_schema(schema))
 
     def streamReader(self, schema: StructType) -> DataSourceStreamReader:
-        if self.sharing_options.access_mode == "dir":
-            raise OptionError(
-                "streams read in url mode only: leave accessMode unset (or url, auto) for "
-                "readStream"
-            )
         return StreamReader(self.sharing_options, self._checked_schema(schema))
 
     def _checked_schema(self, schema: StructType) -> pa.Schema:

@@ -4,9 +4,12 @@ server a range of versions at a time and kept until the stream has committed pas
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 import pyarrow as pa
+from pyspark.sql.datasource import InputPartition
 
 from deltaport.client import (
     Metadata,
@@ -18,6 +21,7 @@ from deltaport.client import (
 )
 from deltaport.read import table_arrow_schema
 from deltaport.spark.options import SharingOptions
+from deltaport.spark.partitions import split_files
 
 
 class StreamError(RuntimeError):
@@ -33,13 +37,20 @@ class VersionFiles:
     files: tuple[RemoteFile, ...]
     plan: ScanPlan
 
+    @cached_property
+    def sizes(self) -> tuple[int, ...]:
+        return tuple(f.size for f in self.files)
+
 
 def file_order(f: RemoteFile) -> tuple[str, str]:
     return (f.id, f.action)
 
 
 class VersionSource:
-    """Fetches and keeps the files of versions for one stream."""
+    """Fetches and keeps the files of versions for one stream (``url`` mode: the server
+    lists and signs them)."""
+
+    mode = "url"
 
     def __init__(self, options: SharingOptions, schema: pa.Schema) -> None:
         self.options = options
@@ -87,6 +98,16 @@ class VersionSource:
         for v in [v for v in self._changes if v < version]:
             del self._changes[v]
 
+    def partitions(
+        self, unit: VersionFiles, indexes: Sequence[int], target_bytes: int, min_partitions: int
+    ) -> list[InputPartition]:
+        """Input partitions reading the files ``indexes`` of ``unit``."""
+        plan = dataclasses.replace(unit.plan, files=tuple(unit.files[i] for i in indexes))
+        return list(split_files(plan, target_bytes, min_partitions))
+
+    def close(self) -> None:
+        """Nothing is kept open between calls."""
+
     def _fetch(self, start: int, end: int) -> None:
         with self._client() as client:
             if self.options.read_change_feed:
@@ -127,39 +148,52 @@ class VersionSource:
         return scan.plan()
 
     def _appends(self, version: int, files: list[RemoteFile]) -> list[RemoteFile]:
-        """The files a (non change-feed) stream reads from one commit, by the options
-        for commits that delete or rewrite rows. Change-data (cdc) files mark a commit
-        that deleted or updated rows; files a commit only rearranged (``dataChange``
-        false, as in a compaction) add no rows and delete none."""
+        """The files a (non change-feed) stream reads from one commit (see
+        :func:`reads_adds`). Change-data (cdc) files mark a commit that deleted or updated
+        rows; files a commit only rearranged (``dataChange`` false) add and delete none."""
         changed = [f for f in files if f.data_change or f.action == "cdc"]
         adds = [f for f in changed if f.action in ("add", "file")]
         removes = [f for f in changed if f.action in ("remove", "cdc")]
-        if not removes:
-            return adds
-        o = self.options
-        if o.skip_change_commits:
-            return []
-        if o.ignore_changes:
-            return adds
-        if o.ignore_deletes and not adds:
-            return []
-        kind = "updates or rewrites" if adds else "deletes"
-        raise StreamError(
-            f"version {version} of {o.table} {kind} rows ({len(removes)} files removed), "
-            "which a stream of appends cannot carry. Set ignoreDeletes (skip commits that "
-            "only delete), ignoreChanges (also re-read rewritten files, rows may repeat) or "
-            "skipChangeCommits (skip such commits), or read the change data feed with "
-            "readChangeFeed=true"
-        )
+        return adds if reads_adds(self.options, version, len(adds), len(removes)) else []
 
     def _check_schema(self, metadata: Metadata, version: int) -> None:
-        schema = table_arrow_schema(metadata, cdf=self.options.read_change_feed)
-        if not schema.equals(self.schema):
-            raise StreamError(
-                f"the schema of {self.options.table} changed at version {version}: the stream "
-                f"reads {_columns(self.schema)}, the table now has {_columns(schema)}. "
-                "Restart the stream with a new checkpoint to read the new schema"
-            )
+        check_stream_schema(self.options, self.schema, metadata, version)
+
+
+def reads_adds(options: SharingOptions, version: int, adds: int, removes: int) -> bool:
+    """Whether a (non change-feed) stream reads the added files of a commit with ``adds``
+    data-changing adds and ``removes`` data-changing removes (or cdc files); False: the
+    commit is skipped. A commit that deletes or rewrites rows fails the stream unless the
+    options say how to carry it."""
+    if not removes:
+        return True
+    if options.skip_change_commits:
+        return False
+    if options.ignore_changes:
+        return True
+    if options.ignore_deletes and not adds:
+        return False
+    kind = "updates or rewrites" if adds else "deletes"
+    raise StreamError(
+        f"version {version} of {options.table} {kind} rows ({removes} files removed), "
+        "which a stream of appends cannot carry. Set ignoreDeletes (skip commits that "
+        "only delete), ignoreChanges (also re-read rewritten files, rows may repeat) or "
+        "skipChangeCommits (skip such commits), or read the change data feed with "
+        "readChangeFeed=true"
+    )
+
+
+def check_stream_schema(
+    options: SharingOptions, schema: pa.Schema, metadata: Metadata, version: int
+) -> None:
+    """Fails the stream when the table's schema at ``version`` is not the one it reads."""
+    found = table_arrow_schema(metadata, cdf=options.read_change_feed)
+    if not found.equals(schema):
+        raise StreamError(
+            f"the schema of {options.table} changed at version {version}: the stream "
+            f"reads {_columns(schema)}, the table now has {_columns(found)}. "
+            "Restart the stream with a new checkpoint to read the new schema"
+        )
 
 
 def _columns(schema: pa.Schema) -> str:

@@ -14,13 +14,14 @@ from collections.abc import Callable, Mapping
 from deltaport.storage.credentials.azure import AzureVendor
 from deltaport.storage.credentials.cache import CredentialCache, Issued
 from deltaport.storage.credentials.gcs import GcsVendor
-from deltaport.storage.credentials.s3 import S3Vendor, policy_text
+from deltaport.storage.credentials.s3 import S3Vendor, policy_text, recipient_endpoint
 from deltaport.storage.credentials.settings import (
     MAX_DURATION_SECONDS,
     MIN_DURATION_SECONDS,
     CredentialError,
     CredentialSettings,
     PolicyTooLargeError,
+    StorageHints,
     Vended,
 )
 from deltaport.storage.uri import Location
@@ -31,8 +32,10 @@ __all__ = [
     "CredentialSettings",
     "Issued",
     "PolicyTooLargeError",
+    "StorageHints",
     "Vended",
     "make_vendor",
+    "storage_hints",
     "vendor_problem",
 ]
 
@@ -91,3 +94,14 @@ def make_vendor(
     if location.kind == "azure":
         return AzureVendor(settings, options, location.account).vend
     raise CredentialError(f"no credentials for {location.kind} locations")
+
+
+def storage_hints(
+    location: Location, options: Mapping[str, str], settings: CredentialSettings
+) -> StorageHints:
+    """The endpoint and region recipients are told with credentials for ``location`` (S3
+    only: Azure and GCS locations name their account or bucket, and their endpoints are
+    the cloud's)."""
+    if location.kind == "s3":
+        return recipient_endpoint(settings, options)
+    return StorageHints()

@@ -21,6 +21,7 @@ from deltaport.storage.credentials.settings import (
     CredentialError,
     CredentialSettings,
     PolicyTooLargeError,
+    StorageHints,
     Vended,
 )
 from deltaport.storage.uri import Location
@@ -90,6 +91,13 @@ def policy_text(
 
 def _region(settings: CredentialSettings, options: Mapping[str, str]) -> str:
     return settings.aws_region or options.get("aws_region") or DEFAULT_REGION
+
+
+def recipient_endpoint(settings: CredentialSettings, options: Mapping[str, str]) -> StorageHints:
+    """The endpoint (an S3-compatible store's; AWS's own is left for clients to know) and
+    the region recipients read the bucket with."""
+    endpoint = settings.aws_recipient_endpoint or options.get("aws_endpoint")
+    return StorageHints(endpoint or None, _region(settings, options))
 
 
 def session_name(location: Location) -> str:

@@ -29,6 +29,9 @@ class CredentialSettings(msgspec.Struct, forbid_unknown_fields=True, rename="cam
     """The bucket's region (``kms:ViaService``) and STS's; default ``aws_region`` of the options."""
     aws_sts_endpoint: str | None = None
     """Default: the storage ``aws_endpoint`` (MinIO and moto serve STS there), else AWS."""
+    aws_recipient_endpoint: str | None = None
+    """The S3 endpoint recipients are told to read with; default the storage
+    ``aws_endpoint`` (set this when the server reaches the store by a private address)."""
     aws_kms_key: str | None = None
     """A KMS key ARN, or ``*``, when objects are encrypted with SSE-KMS."""
     # Azure: without an account key in the options, a user-delegation SAS signed with a key
@@ -45,6 +48,15 @@ class CredentialError(Exception):
 
 class PolicyTooLargeError(CredentialError):
     """The scoped policy exceeds what the cloud accepts; it is never widened to fit."""
+
+
+@dataclass(frozen=True)
+class StorageHints:
+    """What a recipient needs besides the credential to reach the store (the protocol's
+    answer has no field for it; deltaport's adds ``endpoint`` and ``region``)."""
+
+    endpoint: str | None = None
+    region: str | None = None
 
 
 @dataclass(frozen=True)
