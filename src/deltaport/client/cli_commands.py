@@ -44,9 +44,9 @@ def download(url: str, output: str | os.PathLike[str], progress: bool = False) -
     The file appears only when complete (written beside it, then renamed). With
     ``progress`` a progress line is drawn on stderr."""
     profile, table = _handle_parts(url)
-    with SharingClient(profile) as client:
+    with SharingClient(profile, access_mode="url") as client:  # progress counts url files
         scan = client.table(table).snapshot()
-        assert isinstance(scan, TableScan)  # the client reads in url mode
+        assert isinstance(scan, TableScan)
         plan = scan.plan()
         line = ProgressLine(len(plan.files), sum(f.size for f in plan.files)) if progress else None
         rows = 0

@@ -62,7 +62,7 @@ class VersionSource:
         do not are asked for the change data feed instead."""
 
     def _client(self) -> SharingClient:
-        return SharingClient(self.options.profile, concurrency=1)
+        return SharingClient(self.options.profile, concurrency=1, access_mode="url")
 
     def latest_version(self) -> int:
         with self._client() as client:
