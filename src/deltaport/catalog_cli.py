@@ -90,6 +90,20 @@ def add_catalog_commands(
         "--partition-filter",
         help="only these partitions, e.g. \"country = CURRENT_RECIPIENT('country')\"",
     )
+    add.add_argument(
+        "--access-modes",
+        default="url",
+        metavar="MODES",
+        help="url, dir or url,dir (default url); dir needs --history",
+    )
+    add.add_argument(
+        "--auxiliary-location",
+        action="append",
+        default=[],
+        metavar="LOCATION",
+        dest="auxiliary_locations",
+        help="another location of the table's files (dir credentials for it too)",
+    )
     remove = table_actions.add_parser("remove", help="stop sharing a table (catalog)")
     remove.add_argument("name", help="SHARE.SCHEMA.TABLE")
     for p, fn in ((add, _table_add), (remove, _table_remove)):
@@ -186,6 +200,7 @@ def _table_add(args: argparse.Namespace) -> str:
     from deltaport.catalog.remote import RemoteCatalog
 
     store = _store(args)
+    modes = [m.strip() for m in args.access_modes.split(",") if m.strip()]
     if isinstance(store, RemoteCatalog):
         return store.add_table(
             args.name,
@@ -193,7 +208,20 @@ def _table_add(args: argparse.Namespace) -> str:
             history_shared=args.history,
             start_version=args.start_version,
             partition_filter=args.partition_filter,
+            access_modes=modes,
+            auxiliary_locations=args.auxiliary_locations,
         )
+    options: dict[str, str] = {}
+    settings_for = None
+    if args.config:
+        from functools import partial
+
+        from deltaport.server.access import location_settings
+        from deltaport.server.config import TableConfig, load_config
+
+        config = load_config(args.config)
+        options = config.storage_options_for(TableConfig(name="t", location=args.location))
+        settings_for = partial(location_settings, config, None)
     return add_table(
         store,
         args.name,
@@ -201,7 +229,10 @@ def _table_add(args: argparse.Namespace) -> str:
         history_shared=args.history,
         start_version=args.start_version,
         partition_filter=args.partition_filter,
-        storage_options=_storage_options(args.config, args.location),
+        access_modes=modes,
+        auxiliary_locations=args.auxiliary_locations,
+        storage_options=options,
+        settings_for=settings_for,
     )
 
 
@@ -266,6 +297,8 @@ def _import(args: argparse.Namespace) -> str:
                     history_shared=t.shares_history,
                     start_version=t.start_version,
                     partition_filter=t.partition_filter,
+                    access_modes=t.access_modes,
+                    auxiliary_locations=t.auxiliary_locations,
                 )
     lines = [f"imported {len(config.shares)} share(s) from {args.yaml}"]
     token = config.authorization.bearer_token if config.authorization else None
@@ -306,11 +339,3 @@ def _endpoint(args: argparse.Namespace, store: SqlCatalog | RemoteCatalog) -> st
         config = load_config(args.config)
         return public_url(config) + config.endpoint
     return "http://localhost:8080/delta-sharing"
-
-
-def _storage_options(config_path: str | None, location: str) -> dict[str, str]:
-    if not config_path:
-        return {}
-    from deltaport.server.config import TableConfig, load_config
-
-    return load_config(config_path).storage_options_for(TableConfig(name="t", location=location))
