@@ -16,6 +16,7 @@ from datetime import timedelta
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from deltaport.catalog.access import SettingsFor
     from deltaport.catalog.remote import RemoteCatalog
     from deltaport.catalog.sql_store import SqlCatalog
 
@@ -211,17 +212,7 @@ def _table_add(args: argparse.Namespace) -> str:
             access_modes=modes,
             auxiliary_locations=args.auxiliary_locations,
         )
-    options: dict[str, str] = {}
-    settings_for = None
-    if args.config:
-        from functools import partial
-
-        from deltaport.server.access import location_settings
-        from deltaport.server.config import TableConfig, load_config
-
-        config = load_config(args.config)
-        options = config.storage_options_for(TableConfig(name="t", location=args.location))
-        settings_for = partial(location_settings, config, None)
+    options, settings_for = _server_storage(args.config, args.location)
     return add_table(
         store,
         args.name,
@@ -339,3 +330,21 @@ def _endpoint(args: argparse.Namespace, store: SqlCatalog | RemoteCatalog) -> st
         config = load_config(args.config)
         return public_url(config) + config.endpoint
     return "http://localhost:8080/delta-sharing"
+
+
+def _server_storage(
+    config_path: str | None, location: str
+) -> tuple[dict[str, str], SettingsFor | None]:
+    """From ``--config`` (the server's configuration): the storage options for reading
+    ``location``, and the credential settings of each location a ``dir`` table has; without
+    it, no options, and credential settings are left to the server to check."""
+    if not config_path:
+        return {}, None
+    from functools import partial
+
+    from deltaport.server.access import location_settings
+    from deltaport.server.config import TableConfig, load_config
+
+    config = load_config(config_path)
+    options = config.storage_options_for(TableConfig(name="t", location=location))
+    return options, partial(location_settings, config, None)

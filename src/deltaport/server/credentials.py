@@ -109,7 +109,7 @@ class CredentialService:
                         directory = self._directory(text.rstrip("/"), location, options, settings)
                         directories[_match_key(location)] = directory
                     self._tables[key] = directories
-        self._by_location: dict[_MatchKey, _Directory] = {}
+        self._by_location: dict[str, _Directory] = {}
         self._guard = threading.Lock()
 
     def vend(
@@ -157,12 +157,13 @@ class CredentialService:
 
     def _catalog_directory(self, name: str, shown: str) -> _Directory:
         """The directory of a catalog table's location, built on first use; refused when
-        the server's ``storage`` configuration cannot vend credentials for it."""
-        location = parse_location(shown)
+        the server's ``storage`` configuration cannot vend credentials for it. Kept by the
+        location as written, since ``storage`` prefixes match it as written."""
         with self._guard:
-            directory = self._by_location.get(_match_key(location))
+            directory = self._by_location.get(shown)
             if directory is not None:
                 return directory
+            location = parse_location(shown)
             options, settings = location_settings(self._config, None, shown)
             problem = vendor_problem(location, options, settings)
             if problem:
@@ -177,7 +178,7 @@ class CredentialService:
                     f"{shown} of table {name}: ask the provider"
                 )
             directory = self._directory(shown, location, options, settings)
-            self._by_location[_match_key(location)] = directory
+            self._by_location[shown] = directory
             return directory
 
     def _directory(
