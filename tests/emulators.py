@@ -157,6 +157,18 @@ def s3_emulator() -> Iterator[S3Emulator]:
         server.stop()
 
 
+def assumed_roles(location: str, account: str = "123456789012") -> list[Any]:
+    """The AssumeRole calls moto (in this process) answered for ``location``, known by the
+    session name deltaport gives them."""
+    from moto.sts.models import sts_backends
+
+    from deltaport.storage import parse_location
+    from deltaport.storage.credentials.s3 import session_name
+
+    name = session_name(parse_location(location))
+    return [r for r in sts_backends[account]["aws"].assumed_roles if r.session_name == name]
+
+
 # -- Azure (Azurite) ------------------------------------------------------------------
 
 

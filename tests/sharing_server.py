@@ -55,8 +55,11 @@ class RunningServer:
         return self.log_path.read_text(errors="replace")
 
 
-def start_server(config: dict[str, Any], tmp: Path, scheme: str = "http") -> RunningServer:
-    """Start ``python -m deltaport.server`` and wait until it answers."""
+def start_server(
+    config: dict[str, Any], tmp: Path, scheme: str = "http", catalog: str | None = None
+) -> RunningServer:
+    """Start ``python -m deltaport.server`` (with ``catalog``: ``deltaport serve --catalog``)
+    and wait until it answers."""
     tmp.mkdir(parents=True, exist_ok=True)
     config_path = tmp / "server.yaml"
     config_path.write_text(yaml.safe_dump(config))
@@ -65,6 +68,9 @@ def start_server(config: dict[str, Any], tmp: Path, scheme: str = "http") -> Run
     log = log_path.open("wb")
     env = {**os.environ, "DELTAPORT_TEST_TOKEN": TOKEN}
     command = [sys.executable, "-m", "deltaport.server", "--config", str(config_path)]
+    if catalog is not None:
+        deltaport = str(Path(sys.executable).parent / "deltaport")
+        command = [deltaport, "serve", "--config", str(config_path), "--catalog", catalog]
     process = subprocess.Popen(
         [*command, "--host", "127.0.0.1", "--port", str(port)],
         stdout=log,

@@ -16,6 +16,7 @@ from datetime import timedelta
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from deltaport.catalog.access import SettingsFor
     from deltaport.catalog.remote import RemoteCatalog
     from deltaport.catalog.sql_store import SqlCatalog
 
@@ -89,6 +90,20 @@ def add_catalog_commands(
     add.add_argument(
         "--partition-filter",
         help="only these partitions, e.g. \"country = CURRENT_RECIPIENT('country')\"",
+    )
+    add.add_argument(
+        "--access-modes",
+        default="url",
+        metavar="MODES",
+        help="url, dir or url,dir (default url); dir needs --history",
+    )
+    add.add_argument(
+        "--auxiliary-location",
+        action="append",
+        default=[],
+        metavar="LOCATION",
+        dest="auxiliary_locations",
+        help="another location of the table's files (dir credentials for it too)",
     )
     remove = table_actions.add_parser("remove", help="stop sharing a table (catalog)")
     remove.add_argument("name", help="SHARE.SCHEMA.TABLE")
@@ -186,6 +201,7 @@ def _table_add(args: argparse.Namespace) -> str:
     from deltaport.catalog.remote import RemoteCatalog
 
     store = _store(args)
+    modes = [m.strip() for m in args.access_modes.split(",") if m.strip()]
     if isinstance(store, RemoteCatalog):
         return store.add_table(
             args.name,
@@ -193,7 +209,10 @@ def _table_add(args: argparse.Namespace) -> str:
             history_shared=args.history,
             start_version=args.start_version,
             partition_filter=args.partition_filter,
+            access_modes=modes,
+            auxiliary_locations=args.auxiliary_locations,
         )
+    options, settings_for = _server_storage(args.config, args.location)
     return add_table(
         store,
         args.name,
@@ -201,7 +220,10 @@ def _table_add(args: argparse.Namespace) -> str:
         history_shared=args.history,
         start_version=args.start_version,
         partition_filter=args.partition_filter,
-        storage_options=_storage_options(args.config, args.location),
+        access_modes=modes,
+        auxiliary_locations=args.auxiliary_locations,
+        storage_options=options,
+        settings_for=settings_for,
     )
 
 
@@ -266,6 +288,8 @@ def _import(args: argparse.Namespace) -> str:
                     history_shared=t.shares_history,
                     start_version=t.start_version,
                     partition_filter=t.partition_filter,
+                    access_modes=t.access_modes,
+                    auxiliary_locations=t.auxiliary_locations,
                 )
     lines = [f"imported {len(config.shares)} share(s) from {args.yaml}"]
     token = config.authorization.bearer_token if config.authorization else None
@@ -308,9 +332,19 @@ def _endpoint(args: argparse.Namespace, store: SqlCatalog | RemoteCatalog) -> st
     return "http://localhost:8080/delta-sharing"
 
 
-def _storage_options(config_path: str | None, location: str) -> dict[str, str]:
+def _server_storage(
+    config_path: str | None, location: str
+) -> tuple[dict[str, str], SettingsFor | None]:
+    """From ``--config`` (the server's configuration): the storage options for reading
+    ``location``, and the credential settings of each location a ``dir`` table has; without
+    it, no options, and credential settings are left to the server to check."""
     if not config_path:
-        return {}
+        return {}, None
+    from functools import partial
+
+    from deltaport.server.access import location_settings
     from deltaport.server.config import TableConfig, load_config
 
-    return load_config(config_path).storage_options_for(TableConfig(name="t", location=location))
+    config = load_config(config_path)
+    options = config.storage_options_for(TableConfig(name="t", location=location))
+    return options, partial(location_settings, config, None)

@@ -9,11 +9,15 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
+import msgspec
 import pyarrow as pa
 import pytest
 from deltalake import write_deltalake
 
+from deltaport.admin import catalog_api
+from deltaport.admin.openapi import admin_openapi
 from deltaport.cli import main as cli
+from deltaport.protocol.credentials import ACCESS_MODES
 from sharing_server import RunningServer, free_port, start_server, stop_server
 
 ADMIN_TOKEN = "catalog-admin-token-7c1e"
@@ -124,3 +128,80 @@ def test_errors_and_tokens(setup, capsys) -> None:  # type: ignore[no-untyped-de
     )
     # and the admin API is not on the sharing listener
     assert httpx.get(server.base + "/api/catalog").status_code == 404
+
+
+def _api(admin: str, method: str, path: str, body: object = None) -> httpx.Response:
+    headers = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
+    return httpx.request(method, admin + path, json=body, headers=headers)
+
+
+@pytest.mark.parametrize(
+    ("fields", "code", "message"),
+    [
+        ({"accessModes": ["url", "dir"]}, "INVALID_PARAMETER_VALUE", "location: 'dir' cannot be"),
+        ({"accessModes": ["ftp"]}, "INVALID_PARAMETER_VALUE", "accessModes: 'ftp' is not"),
+        ({"accessModes": ["dir", "dir"]}, "INVALID_PARAMETER_VALUE", "accessModes: a mode is"),
+        ({"accessModes": []}, "INVALID_PARAMETER_VALUE", "accessModes: must name at least one"),
+        (
+            {"accessModes": ["dir"], "historyShared": False},
+            "INVALID_PARAMETER_VALUE",
+            "accessModes: 'dir' gives recipients the table's whole directory",
+        ),
+        (
+            {"accessModes": ["dir"], "startVersion": 1},
+            "INVALID_PARAMETER_VALUE",
+            "accessModes: 'dir' gives recipients",
+        ),
+        (
+            {"accessModes": ["dir"], "partitionFilter": "region = 'eu'"},
+            "INVALID_PARAMETER_VALUE",
+            "accessModes: 'dir' cannot be offered on a table with a partitionFilter: the "
+            "credentials would reach every partition",
+        ),
+        (
+            {"accessModes": ["dir"], "location": "s3://lake/t"},
+            "INVALID_PARAMETER_VALUE",
+            "location: 'dir' on S3 needs credentials.awsRoleArn in the matching storage entry",
+        ),
+        (
+            {"auxiliaryLocations": ["ftp://x/y"]},
+            "INVALID_PARAMETER_VALUE",
+            "auxiliaryLocations[0]: ",
+        ),
+        ({"accessModes": "url,dir"}, "MALFORMED_REQUEST", "invalid request body"),
+        ({"auxiliaryLocations": "s3://x/y"}, "MALFORMED_REQUEST", "invalid request body"),
+    ],
+)
+def test_table_creation_refuses_bad_access_and_writes_nothing(  # type: ignore[no-untyped-def]
+    setup, fields: dict[str, object], code: str, message: str
+) -> None:
+    _, admin, table = setup
+    _api(admin, "POST", "/api/shares", {"name": "modes"})
+    before = _api(admin, "GET", "/api/catalog").json()
+    body = {"name": "modes.s.t", "location": str(table), "historyShared": True, **fields}
+    response = _api(admin, "POST", "/api/tables", body)
+    assert response.status_code == 400, response.text
+    assert response.json()["errorCode"] == code
+    assert message in response.json()["message"]
+    if code == "INVALID_PARAMETER_VALUE":
+        assert response.json()["message"].startswith("table modes.s.t cannot be shared: ")
+    after = _api(admin, "GET", "/api/catalog").json()
+    assert after["tables"] == before["tables"] and after["generation"] == before["generation"]
+
+
+def test_tables_show_their_access_modes(setup) -> None:  # type: ignore[no-untyped-def]
+    _, admin, table = setup
+    _api(admin, "POST", "/api/shares", {"name": "shown"})
+    body = {"name": "shown.s.t", "location": str(table), "accessModes": ["url"]}
+    assert _api(admin, "POST", "/api/tables", body).status_code == 201
+    tables = {t["name"]: t for t in _api(admin, "GET", "/api/catalog").json()["tables"]}
+    assert tables["shown.s.t"]["accessModes"] == ["url"]
+    assert tables["shown.s.t"]["auxiliaryLocations"] == []
+
+
+def test_the_openapi_document_describes_the_table_body_the_api_reads() -> None:
+    operation = admin_openapi()["paths"]["/api/tables"]["post"]
+    schema = operation["requestBody"]["content"]["application/json"]["schema"]
+    accepted = {field.encode_name for field in msgspec.structs.fields(catalog_api._Table)}
+    assert set(schema["properties"]) == accepted
+    assert schema["properties"]["accessModes"]["items"]["enum"] == list(ACCESS_MODES)

@@ -134,3 +134,86 @@ def test_errors_are_clear(table: Path, tmp_path: Path, capsys) -> None:
     assert "no recipient 'ghost'" in capsys.readouterr().err
     assert cli(["share", "list", "--catalog", "mysql://x"]) == 1
     assert "sqlite:///PATH or postgresql://" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--access-modes", "url,dir", "--history"], "location: 'dir' cannot be offered for a"),
+        (["--access-modes", "url,ftp"], "accessModes: 'ftp' is not an access mode"),
+        (["--access-modes", "url,url"], "accessModes: a mode is listed twice"),
+        (["--access-modes", ","], "accessModes: must name at least one"),
+        (["--access-modes", "dir"], "accessModes: 'dir' gives recipients the table's whole"),
+        (
+            ["--access-modes", "dir", "--history", "--start-version", "1"],
+            "accessModes: 'dir' gives recipients",
+        ),
+        (
+            ["--access-modes", "dir", "--history", "--partition-filter", "region = 'eu'"],
+            "accessModes: 'dir' cannot be offered on a table with a partitionFilter",
+        ),
+        (["--auxiliary-location", "ftp://x/y"], "auxiliaryLocations[0]: "),
+    ],
+)
+def test_table_add_checks_access_modes_and_writes_nothing(
+    table: Path, tmp_path: Path, capsys, args: list[str], message: str
+) -> None:
+    url = f"sqlite:///{tmp_path}/catalog.db"
+    assert cli(["share", "create", "s", "--catalog", url]) == 0
+    capsys.readouterr()
+    assert cli(["table", "add", "s.d.t", str(table), *args, "--catalog", url]) == 1
+    assert f"error: table s.d.t cannot be shared: {message}" in capsys.readouterr().err
+    assert SqlCatalog(url).contents().tables == ()
+
+
+def test_table_add_with_a_config_checks_the_credential_settings(tmp_path: Path, capsys) -> None:
+    """With --config the command knows the server's storage configuration: a dir location
+    it has no credentials for is refused before the table is even read."""
+    url = f"sqlite:///{tmp_path}/catalog.db"
+    config = tmp_path / "server.yaml"
+    config.write_text(yaml.safe_dump({"storage": [{"prefix": "s3://lake/", "options": {}}]}))
+    assert cli(["share", "create", "s", "--catalog", url]) == 0
+    capsys.readouterr()
+    add = ["table", "add", "s.d.t", "s3://lake/t", "--history", "--access-modes", "dir"]
+    assert cli([*add, "--config", str(config), "--catalog", url]) == 1
+    err = capsys.readouterr().err
+    assert "location: 'dir' on S3 needs credentials.awsRoleArn in the matching storage" in err
+    assert SqlCatalog(url).contents().tables == ()
+
+
+def test_import_carries_access_modes_and_listings_show_them(
+    table: Path, tmp_path: Path, capsys
+) -> None:
+    role = {"awsRoleArn": "arn:aws:iam::123456789012:role/reader"}
+    lake = {
+        "name": "lake",
+        "location": "s3://lake/tables/t",
+        "historyShared": True,
+        "accessModes": ["url", "dir"],
+        "auxiliaryLocations": ["s3://lake/aux/t"],
+    }
+    config = {
+        "storage": [{"prefix": "s3://lake/", "credentials": role}],
+        "shares": [
+            {
+                "name": "s",
+                "schemas": [{"name": "d", "tables": [lake, {"name": "t", "location": str(table)}]}],
+            }
+        ],
+    }
+    path = tmp_path / "server.yaml"
+    path.write_text(yaml.safe_dump(config))
+    url = f"sqlite:///{tmp_path}/catalog.db"
+    assert cli(["catalog", "import", str(path), "--catalog", url]) == 0
+    rows = {t.name: t for t in SqlCatalog(url).contents().tables}
+    assert rows["lake"].access_modes == ("url", "dir")
+    assert rows["lake"].auxiliary_locations == ("s3://lake/aux/t",)
+    assert rows["t"].access_modes == ("url",) and rows["t"].auxiliary_locations == ()
+    capsys.readouterr()
+    assert cli(["share", "list", "--catalog", url]) == 0
+    listed = capsys.readouterr().out.splitlines()
+    assert (
+        "  s.d.lake -> s3://lake/tables/t  [history; access: url, dir; auxiliary: s3://lake/aux/t]"
+        in listed
+    )
+    assert f"  s.d.t -> {table}" in listed

@@ -1,6 +1,7 @@
 """A sharing server on a catalog database: per-recipient tokens and grants, partition
 filters, live changes, the catalog commands, and the official client with a generated
-profile. The access matrix runs on SQLite; two servers share one PostgreSQL."""
+profile. The access matrix runs on SQLite (with a ``dir`` table in moto's S3, so that the
+temporary credentials route is in it); two servers share one PostgreSQL."""
 
 from __future__ import annotations
 
@@ -15,13 +16,16 @@ import pyarrow as pa
 import pytest
 from deltalake import write_deltalake
 
+from catalog_lake import storage_entry, write_config, write_lake_table
 from deltaport.cli import main as cli
-from emulators import official_client_python, read_with_official_client  # noqa: F401
+from emulators import S3Emulator, official_client_python, read_with_official_client  # noqa: F401
 from postgres import postgres_server, postgres_url  # noqa: F401
 from sharing_server import RunningServer, start_server, stop_server
 
 FILTER = "region = CURRENT_RECIPIENT('region')"
 LIVE_SECONDS = 5
+BUCKET = "catalog-matrix"
+LAKE = "/shares/s/schemas/sc/tables/lake"
 
 
 def _catalog(url: str, *args: str) -> None:
@@ -34,10 +38,20 @@ def _profile(url: str, tmp: Path, name: str, *args: str) -> dict[str, Any]:
     return dict(json.loads(path.read_text()))
 
 
-def _seed(url: str, tables: Path, tmp: Path) -> dict[str, str]:
-    """Shares s (a filtered and an unfiltered copy of a table partitioned by region) and
-    hr; recipients eu and us (region property) and none (no property), and an hr-only
-    one. Returns each recipient's token."""
+@pytest.fixture(scope="module")
+def lake(s3_emulator: S3Emulator) -> S3Emulator:
+    s3_emulator.create_bucket(BUCKET)
+    return s3_emulator
+
+
+def _storage(s3: S3Emulator) -> list[dict[str, Any]]:
+    return [storage_entry(s3, BUCKET)]
+
+
+def _seed(url: str, tables: Path, tmp: Path, s3: S3Emulator) -> dict[str, str]:
+    """Shares s (a filtered and an unfiltered copy of a table partitioned by region, and
+    a table in S3 shared for url and dir access) and hr; recipients eu and us (region
+    property) and none (no property), and an hr-only one. Returns each recipient's token."""
     parted = tables / "parted"
     for region in ("eu", "us", "asia"):
         rows = pa.table({"id": list(range(5)), "region": [region] * 5})
@@ -53,6 +67,11 @@ def _seed(url: str, tables: Path, tmp: Path) -> dict[str, str]:
     _catalog(url, "table", "add", "s.sc.t", str(parted), "--history", "--partition-filter", FILTER)
     _catalog(url, "table", "add", "s.sc.whole", str(parted), "--history")
     _catalog(url, "table", "add", "hr.x.people", str(parted))
+    location = f"s3://{BUCKET}/{tmp.name}/lake"
+    write_lake_table(s3, location)
+    config = write_config(tmp / "cli.yaml", {"storage": _storage(s3)})
+    dir_args = ["--history", "--access-modes", "url,dir", "--config", str(config)]
+    _catalog(url, "table", "add", "s.sc.lake", location, *dir_args)
     tokens = {}
     for name, extra in (
         ("eu", ["--property", "region=eu"]),
@@ -67,18 +86,19 @@ def _seed(url: str, tables: Path, tmp: Path) -> dict[str, str]:
     return tokens
 
 
-def _server(url: str, tmp: Path) -> RunningServer:
-    return start_server({"catalog": url, "signingKey": "catalog-tests-key"}, tmp)
+def _server(url: str, tmp: Path, s3: S3Emulator) -> RunningServer:
+    config = {"catalog": url, "signingKey": "catalog-tests-key", "storage": _storage(s3)}
+    return start_server(config, tmp)
 
 
 @pytest.fixture(scope="module")
 def sqlite_setup(
-    tmp_path_factory: pytest.TempPathFactory,
+    tmp_path_factory: pytest.TempPathFactory, lake: S3Emulator
 ) -> Iterator[tuple[RunningServer, dict[str, str], str]]:
     tmp = tmp_path_factory.mktemp("catalog-server")
     url = f"sqlite:///{tmp}/catalog.db"
-    tokens = _seed(url, tmp, tmp)
-    server = _server(url, tmp / "server")
+    tokens = _seed(url, tmp, tmp, lake)
+    server = _server(url, tmp / "server", lake)
     yield server, tokens, url
     stop_server(server)
 
@@ -152,10 +172,16 @@ def test_each_recipient_sees_its_grants_and_partitions(sqlite_setup) -> None:  #
                 "us",
                 "asia",
             }
+            vended = client.post(f"{LAKE}/temporary-table-credentials")
+            assert vended.status_code == 200, (name, vended.text)
+            assert "awsTempCredentials" in vended.json()["credentials"]
     with _as(server, tokens["hronly"]) as client:
         assert [s["name"] for s in client.get("/shares").json()["items"]] == ["hr"]
         assert client.post(f"{table}/query", json={}).status_code == 404
-        assert client.post(f"{table}/temporary-table-credentials").status_code == 404
+        for path in (table, LAKE):
+            hidden = client.post(f"{path}/temporary-table-credentials")
+            assert hidden.status_code == 404, path
+            assert hidden.json()["errorCode"] == "RESOURCE_DOES_NOT_EXIST"
 
 
 def test_page_tokens_are_bound_to_their_recipient(sqlite_setup) -> None:  # type: ignore[no-untyped-def]
@@ -171,10 +197,10 @@ def test_page_tokens_are_bound_to_their_recipient(sqlite_setup) -> None:  # type
         assert stolen.status_code == 400
 
 
-def test_revoked_grants_and_tokens_end_live(tmp_path: Path) -> None:
+def test_revoked_grants_and_tokens_end_live(tmp_path: Path, lake: S3Emulator) -> None:
     url = f"sqlite:///{tmp_path}/catalog.db"
-    tokens = _seed(url, tmp_path, tmp_path)
-    server = _server(url, tmp_path / "server")
+    tokens = _seed(url, tmp_path, tmp_path, lake)
+    server = _server(url, tmp_path / "server", lake)
     try:
         table = "/shares/s/schemas/sc/tables/whole/query"
         with _as(server, tokens["eu"]) as eu:
@@ -194,6 +220,7 @@ def test_revoked_grants_and_tokens_end_live(tmp_path: Path) -> None:
             # the URL moved to another recipient's name is refused
             moved = file_url.replace("rcp=eu.", "rcp=us.")
             assert httpx.get(moved).status_code == 404
+            assert eu.post(f"{LAKE}/temporary-table-credentials").status_code == 200
             _catalog(url, "share", "revoke", "s", "--to", "eu")
             _eventually(lambda: eu.post(table, json={}).status_code == 404)
             _eventually(lambda: httpx.get(file_url).status_code == 404)
@@ -211,8 +238,10 @@ def test_revoked_grants_and_tokens_end_live(tmp_path: Path) -> None:
                 f"{base}/changes?startingVersion=0",
             ):
                 assert eu.get(path).status_code == 404, path
-            credentials = eu.post(f"{base}/temporary-table-credentials")
-            assert credentials.status_code == 404
+            for path in (base, LAKE):
+                credentials = eu.post(f"{path}/temporary-table-credentials")
+                assert credentials.status_code == 404, path
+                assert credentials.json()["errorCode"] == "RESOURCE_DOES_NOT_EXIST"
         with _as(server, tokens["us"]) as us:
             answer = us.post(table, json={})
             us_url = next(
@@ -267,9 +296,14 @@ def test_the_official_client_reads_its_partitions(
         assert len(result["rows"]) == 5
 
 
-def test_two_servers_on_one_postgresql(postgres_url: str, tmp_path: Path) -> None:  # noqa: F811
-    tokens = _seed(postgres_url, tmp_path, tmp_path)
-    one, two = _server(postgres_url, tmp_path / "one"), _server(postgres_url, tmp_path / "two")
+def test_two_servers_on_one_postgresql(
+    postgres_url: str,  # noqa: F811
+    tmp_path: Path,
+    lake: S3Emulator,
+) -> None:
+    tokens = _seed(postgres_url, tmp_path, tmp_path, lake)
+    one = _server(postgres_url, tmp_path / "one", lake)
+    two = _server(postgres_url, tmp_path / "two", lake)
     try:
         newcomer = _profile(postgres_url, tmp_path, "newcomer", "--property", "region=eu")
         _catalog(postgres_url, "share", "grant", "s", "--to", "newcomer")
@@ -287,6 +321,8 @@ def test_two_servers_on_one_postgresql(postgres_url: str, tmp_path: Path) -> Non
             ]
             page = first[-1]["endStreamAction"]["nextPageToken"]
             assert b.post(table, json={"maxFiles": 1, "pageToken": page}).status_code == 200
+            for client in (a, b):
+                assert client.post(f"{LAKE}/temporary-table-credentials").status_code == 200
             _catalog(postgres_url, "recipient", "revoke", "eu")
             _eventually(lambda: a.get("/shares").status_code == 401)
             _eventually(lambda: b.get("/shares").status_code == 401)

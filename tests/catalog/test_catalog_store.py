@@ -6,12 +6,14 @@ import sqlite3
 import time
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from deltaport.catalog.database import Database
 from deltaport.catalog.live import LiveCatalog
-from deltaport.catalog.migrations import SCHEMA_VERSION, CatalogSchemaError
-from deltaport.catalog.model import Recipient
+from deltaport.catalog.migrations import MIGRATIONS, SCHEMA_VERSION, CatalogSchemaError
+from deltaport.catalog.model import Recipient, TableAccess
 from deltaport.catalog.sql_store import CatalogError, SqlCatalog
 from deltaport.protocol.errors import ResourceNotFoundError, UnauthenticatedError
 from postgres import postgres_server, postgres_url  # noqa: F401
@@ -165,3 +167,99 @@ def test_names_and_errors(url: str) -> None:
         store.add_table("sales", "S", "T", "/y")
     store.drop_share("sales")
     assert store.contents().tables == ()
+
+
+def test_access_modes_and_auxiliary_locations_are_kept(url: str) -> None:
+    store = SqlCatalog(url)
+    store.create_share("sales")
+    store.add_table(
+        "sales",
+        "s",
+        "lake",
+        "s3://bucket/tables/lake/",
+        history_shared=True,
+        access_modes=["url", "dir"],
+        auxiliary_locations=["s3://bucket/aux/lake/", "gs://other/lake"],
+    )
+    store.add_table("sales", "s", "local", "/data/local")
+    store.add_table("sales", "s", "cloud", "s3://bucket/tables/cloud")
+    rows = {t.name: t for t in SqlCatalog(url).contents().tables}
+    assert rows["lake"].access_modes == ("url", "dir")
+    assert rows["lake"].auxiliary_locations == ("s3://bucket/aux/lake/", "gs://other/lake")
+    assert rows["local"].access_modes == ("url",) and rows["local"].auxiliary_locations == ()
+    view = _live(url).view()
+    everyone = Recipient("all")
+    assert view.table(everyone, "sales", "s", "lake").access == TableAccess(
+        ("url", "dir"), "s3://bucket/tables/lake", ("s3://bucket/aux/lake", "gs://other/lake")
+    )
+    # the location is shown for cloud tables only, as for YAML tables
+    assert view.table(everyone, "sales", "s", "local").access == TableAccess(("url",), None, ())
+    cloud = view.table(everyone, "sales", "s", "cloud").access
+    assert cloud == TableAccess(("url",), "s3://bucket/tables/cloud", ())
+
+
+@pytest.mark.parametrize(
+    ("location", "extra", "message"),
+    [
+        ("s3://b/t", {"access_modes": []}, "accessModes: must name at least one"),
+        ("s3://b/t", {"access_modes": ["url", "ftp"]}, "accessModes: 'ftp' is not an access"),
+        ("s3://b/t", {"access_modes": ["dir", "dir"]}, "accessModes: a mode is listed twice"),
+        ("/data/t", {}, "location: 'dir' cannot be offered for a table on local disk"),
+        (
+            "s3://b/t",
+            {"auxiliary_locations": ["/data/aux"]},
+            "auxiliaryLocations[0]: 'dir' cannot be offered for a table on local disk",
+        ),
+        ("s3://b/t", {"auxiliary_locations": ["ftp://x/y"]}, "auxiliaryLocations[0]: "),
+        ("s3://b/t", {"history_shared": False}, "accessModes: 'dir' gives recipients"),
+        ("s3://b/t", {"start_version": 2}, "accessModes: 'dir' gives recipients"),
+        (
+            "s3://b/t",
+            {"partition_filter": "region = CURRENT_RECIPIENT('region')"},
+            "accessModes: 'dir' cannot be offered on a table with a partitionFilter",
+        ),
+    ],
+)
+def test_access_modes_are_checked_and_nothing_is_written(
+    url: str, location: str, extra: dict[str, Any], message: str
+) -> None:
+    store = SqlCatalog(url)
+    store.create_share("sales")
+    generation = store.generation()
+    arguments: dict[str, Any] = {"history_shared": True, "access_modes": ["dir"], **extra}
+    with pytest.raises(CatalogError) as info:
+        store.add_table("sales", "s", "t", location, **arguments)
+    assert str(info.value).startswith(f"table sales.s.t cannot be shared: {message}")
+    assert store.contents().tables == ()
+    assert store.generation() == generation
+
+
+def test_a_version_1_database_is_migrated_and_its_tables_read_as_url(url: str) -> None:
+    """A catalog written by a deltaport of schema version 1 (before access modes)."""
+    database = Database(url)
+    with database.transaction() as tx:
+        for statement in MIGRATIONS[0]:
+            tx.execute(statement)
+        for key, value in (("schema_version", "1"), ("generation", "4"), ("token_key", "ab" * 32)):
+            tx.execute("INSERT INTO deltaport_meta (key, value) VALUES (?, ?)", (key, value))
+        tx.execute(
+            "INSERT INTO shares (name_key, name, id, comment, created_at) "
+            "VALUES ('sales', 'sales', 'share-id', NULL, 1)"
+        )
+        tx.execute(
+            "INSERT INTO shared_tables (name_key, share_key, schema_name, name, location, id, "
+            "history_shared, start_version, partition_filter, ordinal) "
+            "VALUES ('sales.s.old', 'sales', 's', 'old', 's3://b/old', 'table-id', 1, 0, NULL, 1)"
+        )
+    database.close()
+    store = SqlCatalog(url)
+    version = store.database.query("SELECT value FROM deltaport_meta WHERE key='schema_version'")
+    assert int(version[0][0]) == SCHEMA_VERSION
+    (old,) = store.contents().tables
+    assert (old.name, old.location, old.history_shared) == ("old", "s3://b/old", True)
+    assert old.access_modes == ("url",) and old.auxiliary_locations == ()
+    table = _live(url).view().table(Recipient("all"), "sales", "s", "old")
+    assert table.access == TableAccess(("url",), "s3://b/old", ())
+    store.add_table("sales", "s", "new", "s3://b/new", history_shared=True, access_modes=["dir"])
+    modes = {t.name: t.access_modes for t in SqlCatalog(url).contents().tables}
+    assert modes == {"old": ("url",), "new": ("dir",)}

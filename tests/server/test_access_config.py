@@ -60,6 +60,12 @@ def test_default_is_url_and_dir_needs_settings() -> None:
         ),
         ({"accessModes": ["dir"]}, None, f"{WHERE}.location: 'dir' on S3 needs credentials."),
         (
+            {"accessModes": ["url", "dir"], "partitionFilter": "p = CURRENT_RECIPIENT('p')"},
+            [{"prefix": "s3://bkt/", "credentials": ROLE}],
+            f"{WHERE}.accessModes: 'dir' cannot be offered on a table with a partitionFilter: "
+            "the credentials would reach every partition",
+        ),
+        (
             {"accessModes": ["dir"], "auxiliaryLocations": ["/tmp/aux"]},
             [{"prefix": "s3://bkt/", "credentials": ROLE}],
             f"{WHERE}.auxiliaryLocations[0]: 'dir' cannot be offered for a table on local disk",

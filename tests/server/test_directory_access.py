@@ -18,12 +18,10 @@ import obstore
 import pyarrow as pa
 import pytest
 from deltalake import write_deltalake
-from moto.sts.models import sts_backends
 from obstore.store import S3Store
 
-from deltaport.storage import parse_location
-from deltaport.storage.credentials.s3 import session_name, session_policy
-from emulators import S3Emulator, read_with_official_client, write_profile
+from deltaport.storage.credentials.s3 import session_policy
+from emulators import S3Emulator, assumed_roles, read_with_official_client, write_profile
 from sharing_server import TOKEN, RunningServer, ndjson, start_server, stop_server
 
 ACCOUNT = "123456789012"
@@ -89,8 +87,7 @@ def client(server: RunningServer) -> Iterator[httpx.Client]:
 
 
 def assumed(location: str) -> list[Any]:
-    name = session_name(parse_location(location))
-    return [r for r in sts_backends[ACCOUNT]["aws"].assumed_roles if r.session_name == name]
+    return assumed_roles(location, ACCOUNT)
 
 
 def vend(client: httpx.Client, name: str, body: dict[str, Any] | None = None) -> httpx.Response:

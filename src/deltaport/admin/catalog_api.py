@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from datetime import timedelta
+from functools import partial
 from typing import Any
 
 import msgspec
@@ -27,12 +28,14 @@ from deltaport.catalog.sql_store import (
     IssuedToken,
     SqlCatalog,
 )
+from deltaport.protocol.credentials import URL
 from deltaport.protocol.errors import (
     InvalidParameterError,
     MalformedRequestError,
     ResourceExistsError,
     ResourceNotFoundError,
 )
+from deltaport.server.access import location_settings
 from deltaport.server.config import ServerConfig, TableConfig
 
 Handler = Callable[[Request], Awaitable[Response]]
@@ -54,6 +57,8 @@ class _Table(msgspec.Struct, forbid_unknown_fields=True):
     historyShared: bool = False
     startVersion: int = 0
     partitionFilter: str | None = None
+    accessModes: list[str] = msgspec.field(default_factory=lambda: [URL])
+    auxiliaryLocations: list[str] = msgspec.field(default_factory=list)
 
 
 class _Recipient(msgspec.Struct, forbid_unknown_fields=True):
@@ -146,7 +151,10 @@ class CatalogApi:
                 history_shared=body.historyShared,
                 start_version=body.startVersion,
                 partition_filter=body.partitionFilter,
+                access_modes=body.accessModes,
+                auxiliary_locations=body.auxiliaryLocations,
                 storage_options=options,
+                settings_for=partial(location_settings, self._config, None),
             )
         )
         return _json({"message": message}, 201)
@@ -218,6 +226,8 @@ def _table_json(t: Any) -> dict[str, Any]:
         "historyShared": t.history_shared,
         "startVersion": t.start_version,
         "partitionFilter": t.partition_filter,
+        "accessModes": list(t.access_modes),
+        "auxiliaryLocations": list(t.auxiliary_locations),
     }
 
 

@@ -20,7 +20,7 @@ def _name(where: str) -> dict[str, Any]:
 def _operation(op_id: str, summary: str, ok: str, **extra: Any) -> dict[str, Any]:
     responses = {
         ok: {"description": "Done."},
-        "400": {"description": "A value is invalid (a name, a location, a filter)."},
+        "400": {"description": "A value is invalid (a name, a location, a filter, access modes)."},
         "401": {"description": "The admin token is missing or wrong."},
         "404": {"description": "The share, table or recipient does not exist."},
         "409": {"description": "The name is taken already (RESOURCE_ALREADY_EXISTS)."},
@@ -78,6 +78,14 @@ def catalog_paths() -> dict[str, Any]:
                         "historyShared": {"type": "boolean"},
                         "startVersion": {"type": "integer"},
                         "partitionFilter": _STRING,
+                        "accessModes": {
+                            "type": "array",
+                            "items": {"type": "string", "enum": ["url", "dir"]},
+                            "description": "Default [url]; dir needs historyShared, no "
+                            "startVersion, no partitionFilter, a cloud location and "
+                            "credentials settings in the server's storage configuration.",
+                        },
+                        "auxiliaryLocations": {"type": "array", "items": _STRING},
                     },
                     ["name", "location"],
                 ),

@@ -6,15 +6,17 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import timedelta
 from pathlib import Path
 
+from deltaport.catalog.access import SettingsFor, access_problem
 from deltaport.catalog.partition_filter import PartitionFilterError, check
 from deltaport.catalog.remote import RemoteCatalog
 from deltaport.catalog.sql_store import CatalogError, IssuedToken, SqlCatalog, expiry_text
 from deltaport.delta import open_table
 from deltaport.delta.errors import DeltaError
+from deltaport.protocol.credentials import URL
 from deltaport.protocol.names import name_key
 
 _DURATION = re.compile(r"^(\d+)\s*([smhdw])$")
@@ -44,11 +46,26 @@ def add_table(
     history_shared: bool,
     start_version: int,
     partition_filter: str | None,
+    access_modes: Sequence[str] = (URL,),
+    auxiliary_locations: Sequence[str] = (),
     storage_options: Mapping[str, str] | None = None,
+    settings_for: SettingsFor | None = None,
 ) -> str:
-    """Add a table after checking that ``location`` holds a Delta table and that the
-    partition filter names only its partition columns."""
+    """Add a table after checking its access modes (with the credential settings of
+    ``settings_for`` when the server's storage configuration is known), that ``location``
+    holds a Delta table and that the partition filter names only its partition columns."""
     share, schema, name = split_table_name(full_name)
+    problem = access_problem(
+        location,
+        access_modes,
+        auxiliary_locations,
+        history_shared=history_shared,
+        start_version=start_version,
+        partition_filter=partition_filter,
+        settings_for=settings_for,
+    )
+    if problem:
+        raise CatalogError(f"table {full_name} cannot be shared: {problem}")
     try:
         metadata = open_table(location, storage_options).snapshot().metadata
     except DeltaError as exc:
@@ -66,6 +83,8 @@ def add_table(
         history_shared=history_shared,
         start_version=start_version,
         partition_filter=partition_filter,
+        access_modes=access_modes,
+        auxiliary_locations=auxiliary_locations,
     )
     return f"added table {share}.{schema}.{name} ({location})"
 
@@ -85,6 +104,10 @@ def list_shares(catalog: SqlCatalog | RemoteCatalog) -> str:
             extra = []
             if t.history_shared:
                 extra.append("history")
+            if t.access_modes != (URL,):
+                extra.append(f"access: {', '.join(t.access_modes)}")
+            if t.auxiliary_locations:
+                extra.append(f"auxiliary: {', '.join(t.auxiliary_locations)}")
             if t.partition_filter:
                 extra.append(f"filter: {t.partition_filter}")
             note = f"  [{'; '.join(extra)}]" if extra else ""

@@ -14,14 +14,8 @@ import threading
 import time
 from collections.abc import Callable
 
-from deltaport.catalog.model import (
-    CatalogView,
-    Recipient,
-    Share,
-    SharedSchema,
-    SharedTable,
-    TableAccess,
-)
+from deltaport.catalog.access import table_access
+from deltaport.catalog.model import CatalogView, Recipient, Share, SharedSchema, SharedTable
 from deltaport.catalog.sql_store import CatalogContents, SqlCatalog, TokenRow
 from deltaport.protocol.errors import UnauthenticatedError
 from deltaport.protocol.names import name_key
@@ -140,7 +134,7 @@ def _view(contents: CatalogContents, options_for: OptionsFor) -> CatalogView:
             share_id=share.id,
             history_shared=t.history_shared,
             start_version=t.start_version,
-            access=TableAccess(location=None if location.kind == "local" else t.location),
+            access=table_access(location, t.location, t.access_modes, t.auxiliary_locations),
             partition_filter=t.partition_filter,
         )
     return CatalogView(list(shares.values()))

@@ -48,6 +48,13 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             created_at BIGINT NOT NULL,
             PRIMARY KEY (share_key, recipient_key))""",
     ),
+    # 2: how a table may be read (JSON lists: ["url"], ["url", "dir"]; locations)
+    (
+        """ALTER TABLE shared_tables
+            ADD COLUMN access_modes TEXT NOT NULL DEFAULT '["url"]'""",
+        """ALTER TABLE shared_tables
+            ADD COLUMN auxiliary_locations TEXT NOT NULL DEFAULT '[]'""",
+    ),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

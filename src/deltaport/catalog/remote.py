@@ -4,7 +4,7 @@ with an admin token, for a provider who cannot reach the database itself."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 from urllib.parse import quote
@@ -72,14 +72,19 @@ class RemoteCatalog:
         history_shared: bool,
         start_version: int,
         partition_filter: str | None,
+        access_modes: Sequence[str],
+        auxiliary_locations: Sequence[str],
     ) -> str:
-        """Add a table; the server checks the location and the filter."""
+        """Add a table; the server checks the location, the filter and the access modes
+        (with its storage configuration)."""
         body = {
             "name": full_name,
             "location": location,
             "historyShared": history_shared,
             "startVersion": start_version,
             "partitionFilter": partition_filter,
+            "accessModes": list(access_modes),
+            "auxiliaryLocations": list(auxiliary_locations),
         }
         return str(self._call("POST", "/api/tables", body)["message"])
 
@@ -150,6 +155,8 @@ def _table(t: Mapping[str, Any]) -> TableRow:
         t["historyShared"],
         t["startVersion"],
         t["partitionFilter"],
+        tuple(t["accessModes"]),
+        tuple(t["auxiliaryLocations"]),
     )
 
 

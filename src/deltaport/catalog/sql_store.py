@@ -11,13 +11,15 @@ from __future__ import annotations
 import json
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from deltaport.catalog.database import Database, Transaction
+from deltaport.catalog.access import access_problem
+from deltaport.catalog.database import Database, Row, Transaction
 from deltaport.catalog.migrations import migrate
 from deltaport.catalog.tokens import new_token, token_hash
+from deltaport.protocol.credentials import URL
 from deltaport.protocol.names import name_key, name_problem
 
 
@@ -50,6 +52,8 @@ class TableRow:
     history_shared: bool
     start_version: int
     partition_filter: str | None
+    access_modes: tuple[str, ...] = (URL,)
+    auxiliary_locations: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -109,7 +113,8 @@ class SqlCatalog:
             shares = tx.execute("SELECT name, id, comment FROM shares ORDER BY created_at, name")
             tables = tx.execute(
                 "SELECT s.name, t.schema_name, t.name, t.location, t.id, t.history_shared, "
-                "t.start_version, t.partition_filter FROM shared_tables t "
+                "t.start_version, t.partition_filter, t.access_modes, t.auxiliary_locations "
+                "FROM shared_tables t "
                 "JOIN shares s ON s.name_key = t.share_key ORDER BY t.ordinal"
             )
             recipients = tx.execute("SELECT name_key, name, properties FROM recipients")
@@ -121,7 +126,7 @@ class SqlCatalog:
         return CatalogContents(
             generation,
             tuple(ShareRow(*r) for r in shares),
-            tuple(TableRow(r[0], r[1], r[2], r[3], r[4], bool(r[5]), r[6], r[7]) for r in tables),
+            tuple(_table_row(r) for r in tables),
             {
                 r[0]: RecipientRow(r[1], json.loads(r[2]), tuple(granted.get(r[0], ())))
                 for r in recipients
@@ -157,11 +162,26 @@ class SqlCatalog:
         history_shared: bool = False,
         start_version: int = 0,
         partition_filter: str | None = None,
+        access_modes: Sequence[str] = (URL,),
+        auxiliary_locations: Sequence[str] = (),
     ) -> TableRow:
+        """Share a table. Its access modes are checked as far as they can be without the
+        server's storage configuration (see :func:`~deltaport.catalog.access.access_problem`)."""
         _check_name(schema, "schema")
         _check_name(name, "table")
         if start_version < 0:
             raise CatalogError("the start version must not be negative")
+        problem = access_problem(
+            location,
+            access_modes,
+            auxiliary_locations,
+            history_shared=history_shared,
+            start_version=start_version,
+            partition_filter=partition_filter,
+            settings_for=None,
+        )
+        if problem:
+            raise CatalogError(f"table {share}.{schema}.{name} cannot be shared: {problem}")
         key = name_key(f"{share}.{schema}.{name}")
         row = TableRow(
             share,
@@ -172,6 +192,8 @@ class SqlCatalog:
             history_shared,
             start_version,
             partition_filter,
+            tuple(access_modes),
+            tuple(auxiliary_locations),
         )
         with self._change() as tx:
             share_key = self._share_key(tx, share)
@@ -180,8 +202,8 @@ class SqlCatalog:
             ordinal = tx.execute("SELECT COALESCE(MAX(ordinal), 0) + 1 FROM shared_tables")[0][0]
             tx.execute(
                 "INSERT INTO shared_tables (name_key, share_key, schema_name, name, location, id, "
-                "history_shared, start_version, partition_filter, ordinal) "
-                "VALUES (?,?,?,?,?,?,?,?,?,?)",
+                "history_shared, start_version, partition_filter, access_modes, "
+                "auxiliary_locations, ordinal) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
                 (
                     key,
                     share_key,
@@ -192,6 +214,8 @@ class SqlCatalog:
                     int(history_shared),
                     start_version,
                     partition_filter,
+                    json.dumps(row.access_modes),
+                    json.dumps(row.auxiliary_locations),
                     ordinal,
                 ),
             )
@@ -335,6 +359,12 @@ class _Change:
                 "WHERE key = 'generation'"
             )
         self._context.__exit__(*exc)  # type: ignore[arg-type]
+
+
+def _table_row(r: Row) -> TableRow:
+    """A ``shared_tables`` row as :meth:`SqlCatalog.contents` selects it."""
+    modes, auxiliary = tuple(json.loads(r[8])), tuple(json.loads(r[9]))
+    return TableRow(r[0], r[1], r[2], r[3], r[4], bool(r[5]), r[6], r[7], modes, auxiliary)
 
 
 def _check_name(name: str, what: str) -> None:

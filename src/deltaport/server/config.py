@@ -10,17 +10,19 @@ import logging
 import os
 import re
 from collections.abc import Mapping
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import msgspec
 import yaml
 
+from deltaport.catalog.access import access_problem
 from deltaport.catalog.partition_filter import PartitionFilterError
 from deltaport.catalog.partition_filter import check as check_filter
 from deltaport.protocol.credentials import URL
 from deltaport.protocol.names import name_key, name_problem
-from deltaport.server.access import access_problem
+from deltaport.server.access import location_settings
 from deltaport.storage.credentials import CredentialSettings
 
 log = logging.getLogger(__name__)
@@ -256,7 +258,15 @@ def _check(config: ServerConfig) -> None:
                     raise ConfigError(f"{where}.location: must not be empty")
                 if table.start_version < 0:
                     raise ConfigError(f"{where}.startVersion: must not be negative")
-                problem = access_problem(config, table)
+                problem = access_problem(
+                    table.location,
+                    table.access_modes,
+                    table.auxiliary_locations,
+                    history_shared=table.shares_history,
+                    start_version=table.start_version,
+                    partition_filter=table.partition_filter,
+                    settings_for=partial(location_settings, config, table.storage_options),
+                )
                 if problem:
                     raise ConfigError(f"{where}.{problem}")
                 if table.partition_filter is not None:

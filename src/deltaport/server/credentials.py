@@ -5,8 +5,11 @@ per credential handed out (recipient, table, location, expiry: never the secret)
 from __future__ import annotations
 
 import logging
+import threading
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import timedelta
+from typing import TypeVar
 
 import msgspec
 
@@ -34,9 +37,11 @@ from deltaport.storage import InvalidLocationError, Location, parse_location
 from deltaport.storage.credentials import (
     CredentialCache,
     CredentialError,
+    CredentialSettings,
     StorageHints,
     make_vendor,
     storage_hints,
+    vendor_problem,
 )
 from deltaport.storage.credentials.cache import Clock, utc_now
 
@@ -54,7 +59,11 @@ class _Directory:
     hints: StorageHints
 
 
-def _match_key(location: Location) -> tuple[str, str, str]:
+_MatchKey = tuple[str, str, str]
+T = TypeVar("T")
+
+
+def _match_key(location: Location) -> _MatchKey:
     return location.kind, location.bucket, location.key.strip("/")
 
 
@@ -79,51 +88,45 @@ def require_mode(table: SharedTable, mode: str) -> None:
 
 
 class CredentialService:
+    """The directories of ``dir`` tables and their credential caches.
+
+    A YAML table's are built at start (the configuration checked their settings, and the
+    table's own ``storageOptions`` apply to them). A catalog table's are found when asked
+    for, since tables come and go while the server runs, and kept per location: a catalog
+    table has no options of its own, so its location alone says which settings apply."""
+
     def __init__(self, config: ServerConfig, clock: Clock = utc_now) -> None:
-        self._tables: dict[str, dict[tuple[str, str, str], _Directory]] = {}
+        self._config = config
+        self._clock = clock
+        self._tables: dict[str, dict[_MatchKey, _Directory]] = {}
         for share in config.shares:
             for schema in share.schemas:
                 for table in schema.tables:
                     if DIR not in table.access_modes:
                         continue
                     key = name_key(f"{share.name}.{schema.name}.{table.name}")
-                    directories: dict[tuple[str, str, str], _Directory] = {}
+                    directories: dict[_MatchKey, _Directory] = {}
                     for text in [table.location, *table.auxiliary_locations]:
                         location = parse_location(text)
-                        options, settings = location_settings(config, table, text)
-                        # handed out again while at least half the configured life is left
-                        cache = CredentialCache(
-                            make_vendor(location, options, settings),
-                            timedelta(seconds=settings.duration_seconds / 2),
-                            clock,
-                        )
-                        shown = text.rstrip("/")
-                        hints = storage_hints(location, options, settings)
-                        directories[_match_key(location)] = _Directory(
-                            shown, location, cache, hints
-                        )
+                        options, settings = location_settings(config, table.storage_options, text)
+                        directory = self._directory(text.rstrip("/"), location, options, settings)
+                        directories[_match_key(location)] = directory
                     self._tables[key] = directories
+        self._by_location: dict[str, _Directory] = {}
+        self._guard = threading.Lock()
 
     def vend(
         self, table: SharedTable, recipient: Recipient, request: TemporaryCredentialsRequest
     ) -> TemporaryCredentialsResponse:
         require_mode(table, DIR)
-        directories = self._tables[table.key]
         name = f"{table.share}.{table.schema}.{table.name}"
-        if request.location is None:
-            directory = next(iter(directories.values()))
+        configured = self._tables.get(table.key)
+        if configured is not None:
+            directory = _pick(configured, name, request.location)
         else:
-            try:
-                wanted = _match_key(parse_location(request.location))
-            except InvalidLocationError:
-                wanted = None
-            found = directories.get(wanted) if wanted else None
-            if found is None:
-                raise InvalidParameterError(
-                    f"location {echo(request.location)} is neither the location of table {name} "
-                    "nor one of its auxiliaryLocations"
-                )
-            directory = found
+            shown = (table.access.location, *table.access.auxiliary_locations)
+            found = {_match_key(parse_location(text)): text for text in shown if text}
+            directory = self._catalog_directory(name, _pick(found, name, request.location))
         try:
             issued = directory.cache.get(directory.location)
         except CredentialError as exc:
@@ -156,3 +159,61 @@ class CredentialService:
             region=directory.hints.region,
         )
         return TemporaryCredentialsResponse(credentials)
+
+    def _catalog_directory(self, name: str, shown: str) -> _Directory:
+        """The directory of a catalog table's location, built on first use; refused when
+        the server's ``storage`` configuration cannot vend credentials for it. Kept by the
+        location as written, since ``storage`` prefixes match it as written."""
+        with self._guard:
+            directory = self._by_location.get(shown)
+            if directory is not None:
+                return directory
+            location = parse_location(shown)
+            options, settings = location_settings(self._config, None, shown)
+            problem = vendor_problem(location, options, settings)
+            if problem:
+                log.error(
+                    "temporary credentials for table %s at %s cannot be vended: %s",
+                    name,
+                    shown,
+                    problem,
+                )
+                raise UnsupportedAccessModeError(
+                    f"temporary credentials are not configured on this server for location "
+                    f"{shown} of table {name}: ask the provider"
+                )
+            directory = self._directory(shown, location, options, settings)
+            self._by_location[shown] = directory
+            return directory
+
+    def _directory(
+        self,
+        shown: str,
+        location: Location,
+        options: dict[str, str],
+        settings: CredentialSettings,
+    ) -> _Directory:
+        # handed out again while at least half the configured life is left
+        cache = CredentialCache(
+            make_vendor(location, options, settings),
+            timedelta(seconds=settings.duration_seconds / 2),
+            self._clock,
+        )
+        return _Directory(shown, location, cache, storage_hints(location, options, settings))
+
+
+def _pick(directories: Mapping[_MatchKey, T], name: str, asked: str | None) -> T:
+    """The table's root (``asked`` None) or the location ``asked`` names."""
+    if asked is None:
+        return next(iter(directories.values()))
+    try:
+        wanted: _MatchKey | None = _match_key(parse_location(asked))
+    except InvalidLocationError:
+        wanted = None
+    found = directories.get(wanted) if wanted else None
+    if found is None:
+        raise InvalidParameterError(
+            f"location {echo(asked)} is neither the location of table {name} "
+            "nor one of its auxiliaryLocations"
+        )
+    return found

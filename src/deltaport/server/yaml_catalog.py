@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from deltaport.catalog.model import CatalogView, Share, SharedSchema, SharedTable, TableAccess
+from deltaport.catalog.access import table_access
+from deltaport.catalog.model import CatalogView, Share, SharedSchema, SharedTable
 from deltaport.protocol.names import name_key
 from deltaport.server.config import ServerConfig
 from deltaport.storage import parse_location
@@ -42,10 +43,8 @@ def yaml_catalog(config: ServerConfig) -> CatalogView:
                     display_name=t.display_name,
                     comment=t.comment,
                     properties=t.properties,
-                    access=TableAccess(
-                        tuple(t.access_modes),
-                        None if location.kind == "local" else t.location.rstrip("/"),
-                        tuple(a.rstrip("/") for a in t.auxiliary_locations),
+                    access=table_access(
+                        location, t.location, t.access_modes, t.auxiliary_locations
                     ),
                     partition_filter=t.partition_filter,
                 )

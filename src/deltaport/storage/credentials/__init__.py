@@ -3,7 +3,8 @@
 One module per cloud builds the narrowest credential the cloud offers (an STS session
 policy, a directory SAS, a downscoped token) and :class:`CredentialCache` keeps bursts from
 reaching the cloud. :func:`vendor_problem` says at configuration time why a location cannot
-be offered; :func:`make_vendor` builds the vendor for it.
+be offered (:func:`local_problem` the part that needs no configuration); :func:`make_vendor`
+builds the vendor for it.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ __all__ = [
     "PolicyTooLargeError",
     "StorageHints",
     "Vended",
+    "local_problem",
     "make_vendor",
     "storage_hints",
     "vendor_problem",
@@ -42,15 +44,23 @@ __all__ = [
 _EXTRA = "install deltaport[credentials]"
 
 
-def vendor_problem(
-    location: Location, options: Mapping[str, str], settings: CredentialSettings
-) -> str | None:
-    """Why credentials for ``location`` cannot be vended with this configuration, or None."""
+def local_problem(location: Location) -> str | None:
+    """Why ``location`` can never be offered in ``dir`` mode, whatever the configuration."""
     if location.kind == "local":
         return (
             "'dir' cannot be offered for a table on local disk: recipients read a directory "
             "with cloud credentials, and local disk has none (offer 'url')"
         )
+    return None
+
+
+def vendor_problem(
+    location: Location, options: Mapping[str, str], settings: CredentialSettings
+) -> str | None:
+    """Why credentials for ``location`` cannot be vended with this configuration, or None."""
+    problem = local_problem(location)
+    if problem:
+        return problem
     if not MIN_DURATION_SECONDS <= settings.duration_seconds <= MAX_DURATION_SECONDS:
         return (
             f"credentials durationSeconds must be between {MIN_DURATION_SECONDS} and "
