@@ -51,6 +51,27 @@ def recipient_options(s3: S3Emulator) -> dict[str, str]:
 _KEYS = ("aws_access_key_id", "aws_secret_access_key")
 
 
+def dir_server_config(
+    s3: S3Emulator,
+    bucket: str,
+    tables: list[dict[str, Any]],
+    *,
+    duration_seconds: int = 3600,
+    more_storage: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """A server configuration sharing ``tables`` (share ``s``, schema ``sc``) of ``bucket``
+    with STS credentials assumed from moto."""
+    credentials = {"awsRoleArn": ROLE, "durationSeconds": duration_seconds}
+    storage = {"prefix": f"s3://{bucket}/", "options": s3.options, "credentials": credentials}
+    return {
+        "version": 1,
+        "authorization": {"bearerToken": "${DELTAPORT_TEST_TOKEN}"},
+        "signingKey": "k",
+        "storage": [storage, *(more_storage or [])],
+        "shares": [{"name": "s", "schemas": [{"name": "sc", "tables": tables}]}],
+    }
+
+
 def start_dir_server(
     s3: S3Emulator, tmp: Path, extra_tables: list[dict[str, Any]] | None = None
 ) -> RunningServer:
@@ -77,26 +98,11 @@ def start_dir_server(
         }
     )
     tables.extend(extra_tables or [])
-    config = {
-        "version": 1,
-        "authorization": {"bearerToken": "${DELTAPORT_TEST_TOKEN}"},
-        "signingKey": "k",
-        "storage": [
-            {
-                "prefix": f"s3://{BUCKET}/",
-                "options": s3.options,
-                "credentials": {"awsRoleArn": ROLE, "durationSeconds": 900},
-            },
-            {
-                "prefix": f"s3://{BUCKET}/refused/",
-                "credentials": {
-                    "awsRoleArn": ROLE,
-                    "awsStsEndpoint": f"http://127.0.0.1:{free_port()}",
-                },
-            },
-        ],
-        "shares": [{"name": "s", "schemas": [{"name": "sc", "tables": tables}]}],
+    refused = {
+        "prefix": f"s3://{BUCKET}/refused/",
+        "credentials": {"awsRoleArn": ROLE, "awsStsEndpoint": f"http://127.0.0.1:{free_port()}"},
     }
+    config = dir_server_config(s3, BUCKET, tables, duration_seconds=900, more_storage=[refused])
     return start_server(config, tmp)
 
 

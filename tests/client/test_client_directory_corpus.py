@@ -17,7 +17,7 @@ from obstore.store import S3Store
 from test_client_corpus import TABLES
 
 import deltaport.client as dc
-from dir_tables import ROLE, write_dir_profile
+from dir_tables import dir_server_config, write_dir_profile
 from emulators import S3Emulator
 from sharing_server import start_server, stop_server
 
@@ -50,19 +50,7 @@ def profile(s3_emulator: S3Emulator, tmp_path_factory: pytest.TempPathFactory) -
         }
         for i in range(len(TABLES))
     ]
-    config = {
-        "version": 1,
-        "authorization": {"bearerToken": "${DELTAPORT_TEST_TOKEN}"},
-        "signingKey": "k",
-        "storage": [
-            {
-                "prefix": f"s3://{BUCKET}/",
-                "options": s3_emulator.options,
-                "credentials": {"awsRoleArn": ROLE},
-            }
-        ],
-        "shares": [{"name": "c", "schemas": [{"name": "all", "tables": tables}]}],
-    }
+    config = dir_server_config(s3_emulator, BUCKET, tables)
     tmp = tmp_path_factory.mktemp("dir-corpus")
     running = start_server(config, tmp)
     try:
@@ -74,7 +62,7 @@ def profile(s3_emulator: S3Emulator, tmp_path_factory: pytest.TempPathFactory) -
 def _read(profile: Path, index: int, mode: dc.AccessMode) -> pa.Table | Exception:
     try:
         with dc.SharingClient(profile, access_mode=mode, retry=ONCE) as client:
-            return client.table(f"c.all.t{index}").snapshot().to_arrow()
+            return client.table(f"s.sc.t{index}").snapshot().to_arrow()
     except Exception as exc:  # a table broken on disk fails in both modes
         return exc
 

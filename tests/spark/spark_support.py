@@ -5,9 +5,12 @@ and deltalake writes."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 from deltalake import write_deltalake
+from pyspark.errors import StreamingQueryException
+from pyspark.sql import DataFrame, SparkSession
 
 import sharing_server as server_process
 
@@ -48,3 +51,40 @@ def append(root: Path, ids: range, *, mode: str = "append") -> None:
 
 def table_url(profile: str, name: str) -> str:
     return f"{profile}#s.d.{name.replace('-', '_')}"
+
+
+def flat(batches: list[list[Any]]) -> list[Any]:
+    return [row for batch in batches for row in batch]
+
+
+def run_available_now(
+    spark: SparkSession, url: str, checkpoint: Path, **options: str
+) -> list[list[Any]]:
+    """The stream run with Trigger.AvailableNow: the sorted rows of each non-empty batch
+    (ids, or (id, change type, version) with readChangeFeed)."""
+    batches: list[list[Any]] = []
+    cdf = options.get("readChangeFeed") == "true"
+
+    def collect(df: DataFrame, batch_id: int) -> None:
+        rows = df.collect()
+        if cdf:
+            got: list[Any] = sorted((r.id, r._change_type, r._commit_version) for r in rows)
+        else:
+            got = sorted(r.id for r in rows)
+        if got:
+            batches.append(got)
+
+    query = (
+        spark.readStream.format("deltaSharing")
+        .options(**options)
+        .load(url)
+        .writeStream.foreachBatch(collect)
+        .option("checkpointLocation", str(checkpoint))
+        .trigger(availableNow=True)
+        .start()
+    )
+    try:
+        query.awaitTermination(180)
+    except StreamingQueryException as exc:
+        raise RuntimeError(str(exc)) from exc
+    return batches

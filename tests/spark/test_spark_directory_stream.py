@@ -11,8 +11,7 @@ from typing import Any
 import pyarrow as pa
 import pytest
 from deltalake import DeltaTable, write_deltalake
-from pyspark.errors import StreamingQueryException
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import SparkSession
 from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxFiles
 
 from deltaport.spark.directory import DirectoryPartition
@@ -23,6 +22,7 @@ from deltaport.spark.versions import StreamError
 from dir_tables import BUCKET, location, start_dir_server, vend_count, write_dir_profile
 from emulators import S3Emulator
 from sharing_server import RunningServer, stop_server
+from spark_support import flat, run_available_now
 
 STREAM_TABLES = ("grow", "deletes", "feed")
 
@@ -65,41 +65,6 @@ def profile(server: RunningServer, tmp_path_factory: pytest.TempPathFactory) -> 
     return write_dir_profile(tmp_path_factory.mktemp("dir-stream-profile") / "p.share", server)
 
 
-def flat(batches: list[list[Any]]) -> list[Any]:
-    return [row for batch in batches for row in batch]
-
-
-def run(spark: SparkSession, url: str, checkpoint: Path, **options: str) -> list[list[Any]]:
-    """The stream run with Trigger.AvailableNow: the sorted rows of each non-empty batch
-    (ids, or (id, change type, version) with readChangeFeed)."""
-    batches: list[list[Any]] = []
-    cdf = options.get("readChangeFeed") == "true"
-
-    def collect(df: DataFrame, batch_id: int) -> None:
-        rows = df.collect()
-        if cdf:
-            got: list[Any] = sorted((r.id, r._change_type, r._commit_version) for r in rows)
-        else:
-            got = sorted(r.id for r in rows)
-        if got:
-            batches.append(got)
-
-    query = (
-        spark.readStream.format("deltaSharing")
-        .options(**options)
-        .load(url)
-        .writeStream.foreachBatch(collect)
-        .option("checkpointLocation", str(checkpoint))
-        .trigger(availableNow=True)
-        .start()
-    )
-    try:
-        query.awaitTermination(180)
-    except StreamingQueryException as exc:
-        raise RuntimeError(str(exc)) from exc
-    return batches
-
-
 def test_a_dir_stream_reads_each_row_once_as_url_mode_does(
     spark: SparkSession,
     profile: Path,
@@ -109,21 +74,25 @@ def test_a_dir_stream_reads_each_row_once_as_url_mode_does(
 ) -> None:
     url = f"{profile}#s.sc.grow"
     before = vend_count(server, "grow")
-    by_dir = run(spark, url, tmp_path / "dir", accessMode="dir", maxFilesPerTrigger="2")
-    by_url = run(spark, url, tmp_path / "url", maxFilesPerTrigger="2")
+    by_dir = run_available_now(
+        spark, url, tmp_path / "dir", accessMode="dir", maxFilesPerTrigger="2"
+    )
+    by_url = run_available_now(spark, url, tmp_path / "url", maxFilesPerTrigger="2")
     assert vend_count(server, "grow") > before
     assert [len(b) for b in by_dir] == [len(b) for b in by_url] == [4, 2]
     assert sorted(flat(by_dir)) == sorted(flat(by_url)) == list(range(6))
     append(s3_emulator, "grow", range(6, 8))
     append(s3_emulator, "grow", range(8, 10))
     append(s3_emulator, "grow", range(10, 12))
-    assert run(spark, url, tmp_path / "dir", accessMode="dir", maxFilesPerTrigger="2") == [
+    assert run_available_now(
+        spark, url, tmp_path / "dir", accessMode="dir", maxFilesPerTrigger="2"
+    ) == [
         [6, 7, 8, 9],
         [10, 11],
     ]
-    assert run(spark, url, tmp_path / "dir", accessMode="dir") == []
+    assert run_available_now(spark, url, tmp_path / "dir", accessMode="dir") == []
     # between versions a checkpoint carries over to the other mode
-    assert run(spark, url, tmp_path / "url", accessMode="dir") == [list(range(6, 12))]
+    assert run_available_now(spark, url, tmp_path / "url", accessMode="dir") == [list(range(6, 12))]
 
 
 def test_deletes_and_the_change_feed_in_dir_mode(
@@ -131,16 +100,18 @@ def test_deletes_and_the_change_feed_in_dir_mode(
 ) -> None:
     url = f"{profile}#s.sc.deletes"
     checkpoint = tmp_path / "appends"
-    assert run(spark, url, checkpoint, accessMode="dir") == [list(range(6))]
+    assert run_available_now(spark, url, checkpoint, accessMode="dir") == [list(range(6))]
     table = DeltaTable(location("deletes"), storage_options=s3_emulator.deltalake_options)
     table.delete("id = 0")  # rewrites the file of ids 0 and 1
     append(s3_emulator, "deletes", range(6, 8))
     with pytest.raises(RuntimeError, match=r"version 3 of s\.sc\.deletes updates or rewrites"):
-        run(spark, url, checkpoint, accessMode="dir")
-    assert run(spark, url, checkpoint, accessMode="dir", skipChangeCommits="true") == [[6, 7]]
+        run_available_now(spark, url, checkpoint, accessMode="dir")
+    assert run_available_now(
+        spark, url, checkpoint, accessMode="dir", skipChangeCommits="true"
+    ) == [[6, 7]]
     feed = {"readChangeFeed": "true", "startingVersion": "0"}
-    by_dir = run(spark, url, tmp_path / "feed-dir", accessMode="dir", **feed)
-    by_url = run(spark, url, tmp_path / "feed-url", **feed)
+    by_dir = run_available_now(spark, url, tmp_path / "feed-dir", accessMode="dir", **feed)
+    by_url = run_available_now(spark, url, tmp_path / "feed-url", **feed)
     assert sorted(flat(by_dir)) == sorted(flat(by_url))
     assert (0, "delete", 3) in flat(by_dir) and (7, "insert", 4) in flat(by_dir)
 

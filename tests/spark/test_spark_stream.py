@@ -9,37 +9,9 @@ from typing import Any
 
 import pytest
 from deltalake import DeltaTable
-from pyspark.errors import StreamingQueryException
 from pyspark.sql import DataFrame, SparkSession
 
-from spark_support import append, table_url
-
-
-def run_available_now(
-    spark: SparkSession, url: str, checkpoint: Path, **options: str
-) -> list[list[int]]:
-    """Run the stream with Trigger.AvailableNow; the sorted ids of each non-empty batch."""
-    batches: list[list[int]] = []
-
-    def collect(df: DataFrame, batch_id: int) -> None:
-        ids = sorted(r.id for r in df.select("id").collect())
-        if ids:
-            batches.append(ids)
-
-    query = (
-        spark.readStream.format("deltaSharing")
-        .options(**options)
-        .load(url)
-        .writeStream.foreachBatch(collect)
-        .option("checkpointLocation", str(checkpoint))
-        .trigger(availableNow=True)
-        .start()
-    )
-    try:
-        query.awaitTermination(180)
-    except StreamingQueryException as exc:
-        raise RuntimeError(str(exc)) from exc
-    return batches
+from spark_support import append, run_available_now, table_url
 
 
 def test_available_now_honours_max_files(spark: SparkSession, profile: str, tmp_path: Path) -> None:
