@@ -332,14 +332,18 @@ def report(results: dict[str, list[Sample]], runs: int, files: int, rows: int) -
         print(f"{top + '/' + bottom.split()[-1]:11}" + "".join(f"{c:>14}" for c in ratios))
     floor = results["moto floor"]
     idle = sum(s.server_cpu for s in floor) / sum(s.total for s in floor)
-    net = {
-        m: max(0.0, statistics.median(s.server_cpu - idle * s.total for s in results[m]))
-        for m in MODES
-    }
+    tick = 1 / os.sysconf("SC_CLK_TCK")
+    net = {m: statistics.median(s.server_cpu - idle * s.total for s in results[m]) for m in MODES}
+
+    def seconds(value: float) -> str:
+        return f"{value:.2f} s" if value >= tick else f"< {tick:.2f} s"
+
+    below = "< " if net["dir"] < tick else ""
+    ratio = below + _ratio(max(net["dir"], tick), net["url"]) if net["url"] >= tick else "-"
     print(
         f"server CPU while idle (during the floor loads): {idle * 1000:.2f} ms per second; "
-        f"server CPU per load net of it: url {net['url']:.3f} s, dir {net['dir']:.3f} s, "
-        f"dir/url {_ratio(net['dir'], net['url'])}"
+        f"server CPU per load net of it: url {seconds(net['url'])}, dir {seconds(net['dir'])}, "
+        f"dir/url {ratio}"
     )
 
 
