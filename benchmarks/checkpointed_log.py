@@ -1,5 +1,7 @@
-"""Log-only Delta tables of many files for the benchmarks: a classic checkpoint written with
-Arrow kernels in the protocol's checkpoint schema, and small JSON commits after it."""
+"""Delta logs of many files for the benchmarks: a classic checkpoint written with Arrow
+kernels in the protocol's checkpoint schema, and small JSON commits after it. The data
+files are not written (a benchmark that reads them writes them itself, at
+:func:`file_path`, ``size`` bytes each)."""
 
 from __future__ import annotations
 
@@ -68,8 +70,9 @@ def _text(*parts: pa.Array | str) -> pa.Array:
     return pc.binary_join_element_wise(*parts, "")
 
 
-def write_checkpoint(log: Path, n_files: int, table_id: str) -> None:
-    """A checkpoint at :data:`CHECKPOINT_VERSION` holding ``n_files`` adds (files 0..n-1)."""
+def write_checkpoint(log: Path, n_files: int, table_id: str, size: int = 1000) -> None:
+    """A checkpoint at :data:`CHECKPOINT_VERSION` holding ``n_files`` adds (files 0..n-1)
+    of ``size`` bytes each."""
     ids = pa.array(range(n_files), pa.int64())
     digits = pc.utf8_lpad(pc.cast(ids, pa.string()), 7, "0")
     part = pc.cast(pc.bit_wise_and(ids, PARTITIONS - 1), pa.string())
@@ -80,7 +83,7 @@ def write_checkpoint(log: Path, n_files: int, table_id: str) -> None:
         [
             _text("part=", part, "/part-", digits, _FILE_SUFFIX),
             pa.MapArray.from_arrays(offsets, pa.array(["part"] * n_files), part),
-            pa.array([1000] * n_files, pa.int64()),
+            pa.array([size] * n_files, pa.int64()),
             pa.array([1_700_000_000_000] * n_files, pa.int64()),
             pa.array([False] * n_files),
             _text('{"numRecords":100,"minValues":{"id":', low, '},"maxValues":{"id":', high, "}}"),
@@ -116,8 +119,9 @@ def write_checkpoint(log: Path, n_files: int, table_id: str) -> None:
     (log / "_last_checkpoint").write_text(json.dumps({"version": CHECKPOINT_VERSION, "size": rows}))
 
 
-def write_commit(log: Path, version: int, n_files: int, adds: int = 10) -> None:
-    """Commit ``version`` after the checkpoint: ``adds`` new files, and file ``version`` removed."""
+def write_commit(log: Path, version: int, n_files: int, adds: int = 10, size: int = 1000) -> None:
+    """Commit ``version`` after the checkpoint: ``adds`` new files of ``size`` bytes, and
+    file ``version`` removed."""
     first = n_files + (version - CHECKPOINT_VERSION - 1) * adds
     lines: list[dict[str, object]] = [
         {"commitInfo": {"timestamp": 1_700_000_000_000 + version, "operation": "WRITE"}}
@@ -127,7 +131,7 @@ def write_commit(log: Path, version: int, n_files: int, adds: int = 10) -> None:
             "add": {
                 "path": file_path(first + k),
                 "partitionValues": {"part": str((first + k) % PARTITIONS)},
-                "size": 1000,
+                "size": size,
                 "modificationTime": 1_700_000_000_000,
                 "dataChange": True,
                 "stats": file_stats(first + k),
