@@ -340,11 +340,8 @@ def _server_storage(
     it, no options, and credential settings are left to the server to check."""
     if not config_path:
         return {}, None
-    from functools import partial
-
-    from deltaport.server.access import location_settings
-    from deltaport.server.config import TableConfig, load_config
+    from deltaport.server.config import load_config
 
     config = load_config(config_path)
-    options = config.storage_options_for(TableConfig(name="t", location=location))
-    return options, partial(location_settings, config, None)
+    options, _ = config.location_settings(location)
+    return options, config.location_settings

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from datetime import timedelta
-from functools import partial
 from typing import Any
 
 import msgspec
@@ -35,8 +34,7 @@ from deltaport.protocol.errors import (
     ResourceExistsError,
     ResourceNotFoundError,
 )
-from deltaport.server.access import location_settings
-from deltaport.server.config import ServerConfig, TableConfig
+from deltaport.server.config import ServerConfig
 
 Handler = Callable[[Request], Awaitable[Response]]
 Guard = Callable[[Handler], Handler]
@@ -142,7 +140,7 @@ class CatalogApi:
 
     async def add_table(self, request: Request) -> Response:
         body = await _body(request, _Table)
-        options = self._config.storage_options_for(TableConfig(name="t", location=body.location))
+        options, _ = self._config.location_settings(body.location)
         message = await run_in_threadpool(
             lambda: add_table(
                 self._store,
@@ -154,7 +152,7 @@ class CatalogApi:
                 access_modes=body.accessModes,
                 auxiliary_locations=body.auxiliaryLocations,
                 storage_options=options,
-                settings_for=partial(location_settings, self._config, None),
+                settings_for=self._config.location_settings,
             )
         )
         return _json({"message": message}, 201)

@@ -22,7 +22,6 @@ from deltaport.catalog.partition_filter import PartitionFilterError
 from deltaport.catalog.partition_filter import check as check_filter
 from deltaport.protocol.credentials import URL
 from deltaport.protocol.names import name_key, name_problem
-from deltaport.server.access import location_settings
 from deltaport.storage.credentials import CredentialSettings
 
 log = logging.getLogger(__name__)
@@ -150,12 +149,26 @@ class ServerConfig(_Config):
 
     def storage_options_for(self, table: TableConfig) -> dict[str, str]:
         """Options of the matching ``storage`` prefixes (longest last), then the table's own."""
-        merged: dict[str, str] = {}
-        matching = [s for s in self.storage if table.location.startswith(s.prefix)]
-        for entry in sorted(matching, key=lambda s: len(s.prefix)):
-            merged.update(entry.options)
-        merged.update(table.storage_options or {})
-        return merged
+        return self.location_settings(table.location, table.storage_options)[0]
+
+    def location_settings(
+        self, location: str, table_options: Mapping[str, str] | None = None
+    ) -> tuple[dict[str, str], CredentialSettings]:
+        """The storage options for ``location`` (matching ``storage`` prefixes, longest last,
+        then the table's own ``table_options``) and the credential settings of the longest
+        matching prefix that has them (for vending ``dir`` credentials and checking that
+        they can be)."""
+        matching = sorted(
+            (s for s in self.storage if location.startswith(s.prefix)), key=lambda s: len(s.prefix)
+        )
+        options: dict[str, str] = {}
+        settings = CredentialSettings()
+        for entry in matching:
+            options.update(entry.options)
+            if entry.credentials is not None:
+                settings = entry.credentials
+        options.update(table_options or {})
+        return options, settings
 
 
 def load_config(path: str | Path) -> ServerConfig:
@@ -265,7 +278,9 @@ def _check(config: ServerConfig) -> None:
                     history_shared=table.shares_history,
                     start_version=table.start_version,
                     partition_filter=table.partition_filter,
-                    settings_for=partial(location_settings, config, table.storage_options),
+                    settings_for=partial(
+                        config.location_settings, table_options=table.storage_options
+                    ),
                 )
                 if problem:
                     raise ConfigError(f"{where}.{problem}")

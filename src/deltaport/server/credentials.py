@@ -30,7 +30,6 @@ from deltaport.protocol.errors import (
     UnsupportedAccessModeError,
 )
 from deltaport.protocol.names import name_key
-from deltaport.server.access import location_settings
 from deltaport.server.config import ServerConfig
 from deltaport.server.params import json_body
 from deltaport.storage import InvalidLocationError, Location, parse_location
@@ -108,7 +107,7 @@ class CredentialService:
                     directories: dict[_MatchKey, _Directory] = {}
                     for text in [table.location, *table.auxiliary_locations]:
                         location = parse_location(text)
-                        options, settings = location_settings(config, table.storage_options, text)
+                        options, settings = config.location_settings(text, table.storage_options)
                         directory = self._directory(text.rstrip("/"), location, options, settings)
                         directories[_match_key(location)] = directory
                     self._tables[key] = directories
@@ -169,7 +168,7 @@ class CredentialService:
             if directory is not None:
                 return directory
             location = parse_location(shown)
-            options, settings = location_settings(self._config, None, shown)
+            options, settings = self._config.location_settings(shown)
             problem = vendor_problem(location, options, settings)
             if problem:
                 log.error(
