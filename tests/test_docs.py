@@ -14,9 +14,9 @@ import msgspec
 import pytest
 import yaml
 
+from deltaport.config import model as config
 from deltaport.protocol import errors
 from deltaport.protocol.profile import parse_profile
-from deltaport.server import config
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
@@ -83,7 +83,7 @@ def server_error_codes() -> dict[str, set[int]]:
         if isinstance(value, type) and issubclass(value, errors.SharingError):
             codes.setdefault(value.error_code, set()).add(value.status)
     literal = re.compile(r"(?:FileError|_error)\(\s*(\d{3}),\s*\"([A-Z_]+)\"")
-    for path in (ROOT / "src" / "deltaport" / "server").glob("*.py"):
+    for path in (ROOT / "src" / "deltaport").rglob("*.py"):
         for status, code in literal.findall(path.read_text(encoding="utf-8")):
             codes.setdefault(code, set()).add(int(status))
     return codes

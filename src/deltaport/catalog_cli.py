@@ -30,7 +30,7 @@ def resolve_catalog(url: str | None, config_path: str | None) -> str:
     if os.environ.get("DELTAPORT_CATALOG"):
         return os.environ["DELTAPORT_CATALOG"]
     if config_path:
-        from deltaport.server.config import load_config
+        from deltaport.config.model import load_config
 
         configured = load_config(config_path).catalog
         if configured:
@@ -272,7 +272,7 @@ def _recipient_list(args: argparse.Namespace) -> str:
 
 
 def _import(args: argparse.Namespace) -> str:
-    from deltaport.server.config import load_config
+    from deltaport.config.model import load_config
 
     config = load_config(args.yaml)
     store = _local(args)
@@ -324,8 +324,8 @@ def _endpoint(args: argparse.Namespace, store: SqlCatalog | RemoteCatalog) -> st
     if isinstance(store, RemoteCatalog) and store.endpoint:
         return store.endpoint  # the server knows where recipients reach it
     if args.config:
-        from deltaport.server.app import public_url
-        from deltaport.server.config import load_config
+        from deltaport.config.model import load_config
+        from deltaport.config.urls import public_url
 
         config = load_config(args.config)
         return public_url(config) + config.endpoint
@@ -340,7 +340,7 @@ def _server_storage(
     it, no options, and credential settings are left to the server to check."""
     if not config_path:
         return {}, None
-    from deltaport.server.config import load_config
+    from deltaport.config.model import load_config
 
     config = load_config(config_path)
     options, _ = config.location_settings(location)

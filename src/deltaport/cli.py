@@ -133,7 +133,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _cmd_serve(args: argparse.Namespace) -> int:
     from deltaport.catalog_cli import DEFAULT_CATALOG
-    from deltaport.server import run
+    from deltaport.listeners import run
 
     catalog = args.catalog
     if catalog is None and args.config is None and not os.environ.get("DELTAPORT_CATALOG"):
@@ -247,9 +247,9 @@ def _user_errors() -> tuple[type[Exception], ...]:
     from deltaport.catalog.migrations import CatalogSchemaError
     from deltaport.catalog.sql_store import CatalogError
     from deltaport.client.errors import SharingError
+    from deltaport.config.model import ConfigError
     from deltaport.delta.errors import DeltaError
     from deltaport.protocol.profile import ProfileError
-    from deltaport.server.config import ConfigError
     from deltaport.storage import InvalidLocationError, StorageError
 
     return (

@@ -29,7 +29,7 @@ from starlette.types import Receive, Scope, Send
 from deltaport.delta import open_table
 from deltaport.delta.model import DeletionVector
 from deltaport.protocol.capabilities import needs_delta_format, parse_capabilities
-from deltaport.server.files import files_routes
+from deltaport.server.files.endpoint import files_routes
 from deltaport.storage import parse_location
 from deltaport.storage.local_urls import LocalUrlSigner
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from deltaport.server.config import ConfigError, parse_config
+from deltaport.config.model import ConfigError, parse_config
 
 WHERE = "shares[0].schemas[0].tables[0]"
 ROLE = {"awsRoleArn": "arn:aws:iam::123456789012:role/reader"}

@@ -15,9 +15,14 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from deltaport.config.model import parse_config
 from deltaport.server import create_app
-from deltaport.server.client_gone import ClientGone, check_connected, open_bodies, while_connected
-from deltaport.server.config import parse_config
+from deltaport.server.answers.client_gone import (
+    ClientGone,
+    check_connected,
+    open_bodies,
+    while_connected,
+)
 from emulators import serve_asgi
 from history_tables import write_log_only_table
 from sharing_server import TOKEN

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from deltaport.server.config import ConfigError, load_config, parse_config
+from deltaport.config.model import ConfigError, load_config, parse_config
 
 
 def config_with_table(**table: Any) -> dict[str, Any]:

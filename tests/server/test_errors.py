@@ -10,8 +10,8 @@ from typing import Any
 import httpx
 import pytest
 
+from deltaport.config.model import parse_config
 from deltaport.server import create_app
-from deltaport.server.config import parse_config
 
 
 class AppClient:

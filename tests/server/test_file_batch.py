@@ -13,9 +13,9 @@ from starlette.applications import Starlette
 from starlette.middleware import Middleware
 
 from deltaport.protocol.file_batch import HEADER, MEDIA_TYPE, frames
-from deltaport.server import file_batch
-from deltaport.server.body_limit import BodyLimit
-from deltaport.server.files import files_routes
+from deltaport.server.files import file_batch
+from deltaport.server.files.endpoint import files_routes
+from deltaport.server.http.body_limit import BodyLimit
 from deltaport.storage import Location, parse_location
 from deltaport.storage.local_urls import LocalUrlSigner
 from emulators import serve_asgi

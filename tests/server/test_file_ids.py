@@ -8,7 +8,7 @@ import pyarrow as pa
 from cryptography.hazmat.primitives.ciphers import algorithms
 from cryptography.hazmat.primitives.cmac import CMAC
 
-from deltaport.server.file_ids import file_id, file_ids
+from deltaport.server.answers.file_ids import file_id, file_ids
 
 
 def test_ids_do_not_change_between_releases() -> None:

@@ -17,8 +17,8 @@ from starlette.applications import Starlette
 from starlette.responses import FileResponse
 
 from corpus import corpus_table
-from deltaport.server.files import FilesFirst, files_routes
-from deltaport.server.zero_copy import ZeroCopyHttpToolsProtocol
+from deltaport.server.files.endpoint import FilesFirst, files_routes
+from deltaport.server.files.zero_copy import ZeroCopyHttpToolsProtocol
 from deltaport.storage import Location, parse_location
 from deltaport.storage.local_urls import LocalUrlSigner
 from emulators import serve_asgi

@@ -22,7 +22,7 @@ from deltalake import write_deltalake
 from starlette.applications import Starlette
 from starlette.requests import Request
 
-from deltaport.server.files import files_routes
+from deltaport.server.files.endpoint import files_routes
 from deltaport.storage import parse_location
 from deltaport.storage.local_urls import LocalUrlSigner
 from emulators import (  # noqa: F401

@@ -12,9 +12,9 @@ import httpx
 import pyarrow as pa
 import pytest
 
+from deltaport.config.model import parse_config
 from deltaport.server import create_app
-from deltaport.server.config import parse_config
-from deltaport.server.hot_routes import table_names
+from deltaport.server.http.hot_routes import table_names
 
 TOKEN = "hot-routes-token"
 ENDPOINT = "/delta-sharing"

@@ -8,8 +8,8 @@ import httpx
 import msgspec
 from starlette.routing import Mount, Route
 
+from deltaport.config.model import parse_config
 from deltaport.server import create_app
-from deltaport.server.config import parse_config
 from sharing_server import RunningServer
 
 

@@ -19,10 +19,10 @@ from deltaport.catalog.model import SharedTable
 from deltaport.delta import DeltaTable, open_table
 from deltaport.protocol.actions import QueryTableRequest
 from deltaport.protocol.capabilities import Capabilities, parse_capabilities
-from deltaport.server.selection import HintSettings
-from deltaport.server.service import TableService
-from deltaport.server.signing import TableUrlSigner, url_expiry
-from deltaport.server.snapshot_lines import ANSWER_KEYS_SEEN, AnswerCache
+from deltaport.server.files.signing import TableUrlSigner, url_expiry
+from deltaport.server.tables.selection import HintSettings
+from deltaport.server.tables.service import TableService
+from deltaport.server.tables.snapshot_lines import ANSWER_KEYS_SEEN, AnswerCache
 from deltaport.storage import parse_location
 from deltaport.storage.local_urls import LocalUrlSigner
 

@@ -17,9 +17,8 @@ from deltaport.catalog.model import SharedTable
 from deltaport.delta import DeltaTable, Snapshot
 from deltaport.delta.errors import UnsupportedFeatureError
 from deltaport.protocol.actions import DeltaFile, FileLine, ParquetFile
-from deltaport.server import snapshot_cache, snapshot_lines
-from deltaport.server.file_ids import file_id
-from deltaport.server.line_encoding import (
+from deltaport.server.answers.file_ids import file_id
+from deltaport.server.answers.line_encoding import (
     joined,
     json_escaped,
     json_map_pieces,
@@ -29,9 +28,10 @@ from deltaport.server.line_encoding import (
     optional_string_member_pieces,
     text_view,
 )
-from deltaport.server.lines import deletion_vector_json, dv_log_path
-from deltaport.server.signing import TableUrlSigner
-from deltaport.server.snapshot_lines import SnapshotLines
+from deltaport.server.answers.lines import deletion_vector_json, dv_log_path
+from deltaport.server.files.signing import TableUrlSigner
+from deltaport.server.tables import snapshot_cache, snapshot_lines
+from deltaport.server.tables.snapshot_lines import SnapshotLines
 from deltaport.storage import parse_location
 from deltaport.storage.local_urls import LocalUrlSigner, quote_paths
 

@@ -10,7 +10,7 @@ import httpx
 import pyarrow as pa
 from deltalake import DeltaTable
 
-from deltaport.server.file_ids import file_id
+from deltaport.server.answers.file_ids import file_id
 from sharing_server import ndjson
 
 TABLE = "/shares/sales/schemas/default/tables"

@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 import pytest
 
-from deltaport.server.file_ids import file_id
+from deltaport.server.answers.file_ids import file_id
 from history_tables import DELTA_CAPS, history_config, lines_of, query, write_evolving_table
 from sharing_server import RunningServer, start_server, stop_server
 

@@ -11,10 +11,10 @@ import httpx
 from deltaport.catalog.model import SharedTable
 from deltaport.protocol.actions import QueryTableRequest
 from deltaport.protocol.capabilities import Capabilities
-from deltaport.server.ndjson import CHUNK_BYTES, chunked, encode_lines, encode_wrapped
-from deltaport.server.selection import HintSettings
-from deltaport.server.service import TableService
-from deltaport.server.signing import TableUrlSigner
+from deltaport.server.answers.ndjson import CHUNK_BYTES, chunked, encode_lines, encode_wrapped
+from deltaport.server.files.signing import TableUrlSigner
+from deltaport.server.tables.selection import HintSettings
+from deltaport.server.tables.service import TableService
 from deltaport.storage import parse_location
 from deltaport.storage.local_urls import LocalUrlSigner
 

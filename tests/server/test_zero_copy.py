@@ -21,15 +21,15 @@ import pytest
 from deltalake import WriterProperties, write_deltalake
 
 import deltaport
-import deltaport.server
-from deltaport.server import zero_copy
-from deltaport.server.files import ONE_READ_MAX_BYTES
-from deltaport.server.tls import self_signed_certificate
-from deltaport.server.zero_copy import (
+import deltaport.listeners.serving as serving
+from deltaport.server.files import zero_copy
+from deltaport.server.files.endpoint import ONE_READ_MAX_BYTES
+from deltaport.server.files.zero_copy import (
     ZERO_COPY_SEND,
     ZeroCopyHttpToolsProtocol,
     zero_copy_protocol,
 )
+from deltaport.server.http.tls import self_signed_certificate
 from emulators import (  # noqa: F401 - official_client_python is a fixture
     official_client_python,
     read_with_official_client,
@@ -267,13 +267,13 @@ def test_file_bytes_wait_for_the_transports_buffer(
 
 def test_the_server_runs_with_the_protocol(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[Any] = []
-    monkeypatch.setattr(deltaport.server, "serve_all", calls.extend)
+    monkeypatch.setattr(serving, "serve_all", calls.extend)
     pools: list[pa.MemoryPool] = []
-    monkeypatch.setattr(deltaport.server.pa, "set_memory_pool", pools.append)
+    monkeypatch.setattr(serving.pa, "set_memory_pool", pools.append)
     config = tmp_path / "server.yaml"
     config.write_text("version: 1\nshares: []\n")
-    deltaport.server.run(config, port=1)
-    assert [pool.backend_name for pool in pools] == [deltaport.server.memory_pool().backend_name]
+    serving.run(config, port=1)
+    assert [pool.backend_name for pool in pools] == [serving.memory_pool().backend_name]
     assert len(calls) == 1  # no admin listener configured
     protocol = calls[0].http
     assert issubclass(protocol, ZeroCopyHttpToolsProtocol)
@@ -283,13 +283,13 @@ def test_the_server_runs_with_the_protocol(tmp_path: Path, monkeypatch: pytest.M
 def test_the_server_allocates_with_jemalloc_or_the_c_library(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    assert deltaport.server.memory_pool().backend_name == "jemalloc"
+    assert serving.memory_pool().backend_name == "jemalloc"
 
     def no_jemalloc() -> pa.MemoryPool:
         raise pa.ArrowNotImplementedError("This Arrow build does not enable jemalloc")
 
-    monkeypatch.setattr(deltaport.server.pa, "jemalloc_memory_pool", no_jemalloc)
-    assert deltaport.server.memory_pool().backend_name == "system"
+    monkeypatch.setattr(serving.pa, "jemalloc_memory_pool", no_jemalloc)
+    assert serving.memory_pool().backend_name == "system"
 
 
 def test_slow_recipients_hold_only_the_sending_threads(

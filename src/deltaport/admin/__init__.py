@@ -1,6 +1,3 @@
-"""The admin listener: the admin API (``/api``, JSON with an admin bearer token) and the
-web console (``/console``), on its own host and port, never on the sharing listener."""
-
-from deltaport.admin.app import create_admin_app
-
-__all__ = ["create_admin_app"]
+"""The admin API (``/api``, JSON with an admin bearer token): the catalog's shares, tables,
+recipients and grants, and the diff service. Uses ``config``, ``catalog`` and below; the
+console uses its services, never the reverse; ``listeners`` mounts it with the console."""

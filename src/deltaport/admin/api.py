@@ -18,7 +18,7 @@ from deltaport.admin.errors import as_sharing_error
 from deltaport.admin.openapi import admin_openapi
 from deltaport.admin.tokens import AdminTokens
 from deltaport.protocol.errors import InternalError, SharingError, UnauthenticatedError
-from deltaport.server.params import bool_param, int_param
+from deltaport.protocol.params import bool_param, int_param
 
 log = logging.getLogger(__name__)
 

@@ -27,6 +27,7 @@ from deltaport.catalog.sql_store import (
     IssuedToken,
     SqlCatalog,
 )
+from deltaport.config.model import ServerConfig
 from deltaport.protocol.credentials import URL
 from deltaport.protocol.errors import (
     InvalidParameterError,
@@ -34,7 +35,6 @@ from deltaport.protocol.errors import (
     ResourceExistsError,
     ResourceNotFoundError,
 )
-from deltaport.server.config import ServerConfig
 
 Handler = Callable[[Request], Awaitable[Response]]
 Guard = Callable[[Handler], Handler]

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from deltaport.config.model import ServerConfig, TableConfig
 from deltaport.protocol.errors import ResourceNotFoundError
 from deltaport.protocol.names import name_key
-from deltaport.server.config import ServerConfig, TableConfig
 
 
 @dataclass(frozen=True)

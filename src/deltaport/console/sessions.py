@@ -1,6 +1,6 @@
 """Console sessions and CSRF tokens, with no state on the server.
 
-A session is a cookie holding a token sealed by :class:`deltaport.server.tokens.TokenSigner`
+A session is a cookie holding a token sealed by :class:`deltaport.server.pages.tokens.TokenSigner`
 (MAC-ed, expiring) around a random session id and the hash of the admin token used to log
 in: it stops working when it expires or when that token leaves the configuration. The
 CSRF token of a session is an HMAC of its id, checked on every POST (session-bound). The
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from deltaport.admin.tokens import AdminTokens
 from deltaport.protocol.errors import InvalidParameterError
-from deltaport.server.tokens import TokenSigner
+from deltaport.server.pages.tokens import TokenSigner
 
 SESSION_COOKIE = "deltaport_session"
 LOGIN_CSRF_COOKIE = "deltaport_login_csrf"

@@ -12,7 +12,7 @@ from starlette.responses import Response
 from deltaport.admin.tables import ConfiguredTables, TableRef
 from deltaport.console import table_view
 from deltaport.console.render import page
-from deltaport.server.params import int_param
+from deltaport.protocol.params import int_param
 
 TABS = ("overview", "history", "files", "rows", "changes")
 

@@ -68,7 +68,7 @@ def prepare_demo(directory: str | Path, host: str, port: int) -> tuple[Path, Pat
 
 def run_demo(directory: str | Path, host: str = "127.0.0.1", port: int = 8080) -> None:
     """Prepare the demo and serve it until interrupted."""
-    from deltaport.server import run
+    from deltaport.listeners import run
 
     config_path, profile_path = prepare_demo(directory, host, port)
     url = f"{profile_path}#{SHARE}.{SCHEMA}.orders"

@@ -1,11 +1,13 @@
-"""``python -m deltaport.server --config FILE [--host H] [--port P]``."""
+"""``python -m deltaport.server --config FILE [--host H] [--port P]``: an entry point, imported
+by nothing, so its use of ``listeners`` (which imports the server) closes no loop."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 
-from deltaport.server import ConfigError, run
+from deltaport.config.model import ConfigError
+from deltaport.listeners import run
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -20,6 +20,8 @@ from starlette.responses import Response, StreamingResponse
 from starlette.routing import BaseRoute, Route
 
 from deltaport.catalog.model import CatalogView, Recipient, Share, SharedSchema, SharedTable
+from deltaport.config.model import ServerConfig
+from deltaport.config.urls import public_url
 from deltaport.protocol.actions import (
     GetShareResponse,
     ListSchemasResponse,
@@ -41,26 +43,25 @@ from deltaport.protocol.errors import (
     SharingError,
 )
 from deltaport.protocol.file_batch import HEADER as FILE_BATCH_HEADER
-from deltaport.server.body_limit import BodyLimit
-from deltaport.server.catalog_source import CatalogSource, catalog_source
-from deltaport.server.changes import ChangeService, changes_query
-from deltaport.server.client_gone import ClientGone, closing_body, while_connected
-from deltaport.server.config import ServerConfig
-from deltaport.server.credentials import CredentialService, decode_request, require_mode
-from deltaport.server.files import FilesFirst, files_path, files_routes
-from deltaport.server.hot_routes import HotRoutesFirst
-from deltaport.server.ndjson import CONTENT_TYPE as NDJSON
-from deltaport.server.openapi import openapi_document
-from deltaport.server.paging import PageTokens
-from deltaport.server.params import int_param, json_body
-from deltaport.server.reader_seal import ReaderSeal
-from deltaport.server.selection import HintSettings
-from deltaport.server.service import TableResponse, TableService
-from deltaport.server.signing import TableUrlSigner
-from deltaport.server.snapshot_pages import SnapshotPages
-from deltaport.server.table_pages import TableTokens
-from deltaport.server.tokens import TokenSigner
-from deltaport.server.warm_up import warmed_up
+from deltaport.protocol.params import int_param, json_body
+from deltaport.server.answers.client_gone import ClientGone, closing_body, while_connected
+from deltaport.server.answers.ndjson import CONTENT_TYPE as NDJSON
+from deltaport.server.files.endpoint import FilesFirst, files_path, files_routes
+from deltaport.server.files.reader_seal import ReaderSeal
+from deltaport.server.files.signing import TableUrlSigner
+from deltaport.server.http.body_limit import BodyLimit
+from deltaport.server.http.hot_routes import HotRoutesFirst
+from deltaport.server.http.warm_up import warmed_up
+from deltaport.server.openapi.document import openapi_document
+from deltaport.server.pages.listing import PageTokens
+from deltaport.server.pages.snapshot_pages import SnapshotPages
+from deltaport.server.pages.table_pages import TableTokens
+from deltaport.server.pages.tokens import TokenSigner
+from deltaport.server.sources.catalog_source import CatalogSource, catalog_source
+from deltaport.server.tables.changes import ChangeService, changes_query
+from deltaport.server.tables.credentials import CredentialService, decode_request, require_mode
+from deltaport.server.tables.selection import HintSettings
+from deltaport.server.tables.service import TableResponse, TableService
 from deltaport.storage import Location
 from deltaport.storage.local_urls import LocalUrlSigner
 
@@ -136,17 +137,6 @@ def create_app(config: ServerConfig) -> Starlette:
     app.router.redirect_slashes = False
     app.state.openapi = api.openapi
     return app
-
-
-def public_url(config: ServerConfig) -> str:
-    """Where recipients reach this server (``publicUrl``, else from host, port and TLS)."""
-    if config.public_url:
-        return config.public_url.rstrip("/")
-    scheme = "https" if config.ssl else "http"
-    host = "localhost" if config.host in ("0.0.0.0", "::", "") else config.host
-    if ":" in host:
-        host = f"[{host}]"
-    return f"{scheme}://{host}:{config.port}"
 
 
 def files_path_prefix(config: ServerConfig) -> str:
@@ -339,7 +329,7 @@ class _Api:
 
     def _files_stream(self, table: SharedTable, answer: TableResponse) -> Response:
         """A streamed answer listing files; for local tables it names the endpoint that
-        sends many of them at once (:mod:`deltaport.server.file_batch`)."""
+        sends many of them at once (:mod:`deltaport.server.files.file_batch`)."""
         if table.location.kind != "local":
             return _stream(answer)
         return _stream(answer, {FILE_BATCH_HEADER: self.files_url})

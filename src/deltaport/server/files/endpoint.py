@@ -10,7 +10,7 @@ request per file: the endpoint is a plain ASGI app that answers a whole small fi
 range of up to 1 MiB (parquet readers fetch footers and column chunks by range), from one
 read on the event loop (no worker thread, no request or response objects). Bigger files
 and ranges go out with ``os.sendfile`` where the server offers it (the ASGI zero-copy send
-extension, see :mod:`deltaport.server.zero_copy`). The rest (several ranges, ``If-Range``,
+extension, see :mod:`deltaport.server.files.zero_copy`). The rest (several ranges, ``If-Range``,
 unsatisfiable ranges, and big parts where there is no zero-copy send) is answered by
 Starlette's ``FileResponse``, which streams in worker threads and stops when the client
 goes away.
@@ -31,9 +31,9 @@ from starlette.responses import FileResponse
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from deltaport.server.file_batch import FileBatchEndpoint
-from deltaport.server.local_files import Admit, FileError, LocalFiles, Part, read_part
-from deltaport.server.zero_copy import ZERO_COPY_SEND
+from deltaport.server.files.file_batch import FileBatchEndpoint
+from deltaport.server.files.local_files import Admit, FileError, LocalFiles, Part, read_part
+from deltaport.server.files.zero_copy import ZERO_COPY_SEND
 from deltaport.storage.local_urls import LocalUrlSigner
 from deltaport.storage.uri import Location
 
@@ -95,7 +95,7 @@ def files_routes(
     admit: Admit | None = None,
 ) -> list[Route]:
     """Routes serving ``{prefix}/{table_key}/{path}``, and batches of files posted to
-    ``{prefix}`` (:mod:`deltaport.server.file_batch`).
+    ``{prefix}`` (:mod:`deltaport.server.files.file_batch`).
 
     ``prefix`` defaults to the path of ``signer.base_url``, so the URLs the signer makes
     land here. ``resolve_table_root`` maps a table key to the table's root location, or

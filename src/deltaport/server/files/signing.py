@@ -20,8 +20,8 @@ import pyarrow.compute as pc
 
 from deltaport.catalog.model import SharedTable
 from deltaport.protocol.errors import InternalError, SharingError
-from deltaport.server.line_encoding import json_escaped
-from deltaport.server.reader_seal import ReaderSeal
+from deltaport.server.answers.line_encoding import json_escaped
+from deltaport.server.files.reader_seal import ReaderSeal
 from deltaport.storage import Location, Storage, resolve_log_path
 from deltaport.storage.cmac import CmacMessages
 from deltaport.storage.local_urls import (

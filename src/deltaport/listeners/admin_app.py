@@ -21,6 +21,8 @@ from deltaport.admin.headers import SecurityHeaders
 from deltaport.admin.tables import ConfiguredTables
 from deltaport.admin.tokens import AdminTokens
 from deltaport.catalog.sql_store import SqlCatalog
+from deltaport.config.model import ServerConfig
+from deltaport.config.urls import catalog_url, public_url
 from deltaport.console import console_routes
 from deltaport.console.render import page
 from deltaport.console.sessions import Sessions
@@ -34,9 +36,6 @@ from deltaport.protocol.errors import (
     SharingError,
 )
 from deltaport.protocol.predicates import PredicateError
-from deltaport.server.app import public_url
-from deltaport.server.catalog_source import catalog_url
-from deltaport.server.config import ServerConfig
 from deltaport.storage import StorageError
 
 log = logging.getLogger(__name__)

@@ -21,7 +21,7 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
 from deltaport.protocol.file_batch import FILE_MAX_BYTES, MAX_FILES, MEDIA_TYPE, frame_head
-from deltaport.server.local_files import FileError, LocalFiles, Part, read_part
+from deltaport.server.files.local_files import FileError, LocalFiles, Part, read_part
 
 CHUNK_BYTES = 1024 * 1024
 """Frames are sent in chunks of about this size: few sends, bounded memory."""

@@ -4,19 +4,17 @@ with recipients, tokens and grants that change while the server runs."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from typing import Protocol
 
 from deltaport.catalog.live import LiveCatalog
 from deltaport.catalog.model import CatalogView, Recipient
 from deltaport.catalog.sql_store import SqlCatalog
-from deltaport.server.auth import BearerAuth
-from deltaport.server.config import ConfigError, ServerConfig, TableConfig
-from deltaport.server.reader_seal import ReaderSeal
-from deltaport.server.yaml_catalog import yaml_catalog
-
-CATALOG_ENV = "DELTAPORT_CATALOG"
+from deltaport.config.model import ConfigError, ServerConfig, TableConfig
+from deltaport.config.urls import catalog_url
+from deltaport.server.files.reader_seal import ReaderSeal
+from deltaport.server.sources.bearer_auth import BearerAuth
+from deltaport.server.sources.yaml_catalog import yaml_catalog
 
 
 class CatalogSource(Protocol):
@@ -64,11 +62,6 @@ class DatabaseCatalog:
     def may_read_file(self, table_key: str, query: Mapping[str, str]) -> bool:
         reader = self._seal.reader(table_key, query)
         return reader is not None and self._live.may_read(reader, table_key)
-
-
-def catalog_url(config: ServerConfig) -> str | None:
-    """The database catalog to use, if any: the configuration's, else the environment's."""
-    return config.catalog or os.environ.get(CATALOG_ENV) or None
 
 
 def catalog_source(config: ServerConfig, seal: ReaderSeal) -> CatalogSource:

@@ -1,9 +1,9 @@
 """The file lines of snapshot answers (``/query`` without ``startingVersion``).
 
 A slice of lines is the prepared per-file pieces of its rows (see
-:mod:`deltaport.server.snapshot_cache`) joined with freshly signed URLs and a constant
+:mod:`deltaport.server.tables.snapshot_cache`) joined with freshly signed URLs and a constant
 suffix (version, timestamp, expiry). URL expiries are rounded to steps
-(:func:`deltaport.server.signing.url_expiry`), so a repeated request in the same step
+(:func:`deltaport.server.files.signing.url_expiry`), so a repeated request in the same step
 gets the same bytes: :class:`AnswerCache` keeps the encoded answers of requests asked
 more than once, within a byte budget, and serves them again without signing. A request
 seen for the first time is not kept: most are one-off, and keeping a 40 MB answer takes
@@ -23,10 +23,10 @@ from deltaport.catalog.model import SharedTable
 from deltaport.delta import Snapshot
 from deltaport.protocol.capabilities import DELTA
 from deltaport.read.prefetch import ordered_map
-from deltaport.server.line_encoding import joined, json_strings, text_view
-from deltaport.server.ndjson import Chunk
-from deltaport.server.signing import UrlSigner
-from deltaport.server.snapshot_cache import ROW_COLUMN, PreparedSnapshot, SnapshotCache
+from deltaport.server.answers.line_encoding import joined, json_strings, text_view
+from deltaport.server.answers.ndjson import Chunk
+from deltaport.server.files.signing import UrlSigner
+from deltaport.server.tables.snapshot_cache import ROW_COLUMN, PreparedSnapshot, SnapshotCache
 from deltaport.storage.local_urls import Rows, gathered, row_range
 
 FILES_PER_SLICE = 1000

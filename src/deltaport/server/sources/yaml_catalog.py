@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from deltaport.catalog.access import table_access
 from deltaport.catalog.model import CatalogView, Share, SharedSchema, SharedTable
+from deltaport.config.model import ServerConfig
 from deltaport.protocol.names import name_key
-from deltaport.server.config import ServerConfig
 from deltaport.storage import parse_location
 
 

@@ -25,7 +25,7 @@ from deltaport.protocol.predicates import (
     parse_sql_predicate,
 )
 from deltaport.read.file_selection import apply_limit_hint, matching_files
-from deltaport.server.client_gone import check_connected
+from deltaport.server.answers.client_gone import check_connected
 
 log = logging.getLogger(__name__)
 

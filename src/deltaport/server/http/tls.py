@@ -13,7 +13,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-from deltaport.server.config import ConfigError, SSLConfig
+from deltaport.config.model import ConfigError, SSLConfig
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from typing import TypeVar
 import msgspec
 
 from deltaport.catalog.model import Recipient, SharedTable
+from deltaport.config.model import ServerConfig
 from deltaport.protocol.credentials import (
     DIR,
     URL,
@@ -30,8 +31,7 @@ from deltaport.protocol.errors import (
     UnsupportedAccessModeError,
 )
 from deltaport.protocol.names import name_key
-from deltaport.server.config import ServerConfig
-from deltaport.server.params import json_body
+from deltaport.protocol.params import json_body
 from deltaport.storage import InvalidLocationError, Location, parse_location
 from deltaport.storage.credentials import (
     CredentialCache,

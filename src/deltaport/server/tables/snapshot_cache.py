@@ -1,7 +1,7 @@
 """Per-snapshot pieces of answer lines, built once and shared by later requests.
 
 Everything in a file line except its URL and expiry depends only on the snapshot: the id
-(:mod:`deltaport.server.file_ids`), partition values, size, stats, ... and, for local
+(:mod:`deltaport.server.answers.file_ids`), partition values, size, stats, ... and, for local
 tables, the path digest and URL path a signed URL is made of. :class:`PreparedSnapshot`
 builds these per format on first use; :class:`SnapshotCache` keeps the prepared snapshots
 of recent (table, version) pairs, so a repeated request only signs and joins. A first
@@ -25,8 +25,8 @@ import pyarrow.compute as pc
 from deltaport.catalog.model import SharedTable
 from deltaport.delta import Snapshot
 from deltaport.protocol.capabilities import DELTA
-from deltaport.server.file_ids import file_ids
-from deltaport.server.line_encoding import (
+from deltaport.server.answers.file_ids import file_ids
+from deltaport.server.answers.line_encoding import (
     Pieces,
     joined,
     json_map_pieces,
@@ -36,8 +36,8 @@ from deltaport.server.line_encoding import (
     optional_member,
     optional_string_member_pieces,
 )
-from deltaport.server.lines import dv_log_path
-from deltaport.server.signing import SignableFiles, UrlSigner, join_signable
+from deltaport.server.answers.lines import dv_log_path
+from deltaport.server.files.signing import SignableFiles, UrlSigner, join_signable
 from deltaport.storage.cmac import CmacMessages
 
 ROW_COLUMN = "_row"

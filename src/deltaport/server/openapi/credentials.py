@@ -1,5 +1,5 @@
 """The OpenAPI parts of directory access: the temporary table credentials operation, its
-schemas, and the access fields of tables (kept apart from :mod:`deltaport.server.openapi`)."""
+schemas, and the access fields of tables (kept apart from the main document)."""
 
 from __future__ import annotations
 

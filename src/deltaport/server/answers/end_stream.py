@@ -13,7 +13,7 @@ from collections.abc import Iterable, Iterator
 
 from deltaport.protocol.actions import EndStreamAction, EndStreamLine
 from deltaport.protocol.errors import SharingError
-from deltaport.server.ndjson import Chunk, chunked, encode_lines
+from deltaport.server.answers.ndjson import Chunk, chunked, encode_lines
 
 log = logging.getLogger(__name__)
 

@@ -38,15 +38,15 @@ from deltaport.protocol.errors import (
     InvalidParameterError,
     UnsupportedOperationError,
 )
-from deltaport.server.change_lines import change_file_lines
-from deltaport.server.end_stream import stream_body
-from deltaport.server.lines import metadata_line, protocol_line
-from deltaport.server.ndjson import encode_lines
-from deltaport.server.params import bool_param, int_param
-from deltaport.server.service import OpenTable, TableResponse, parse_timestamp
-from deltaport.server.signing import UrlSigner
-from deltaport.server.table_errors import file_outside_table, table_failure, table_name
-from deltaport.server.table_pages import TableTokens, page_bounds, query_digest
+from deltaport.protocol.params import bool_param, int_param
+from deltaport.server.answers.change_lines import change_file_lines
+from deltaport.server.answers.end_stream import stream_body
+from deltaport.server.answers.lines import metadata_line, protocol_line
+from deltaport.server.answers.ndjson import encode_lines
+from deltaport.server.files.signing import UrlSigner
+from deltaport.server.pages.table_pages import TableTokens, page_bounds, query_digest
+from deltaport.server.tables.errors import file_outside_table, table_failure, table_name
+from deltaport.server.tables.service import OpenTable, TableResponse, parse_timestamp
 from deltaport.storage import StorageError
 
 log = logging.getLogger(__name__)

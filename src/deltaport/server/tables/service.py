@@ -40,17 +40,17 @@ from deltaport.protocol.errors import (
     UnsupportedOperationError,
 )
 from deltaport.protocol.timestamps import parse_timestamp as parse_protocol_timestamp
-from deltaport.server.end_stream import stream_body
-from deltaport.server.lines import metadata_line, protocol_line
-from deltaport.server.ndjson import Chunk, encode_lines
-from deltaport.server.selection import HintSettings, select_files
-from deltaport.server.signing import UrlSigner, url_expiry
-from deltaport.server.snapshot_cache import ROW_COLUMN, PreparedSnapshot
-from deltaport.server.snapshot_lines import SnapshotLines
-from deltaport.server.snapshot_pages import SnapshotPages
-from deltaport.server.table_errors import file_outside_table, table_failure
-from deltaport.server.table_pages import TableTokens
-from deltaport.server.tokens import TokenSigner
+from deltaport.server.answers.end_stream import stream_body
+from deltaport.server.answers.lines import metadata_line, protocol_line
+from deltaport.server.answers.ndjson import Chunk, encode_lines
+from deltaport.server.files.signing import UrlSigner, url_expiry
+from deltaport.server.pages.snapshot_pages import SnapshotPages
+from deltaport.server.pages.table_pages import TableTokens
+from deltaport.server.pages.tokens import TokenSigner
+from deltaport.server.tables.errors import file_outside_table, table_failure
+from deltaport.server.tables.selection import HintSettings, select_files
+from deltaport.server.tables.snapshot_cache import ROW_COLUMN, PreparedSnapshot
+from deltaport.server.tables.snapshot_lines import SnapshotLines
 from deltaport.storage import StorageError
 
 log = logging.getLogger(__name__)

@@ -15,8 +15,8 @@ import pyarrow as pa
 
 from deltaport.protocol.actions import DeltaFile, FileLine
 from deltaport.protocol.capabilities import DELTA
-from deltaport.server.file_ids import file_ids
-from deltaport.server.lines import SignPaths, deletion_vector_json, signed_deletion_vectors
+from deltaport.server.answers.file_ids import file_ids
+from deltaport.server.answers.lines import SignPaths, deletion_vector_json, signed_deletion_vectors
 
 
 class ChangeFile(msgspec.Struct, omit_defaults=True):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from deltaport.protocol.file_batch import FILE_MAX_BYTES, MAX_FILES, MEDIA_TYPE
-from deltaport.server import openapi_credentials
+from deltaport.server.openapi import credentials as openapi_credentials
 
 _ERROR_CODES = {
     "400": "The request is malformed or a parameter has a wrong value.",

@@ -20,7 +20,7 @@ import anyio
 import anyio.to_thread
 from starlette.requests import Request
 
-from deltaport.server.ndjson import Chunk
+from deltaport.server.answers.ndjson import Chunk
 
 T = TypeVar("T")
 

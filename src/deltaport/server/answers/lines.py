@@ -1,6 +1,6 @@
 """Protocol and metaData lines in the parquet or the delta response format, file ids,
 and deletion-vector descriptors with signed URLs. A snapshot's file lines are encoded
-column-wise by :mod:`deltaport.server.snapshot_lines`."""
+column-wise by :mod:`deltaport.server.tables.snapshot_lines`."""
 
 from __future__ import annotations
 

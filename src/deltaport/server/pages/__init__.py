@@ -1,0 +1,2 @@
+"""Paging: signed page and refresh tokens, listing pages, snapshot and change pages bound to a
+recipient and a query. Uses ``protocol`` only."""
