@@ -65,9 +65,9 @@ import pyarrow.parquet as pq
 import yaml
 
 import deltaport.client as dc
-from deltaport.client.downloads import Downloads, downloads_for
-from deltaport.client.file_batches import batched_files, fetch_batch
-from deltaport.client.models import RemoteFile, Table
+from deltaport.client.base.models import RemoteFile, Table
+from deltaport.client.files.downloads import Downloads, downloads_for
+from deltaport.client.files.file_batches import batched_files, fetch_batch
 from deltaport.protocol.profile import split_table_url
 
 REPO = Path(__file__).resolve().parents[1]

@@ -65,7 +65,7 @@ from checkpointed_log import CHECKPOINT_VERSION, file_path, write_checkpoint, wr
 
 from deltaport.client import SharingClient
 from deltaport.client.access import AccessMode
-from deltaport.client.scan import DEFAULT_CONCURRENCY
+from deltaport.client.files.scan import DEFAULT_CONCURRENCY
 from emulators import S3Emulator, free_port, wait_for_port
 from sharing_server import TOKEN, start_server, stop_server
 

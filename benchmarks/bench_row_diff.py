@@ -79,7 +79,7 @@ def active_files(path: Path) -> list[str]:
 
 # -- measurements in a child process ---------------------------------------------------
 def arrow_row_diff() -> int:
-    from deltaport.diff.rows import diff_rows
+    from deltaport.diff.rows.row_diff import diff_rows
 
     diff = diff_rows(str(LEFT), str(RIGHT), key=["id"], limit=10)
     return diff.changes.num_rows
@@ -127,7 +127,7 @@ def spark_measures() -> dict[str, list[float]]:
     from pyspark.sql import SparkSession
     from pyspark.sql import functions as F
 
-    from deltaport.diff.rows import diff_rows
+    from deltaport.diff.rows.row_diff import diff_rows
 
     spark = (
         SparkSession.builder.master("local[2]")

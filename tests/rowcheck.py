@@ -11,7 +11,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from deltaport.diff.rows import RowDiff
+from deltaport.diff.rows.row_diff import RowDiff
 from deltaport.direct import read_table_batches
 
 

@@ -8,9 +8,10 @@ first use so that ``import deltaport`` (and the CLI) stays light.
 from __future__ import annotations
 
 import importlib
+from importlib.metadata import version
 from typing import Any
 
-__version__ = "0.1.0"
+__version__ = version("deltaport")
 
 _CLIENT_EXPORTS = frozenset(
     {

@@ -246,7 +246,7 @@ def _user_errors() -> tuple[type[Exception], ...]:
     from deltaport.catalog.database import CatalogUrlError
     from deltaport.catalog.migrations import CatalogSchemaError
     from deltaport.catalog.sql_store import CatalogError
-    from deltaport.client.errors import SharingError
+    from deltaport.client.base.errors import SharingError
     from deltaport.config.model import ConfigError
     from deltaport.delta.errors import DeltaError
     from deltaport.protocol.profile import ProfileError

@@ -13,7 +13,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from deltaport.delta import DeltaTable, Snapshot, open_table
-from deltaport.protocol.schema import ArrayType, MapType, StructType, parse_schema
+from deltaport.protocol.schema import parse_schema, type_string
 from deltaport.read import read_change_data, scan_snapshot, table_arrow_schema
 from deltaport.read.scan import end_metadata
 
@@ -74,18 +74,6 @@ def format_description(info: dict[str, Any]) -> str:
         lines.append("properties:")
         lines += [f"  {k} = {v}" for k, v in sorted(info["configuration"].items())]
     return "\n".join(lines)
-
-
-def type_string(data_type: object) -> str:
-    """A Delta type as Spark's DDL prints it (``array<struct<a: int>>``)."""
-    if isinstance(data_type, ArrayType):
-        return f"array<{type_string(data_type.element_type)}>"
-    if isinstance(data_type, MapType):
-        return f"map<{type_string(data_type.key_type)}, {type_string(data_type.value_type)}>"
-    if isinstance(data_type, StructType):
-        inner = ", ".join(f"{f.name}: {type_string(f.type)}" for f in data_type.fields)
-        return f"struct<{inner}>"
-    return str(data_type)
 
 
 def _human_size(size: int) -> str:

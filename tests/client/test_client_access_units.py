@@ -9,10 +9,10 @@ import pytest
 from obstore.store import AzureStore, GCSStore
 
 from deltaport.client.access import choose_mode
-from deltaport.client.credentials import CredentialSource, VendedCredentials
-from deltaport.client.dir_storage import DirectoryStorage
-from deltaport.client.errors import SharingError
-from deltaport.client.models import TableAccess
+from deltaport.client.base.errors import SharingError
+from deltaport.client.base.models import TableAccess
+from deltaport.client.dir_access.dir_storage import DirectoryStorage
+from deltaport.client.remote.credentials import CredentialSource, VendedCredentials
 from deltaport.protocol.credentials import (
     AzureUserDelegationSas,
     GcpOauthToken,

@@ -41,7 +41,7 @@ def test_download(profile, client_tables, tmp_path, capsys):
 
 
 def test_progress_line_draws_totals():
-    from deltaport.client.models import RemoteFile
+    from deltaport.client.base.models import RemoteFile
 
     stream = io.StringIO()
     line = ProgressLine(2, 3 * 1024 * 1024, stream)

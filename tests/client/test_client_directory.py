@@ -29,8 +29,8 @@ from deltaport.client import (
     load_as_polars,
     load_table_changes_as_arrow,
 )
-from deltaport.client.dir_scan import DirectoryScan
-from deltaport.client.scan import TableScan
+from deltaport.client.dir_access.dir_scan import DirectoryScan
+from deltaport.client.files.scan import TableScan
 from deltaport.storage import StorageError
 from dir_tables import (
     CDF_TABLES,

@@ -19,7 +19,7 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
 from deltaport.client import new_http_client
-from deltaport.client.downloads import Body, Downloads, direct_pool, downloads_for
+from deltaport.client.files.downloads import Body, Downloads, direct_pool, downloads_for
 from deltaport.server.files.endpoint import files_routes
 from deltaport.storage import parse_location
 from deltaport.storage.local_urls import LocalUrlSigner

@@ -11,7 +11,7 @@ import pytest
 from compare import assert_same_rows, direct_read
 
 from deltaport.client import ResponseError, RetryPolicy, SharingClient, SharingError
-from deltaport.client.retry import call_with_retries
+from deltaport.client.remote.retry import call_with_retries
 
 FAST_RETRY = RetryPolicy(max_attempts=6, base_delay=0.01, max_delay=0.1, total_time=20)
 

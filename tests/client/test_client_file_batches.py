@@ -8,16 +8,17 @@ import threading
 import pytest
 from compare import assert_same_rows, direct_read
 
-from deltaport.client import FileReader, SharingClient, file_batches
-from deltaport.client.downloads import downloads_for
-from deltaport.client.file_batches import (
+from deltaport.client import FileReader, SharingClient
+from deltaport.client.base.models import RemoteFile
+from deltaport.client.files import file_batches
+from deltaport.client.files.downloads import downloads_for
+from deltaport.client.files.file_batches import (
     BATCH_FILE_MAX_BYTES,
     BATCH_MAX_BYTES,
     BATCH_MAX_FILES,
     batched_files,
     fetch_batch,
 )
-from deltaport.client.models import RemoteFile
 
 BATCH_URL = "http://server/files"
 

@@ -9,7 +9,7 @@ import httpx
 import pytest
 
 from deltaport.client import RetryPolicy, SharingError, ordered_map
-from deltaport.client.retry import RetryableResponse, call_with_retries, retry_after_seconds
+from deltaport.client.remote.retry import RetryableResponse, call_with_retries, retry_after_seconds
 
 
 def test_results_keep_input_order():

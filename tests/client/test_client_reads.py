@@ -18,7 +18,7 @@ from compare import assert_same_rows, direct_read, sorted_rows
 import deltaport.client as dc
 from client_support import CDF_TABLES
 from deltaport.client import FileReader, SharingClient, SharingError, read_remote_file
-from deltaport.client import scan as scan_module
+from deltaport.client.files import scan as scan_module
 
 TABLES = ["parted", "small_files", "basic", "dv", "cm"]
 NEEDS_DELTA = {"dv", "cm"}

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from deltaport.diff.errors import InvalidBaseVersionError
-from deltaport.diff.history import Commit, align, commit_hash
+from deltaport.diff.base.errors import InvalidBaseVersionError
+from deltaport.diff.history.commit_log import Commit, align, commit_hash
 
 
 def _commit(version: int, ts: int, op: str = "WRITE", **params: str) -> Commit:

@@ -164,8 +164,8 @@ def test_removes_without_stats_take_row_counts_from_earlier_adds(tmp_path: Path)
 
 def test_the_base_is_found_reading_few_commits(tmp_path: Path, monkeypatch) -> None:
     from deltaport.delta import DeltaTable
-    from deltaport.diff.base_search import search_base
-    from deltaport.diff.history import align
+    from deltaport.diff.history.base_search import search_base
+    from deltaport.diff.history.commit_log import align
 
     right = tmp_path / "right"
     _long_history(right, 1206)
@@ -188,7 +188,7 @@ def test_the_base_is_found_reading_few_commits(tmp_path: Path, monkeypatch) -> N
     found = search_base(DeltaTable(str(left)), DeltaTable(str(right)), None, None)
     assert found is not None and found.version == 700
     assert len(reads) <= 2 * 12  # about 2·log2(704) commits, not both logs
-    from deltaport.diff.delta import _load
+    from deltaport.diff.history.delta_differ import _load
 
     _, left_history = _load(str(left), None, None, None)
     _, right_history = _load(str(right), None, None, None)

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from deltaport.diff.model import OperationType
-from deltaport.diff.operations import operation_content, operation_type
+from deltaport.diff.base.model import OperationType
+from deltaport.diff.history.operations import operation_content, operation_type
 
 
 @pytest.mark.parametrize(

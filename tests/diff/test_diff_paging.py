@@ -4,8 +4,8 @@ import base64
 
 import pytest
 
-from deltaport.diff.errors import InvalidPageTokenError
-from deltaport.diff.paging import (
+from deltaport.diff.base.errors import InvalidPageTokenError
+from deltaport.diff.history.paging import (
     PageState,
     decode_page_token,
     diff_fingerprint,

@@ -18,11 +18,11 @@ from deltaport.diff import (
     get_differ,
     registered_formats,
 )
-from deltaport.diff.delta import DeltaDiffer
+from deltaport.diff.history.delta_differ import DeltaDiffer
 from difftables import write
 
 PLUGIN = '''
-from deltaport.diff.model import DiffMetrics, TableDiff, TableDiffType
+from deltaport.diff.base.model import DiffMetrics, TableDiff, TableDiffType
 
 
 class MarkerDiffer:

@@ -14,8 +14,8 @@ from deltalake import DeltaTable, write_deltalake
 from corpus import corpus_table
 from deltaport.diff import DiffError
 from deltaport.diff.cli import cli_main
-from deltaport.diff.row_sources import FULL_COMPARISON_NOTE
-from deltaport.diff.rows import diff_rows
+from deltaport.diff.rows.row_diff import diff_rows
+from deltaport.diff.rows.row_sources import FULL_COMPARISON_NOTE
 from difftables import branch
 from rowcheck import actual_changes, expected_changes, full_table
 

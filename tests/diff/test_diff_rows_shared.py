@@ -11,7 +11,7 @@ import pyarrow as pa
 import pytest
 from deltalake import DeltaTable, write_deltalake
 
-from deltaport.diff.rows import diff_rows
+from deltaport.diff.rows.row_diff import diff_rows
 from rowcheck import actual_changes, expected_changes, full_table
 from sharing_server import TOKEN, RunningServer, start_server, stop_server
 

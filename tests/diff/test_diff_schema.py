@@ -3,8 +3,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from deltaport.diff.model import ColumnChange
-from deltaport.diff.schema import schema_changes, type_name
+from deltaport.diff.base.model import ColumnChange
+from deltaport.diff.history.schema import schema_changes, type_name
 
 
 def _field(name: str, type_: Any, field_id: int | None = None, physical: str | None = None) -> Any:

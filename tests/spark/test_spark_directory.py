@@ -14,9 +14,9 @@ import pyarrow as pa
 import pytest
 from pyspark.sql import DataFrame, SparkSession
 
-from deltaport.spark.connection import open_table
-from deltaport.spark.directory import plan_directory, read_directory_files
-from deltaport.spark.options import parse_options
+from deltaport.spark.base.connection import open_table
+from deltaport.spark.base.options import parse_options
+from deltaport.spark.reading.directory import plan_directory, read_directory_files
 from dir_tables import (
     CDF_TABLES,
     TABLES,

@@ -14,11 +14,11 @@ from deltalake import DeltaTable, write_deltalake
 from pyspark.sql import SparkSession
 from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxFiles
 
-from deltaport.spark.directory import DirectoryPartition
-from deltaport.spark.options import parse_options
-from deltaport.spark.scans import read_schema
-from deltaport.spark.stream import StreamReader
-from deltaport.spark.versions import StreamError
+from deltaport.spark.base.options import parse_options
+from deltaport.spark.reading.directory import DirectoryPartition
+from deltaport.spark.reading.scans import read_schema
+from deltaport.spark.streaming.stream import StreamReader
+from deltaport.spark.streaming.versions import StreamError
 from dir_tables import BUCKET, location, start_dir_server, vend_count, write_dir_profile
 from emulators import S3Emulator
 from sharing_server import RunningServer, stop_server

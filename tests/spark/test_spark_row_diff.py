@@ -18,7 +18,7 @@ import deltaport.spark
 from corpus import corpus_table
 from deltaport.diff import DiffError
 from deltaport.diff.cli import cli_main
-from deltaport.diff.rows import RowDiff, diff_rows
+from deltaport.diff.rows.row_diff import RowDiff, diff_rows
 from deltaport.protocol.predicates import evaluate_rows, parse_sql_predicate
 from difftables import branch
 from rowcheck import actual_changes, expected_changes, full_table

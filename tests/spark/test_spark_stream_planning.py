@@ -7,10 +7,10 @@ from pathlib import Path
 
 from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxBytes, ReadMaxFiles
 
-from deltaport.spark.options import parse_options
-from deltaport.spark.partitions import FilesPartition
-from deltaport.spark.scans import read_schema
-from deltaport.spark.stream import StreamReader
+from deltaport.spark.base.options import parse_options
+from deltaport.spark.reading.partitions import FilesPartition
+from deltaport.spark.reading.scans import read_schema
+from deltaport.spark.streaming.stream import StreamReader
 from spark_support import append, table_url
 
 

@@ -12,11 +12,11 @@ from pyspark.sql import types as T
 
 from deltaport.client import RemoteFile
 from deltaport.protocol.predicates import parse_json_predicate
-from deltaport.spark.filters import filters_to_json
-from deltaport.spark.offsets import Position
-from deltaport.spark.options import OptionError, parse_options
-from deltaport.spark.partitions import balanced_bins
-from deltaport.spark.types import spark_schema
+from deltaport.spark.base.options import OptionError, parse_options
+from deltaport.spark.base.types import spark_schema
+from deltaport.spark.reading.filters import filters_to_json
+from deltaport.spark.reading.partitions import balanced_bins
+from deltaport.spark.streaming.offsets import Position
 
 INLINE = {"path": "s.d.t", "endpoint": "http://127.0.0.1:1/delta-sharing", "bearerToken": "x"}
 

@@ -20,8 +20,8 @@ import msgspec
 from deltaport.admin.tables import ConfiguredTables, TableRef
 from deltaport.delta import DeltaError, open_table
 from deltaport.diff import diff_rows, diff_tables, to_json
-from deltaport.diff.model import OperationType
-from deltaport.diff.operations import operation_content, operation_type
+from deltaport.diff.base.model import OperationType
+from deltaport.diff.history.operations import operation_content, operation_type
 from deltaport.protocol.errors import InvalidParameterError
 from deltaport.storage import StorageError
 

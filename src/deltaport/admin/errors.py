@@ -4,7 +4,7 @@ status and an errorCode, as the sharing API answers, never a stack trace."""
 from __future__ import annotations
 
 from deltaport.delta.errors import DeltaError, TableNotFoundError, VersionNotFoundError
-from deltaport.diff.errors import DiffError, TablesNotFoundError, UnknownTableFormatError
+from deltaport.diff.base.errors import DiffError, TablesNotFoundError, UnknownTableFormatError
 from deltaport.protocol.errors import (
     InvalidParameterError,
     ResourceNotFoundError,

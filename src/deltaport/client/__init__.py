@@ -23,14 +23,22 @@ plan's files elsewhere (on other processes or machines) are public too:
 - :class:`Metadata` and :class:`Protocol` are the table's Delta metadata and protocol.
 """
 
-from deltaport.client.errors import (
+from deltaport.client.base.errors import (
     ProfileExpiredError,
     ResponseError,
     SharingError,
     UrlExpiredError,
 )
-from deltaport.client.fetch import is_expired
-from deltaport.client.file_batches import batched_files, fetched_in_batch
+from deltaport.client.base.models import QuerySpec, RemoteFile, ScanPlan, Schema, Share, Table
+from deltaport.client.files.fetch import is_expired
+from deltaport.client.files.file_batches import batched_files, fetched_in_batch
+from deltaport.client.files.remote_file import (
+    FetchedFile,
+    FileReader,
+    plan_file_reader,
+    read_remote_file,
+)
+from deltaport.client.files.scan import TableScan
 from deltaport.client.loaders import (
     get_table_metadata,
     get_table_protocol,
@@ -42,11 +50,8 @@ from deltaport.client.loaders import (
     load_table_changes_as_pandas,
     load_table_changes_as_polars,
 )
-from deltaport.client.models import QuerySpec, RemoteFile, ScanPlan, Schema, Share, Table
-from deltaport.client.remote_file import FetchedFile, FileReader, plan_file_reader, read_remote_file
-from deltaport.client.rest import new_http_client
-from deltaport.client.retry import RetryPolicy
-from deltaport.client.scan import TableScan
+from deltaport.client.remote.rest import new_http_client
+from deltaport.client.remote.retry import RetryPolicy
 from deltaport.client.sharing_client import SharingClient
 from deltaport.client.table import TableHandle
 from deltaport.delta.model import Metadata, Protocol

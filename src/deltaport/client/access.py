@@ -12,10 +12,10 @@ from typing import Literal
 
 import msgspec
 
-from deltaport.client.errors import SharingError
-from deltaport.client.models import Table, TableAccess
-from deltaport.client.planning import capabilities, response_formats
-from deltaport.client.rest import CAPABILITIES_HEADER, RestClient, table_path
+from deltaport.client.base.errors import SharingError
+from deltaport.client.base.models import Table, TableAccess
+from deltaport.client.remote.planning import capabilities, response_formats
+from deltaport.client.remote.rest import CAPABILITIES_HEADER, RestClient, table_path
 from deltaport.protocol.credentials import DIR, URL
 from deltaport.storage import InvalidLocationError, parse_location
 

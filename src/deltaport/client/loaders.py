@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, TypeVar
 import pyarrow as pa
 
 from deltaport.client.access import AccessMode
-from deltaport.client.arrow_scan import ArrowScan
-from deltaport.client.models import Table
+from deltaport.client.base.models import Table
+from deltaport.client.files.arrow_scan import ArrowScan
 from deltaport.client.sharing_client import SharingClient
 from deltaport.client.table import TableHandle
 from deltaport.delta.model import Metadata, Protocol

@@ -7,7 +7,7 @@ import sys
 import time
 from typing import TextIO
 
-from deltaport.client.models import RemoteFile
+from deltaport.client.base.models import RemoteFile
 
 _MB = 1024 * 1024
 

@@ -10,13 +10,13 @@ from typing import Any
 import httpx
 
 from deltaport.client.access import AccessMode, check_mode
-from deltaport.client.directory import RenewalSettings
-from deltaport.client.errors import SharingError
-from deltaport.client.models import ScanPlan, Schema, Share, Table, TableAccess
-from deltaport.client.planning import refresh_plan
-from deltaport.client.rest import RestClient, new_http_client, path_segment
-from deltaport.client.retry import RetryPolicy
-from deltaport.client.scan import DEFAULT_CONCURRENCY
+from deltaport.client.base.errors import SharingError
+from deltaport.client.base.models import ScanPlan, Schema, Share, Table, TableAccess
+from deltaport.client.dir_access.directory import RenewalSettings
+from deltaport.client.files.scan import DEFAULT_CONCURRENCY
+from deltaport.client.remote.planning import refresh_plan
+from deltaport.client.remote.rest import RestClient, new_http_client, path_segment
+from deltaport.client.remote.retry import RetryPolicy
 from deltaport.client.table import AccessSettings, TableHandle
 from deltaport.protocol.credentials import URL
 from deltaport.protocol.profile import (

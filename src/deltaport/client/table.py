@@ -8,11 +8,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from deltaport.client.access import AccessMode, choose_mode, fetch_table_access
-from deltaport.client.dir_scan import DirectoryScan
-from deltaport.client.directory import DirectoryTable, RenewalSettings
-from deltaport.client.errors import SharingError
-from deltaport.client.models import ScanPlan, Table, TableAccess
-from deltaport.client.planning import (
+from deltaport.client.base.errors import SharingError
+from deltaport.client.base.models import ScanPlan, Table, TableAccess
+from deltaport.client.dir_access.dir_scan import DirectoryScan
+from deltaport.client.dir_access.directory import DirectoryTable, RenewalSettings
+from deltaport.client.files.scan import DEFAULT_CONCURRENCY, TableScan
+from deltaport.client.remote.planning import (
     DEFAULT_MAX_FILES,
     capabilities,
     changes_query,
@@ -22,9 +23,8 @@ from deltaport.client.planning import (
     snapshot_query,
     versions_query,
 )
-from deltaport.client.responses import parse_page
-from deltaport.client.rest import CAPABILITIES_HEADER, RestClient, table_path
-from deltaport.client.scan import DEFAULT_CONCURRENCY, TableScan
+from deltaport.client.remote.responses import parse_page
+from deltaport.client.remote.rest import CAPABILITIES_HEADER, RestClient, table_path
 from deltaport.delta.model import Metadata, Protocol
 from deltaport.protocol.credentials import DIR, URL
 from deltaport.protocol.predicates import parse_json_predicate

@@ -12,7 +12,6 @@ from typing import Any
 from deltaport.admin.tables import TableRef
 from deltaport.delta import DeltaTable, Snapshot, open_table
 from deltaport.delta.errors import CdfNotEnabledError
-from deltaport.direct import type_string
 from deltaport.protocol.errors import InvalidParameterError
 from deltaport.protocol.schema import (
     ArrayType,
@@ -20,6 +19,7 @@ from deltaport.protocol.schema import (
     MapType,
     StructType,
     parse_schema,
+    type_string,
 )
 from deltaport.protocol.timestamps import parse_timestamp as parse_protocol_timestamp
 from deltaport.read import scan_snapshot, table_arrow_schema

@@ -7,15 +7,14 @@ and property changes on each side. Other formats plug in through the
 """
 
 from deltaport.diff.api import diff_tables
-from deltaport.diff.cli import cli_main
-from deltaport.diff.errors import (
+from deltaport.diff.base.errors import (
     DiffError,
     InvalidBaseVersionError,
     InvalidPageTokenError,
     TablesNotFoundError,
     UnknownTableFormatError,
 )
-from deltaport.diff.model import (
+from deltaport.diff.base.model import (
     ColumnChange,
     DiffEntry,
     DiffMetrics,
@@ -26,6 +25,7 @@ from deltaport.diff.model import (
     TableDiff,
     TableDiffType,
 )
+from deltaport.diff.cli import cli_main
 from deltaport.diff.registry import (
     ENTRY_POINT_GROUP,
     TableDiffer,
@@ -34,7 +34,7 @@ from deltaport.diff.registry import (
     registered_formats,
 )
 from deltaport.diff.render import render_text, to_json
-from deltaport.diff.rows import RowChange, RowDiff, RowDiffSummary, diff_rows
+from deltaport.diff.rows.row_diff import RowChange, RowDiff, RowDiffSummary, diff_rows
 
 __all__ = [
     "ENTRY_POINT_GROUP",

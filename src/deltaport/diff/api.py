@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from deltaport.diff.model import TableDiff
+from deltaport.diff.base.model import TableDiff
 from deltaport.diff.registry import detect_differ, get_differ
 
 

@@ -10,7 +10,7 @@ import msgspec
 
 from deltaport.delta.errors import DeltaError
 from deltaport.diff.api import diff_tables
-from deltaport.diff.errors import DiffError
+from deltaport.diff.base.errors import DiffError
 from deltaport.diff.render import render_text, to_json
 from deltaport.storage import StorageError
 
@@ -111,8 +111,8 @@ def cli_main(argv: Sequence[str] | None = None) -> int:
 def rows_main(args: argparse.Namespace, options: dict[str, str]) -> int:
     """``deltaport diff --rows``: the summary and a page of changes, or every change to
     ``-o``."""
-    from deltaport.diff.row_output import rows_json_lines, rows_text, write_changes
-    from deltaport.diff.rows import DEFAULT_ROW_LIMIT, diff_rows
+    from deltaport.diff.rows.row_diff import DEFAULT_ROW_LIMIT, diff_rows
+    from deltaport.diff.rows.row_output import rows_json_lines, rows_text, write_changes
 
     def names(text: str | None) -> list[str] | None:
         return [n.strip() for n in text.split(",") if n.strip()] if text else None

@@ -14,8 +14,8 @@ from collections.abc import Callable, Mapping
 from importlib.metadata import entry_points
 from typing import ClassVar, Protocol
 
-from deltaport.diff.errors import DiffError, UnknownTableFormatError
-from deltaport.diff.model import TableDiff
+from deltaport.diff.base.errors import DiffError, UnknownTableFormatError
+from deltaport.diff.base.model import TableDiff
 
 ENTRY_POINT_GROUP = "deltaport.differs"
 
@@ -38,7 +38,7 @@ class TableDiffer(Protocol):
 
 
 def _builtin_delta() -> type[TableDiffer]:
-    from deltaport.diff.delta import DeltaDiffer
+    from deltaport.diff.history.delta_differ import DeltaDiffer
 
     return DeltaDiffer
 

@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from deltaport.delta.model import Protocol
-from deltaport.diff.model import DiffEntry, SideSummary, TableDiff
+from deltaport.diff.base.model import DiffEntry, SideSummary, TableDiff
 
 
 def to_json(result: TableDiff) -> dict[str, Any]:

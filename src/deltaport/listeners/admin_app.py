@@ -27,7 +27,7 @@ from deltaport.console import console_routes
 from deltaport.console.render import page
 from deltaport.console.sessions import Sessions
 from deltaport.delta.errors import DeltaError
-from deltaport.diff.errors import DiffError
+from deltaport.diff.base.errors import DiffError
 from deltaport.protocol.echo import echo
 from deltaport.protocol.errors import (
     InternalError,

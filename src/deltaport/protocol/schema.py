@@ -433,3 +433,15 @@ def iter_fields(
     elif isinstance(data_type, MapType):
         yield from iter_fields(data_type.key_type, (*prefix, "key"))
         yield from iter_fields(data_type.value_type, (*prefix, "value"))
+
+
+def type_string(data_type: object) -> str:
+    """A Delta type as Spark's DDL prints it (``array<struct<a: int>>``)."""
+    if isinstance(data_type, ArrayType):
+        return f"array<{type_string(data_type.element_type)}>"
+    if isinstance(data_type, MapType):
+        return f"map<{type_string(data_type.key_type)}, {type_string(data_type.value_type)}>"
+    if isinstance(data_type, StructType):
+        inner = ", ".join(f"{f.name}: {type_string(f.type)}" for f in data_type.fields)
+        return f"struct<{inner}>"
+    return str(data_type)

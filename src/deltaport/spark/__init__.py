@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from pyspark.sql import SparkSession
 
-from deltaport.spark.options import OptionError, SharingOptions, parse_options
-from deltaport.spark.row_diff import SparkRowDiff, SparkRowEngine, diff_rows
+from deltaport.spark.base.options import OptionError, SharingOptions, parse_options
+from deltaport.spark.base.types import spark_schema, spark_type
+from deltaport.spark.rows.row_diff import SparkRowDiff, SparkRowEngine, diff_rows
 from deltaport.spark.source import FORMAT_NAME, DeltaSharingDataSource
-from deltaport.spark.types import spark_schema, spark_type
 
 
 def register(spark: SparkSession) -> None:

@@ -9,11 +9,11 @@ import pyarrow as pa
 from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceStreamReader
 from pyspark.sql.types import StructType
 
-from deltaport.spark.batch import batch_reader
-from deltaport.spark.options import SharingOptions, parse_options
-from deltaport.spark.scans import read_schema
-from deltaport.spark.stream import StreamReader
-from deltaport.spark.types import spark_schema
+from deltaport.spark.base.options import SharingOptions, parse_options
+from deltaport.spark.base.types import spark_schema
+from deltaport.spark.reading.batch import batch_reader
+from deltaport.spark.reading.scans import read_schema
+from deltaport.spark.streaming.stream import StreamReader
 
 FORMAT_NAME = "deltaSharing"
 
