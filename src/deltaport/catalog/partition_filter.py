@@ -3,9 +3,11 @@
 A filter is a SQL predicate on the table's partition columns (the syntax of the sharing
 server's predicate hints) in which ``CURRENT_RECIPIENT('name')`` stands for the value of
 the asking recipient's property ``name``: ``country = CURRENT_RECIPIENT('country')``. It
-is bound to a recipient before use; a recipient that lacks a property the filter names gets
-a filter no file passes (it sees nothing, never everything). Only partition columns may
-be named, so that whether a file passes is decided exactly from its partition values.
+is bound to a recipient before use: each value is put in the parsed expression as a
+string literal, never into the text, so that no value can change the filter's meaning. A
+recipient that lacks a property the filter names gets a filter no file passes (it sees
+nothing, never everything). Only partition columns may be named, so that whether a file
+passes is decided exactly from its partition values.
 """
 
 from __future__ import annotations
@@ -37,6 +39,10 @@ from deltaport.protocol.predicates.tree import Leaf
 
 _CURRENT_RECIPIENT = re.compile(r"CURRENT_RECIPIENT\s*\(\s*'((?:[^']|'')*)'\s*\)", re.IGNORECASE)
 NOTHING = Literal(False, "bool")
+_NONCE = secrets.token_hex(16)
+_PLACEHOLDER = re.compile(rf"CURRENT_RECIPIENT#\d+#{_NONCE}")
+"""Stands for a property while the filter is parsed: a string no filter text holds (its
+nonce is random per process, and a filter is parsed before any property value is seen)."""
 
 
 class PartitionFilterError(ValueError):
@@ -65,12 +71,6 @@ def _bound(text: str, values: tuple[tuple[str, str], ...]) -> Expr:
     expr, placeholders = template
     by_placeholder = {p: value for p, (_, value) in zip(placeholders, values, strict=True)}
     return _substitute(expr, by_placeholder)
-
-
-_NONCE = secrets.token_hex(16)
-_PLACEHOLDER = re.compile(rf"CURRENT_RECIPIENT#\d+#{_NONCE}")
-"""Stands for a property while the filter is parsed: a string no filter text holds (its
-nonce is random per process, and a filter is parsed before any property value is seen)."""
 
 
 @lru_cache(maxsize=1024)
