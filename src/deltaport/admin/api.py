@@ -7,7 +7,6 @@ import logging
 from collections.abc import Awaitable, Callable
 
 import msgspec
-from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import QueryParams
 from starlette.requests import Request
 from starlette.responses import Response
@@ -86,7 +85,7 @@ class AdminApi:
     async def diff(self, request: Request) -> Response:
         query = diff_request(request.query_params)
         run = self.diffs.rows if query.rows else self.diffs.commits
-        return json_response(await run_in_threadpool(run, query))
+        return json_response(await self.diffs.within_time(run, query))
 
     async def openapi(self, request: Request) -> Response:
         return Response(self._openapi, media_type=JSON)

@@ -20,6 +20,7 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from deltaport.catalog.commands import add_table, profile_document, split_table_name
+from deltaport.catalog.limits import grace_problem, lifetime_problem
 from deltaport.catalog.sql_store import (
     CatalogConflictError,
     CatalogError,
@@ -168,7 +169,7 @@ class CatalogApi:
             self._store.create_recipient,
             body.name,
             body.properties,
-            _seconds(body.expiresInSeconds),
+            _lifetime(body.expiresInSeconds),
         )
         return self._profile(issued, 201)
 
@@ -177,8 +178,8 @@ class CatalogApi:
         issued = await run_in_threadpool(
             self._store.rotate,
             request.path_params["recipient"],
-            timedelta(seconds=max(0, body.graceSeconds)),
-            _seconds(body.expiresInSeconds),
+            _duration("graceSeconds", body.graceSeconds, grace_problem),
+            _lifetime(body.expiresInSeconds),
         )
         return self._profile(issued, 200)
 
@@ -212,8 +213,17 @@ async def _body(request: Request, kind: type[Any]) -> Any:
         raise MalformedRequestError(f"invalid request body: {exc}") from None
 
 
-def _seconds(value: int | None) -> timedelta | None:
-    return None if value is None else timedelta(seconds=value)
+def _duration(field: str, seconds: int, problem: Callable[[float], str | None]) -> timedelta:
+    """``seconds`` as a duration, refused (400) outside its bounds before it is converted:
+    a number too large for a date would otherwise fail half way through a change."""
+    message = problem(seconds)
+    if message:
+        raise InvalidParameterError(f"{field} {message}")
+    return timedelta(seconds=seconds)
+
+
+def _lifetime(seconds: int | None) -> timedelta | None:
+    return None if seconds is None else _duration("expiresInSeconds", seconds, lifetime_problem)
 
 
 def _table_json(t: Any) -> dict[str, Any]:

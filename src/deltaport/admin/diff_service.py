@@ -15,6 +15,8 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
+import anyio
+import anyio.to_thread
 import msgspec
 
 from deltaport.admin.tables import ConfiguredTables, TableRef
@@ -22,7 +24,7 @@ from deltaport.delta import DeltaError, open_table
 from deltaport.diff import diff_rows, diff_tables, to_json
 from deltaport.diff.base.model import OperationType
 from deltaport.diff.history.operations import operation_content, operation_type
-from deltaport.protocol.errors import InvalidParameterError
+from deltaport.protocol.errors import InvalidParameterError, TimedOutError
 from deltaport.storage import StorageError
 
 MAX_LIMIT = 10_000
@@ -67,10 +69,27 @@ class DiffService:
     paged back is answered again without reading both logs, as long as neither table has
     a new version (Delta commits never change once written)."""
 
-    def __init__(self, tables: ConfiguredTables) -> None:
+    def __init__(self, tables: ConfiguredTables, timeout_seconds: float = 60) -> None:
         self.tables = tables
+        self.timeout_seconds = timeout_seconds
         self._cache: OrderedDict[tuple[Any, ...], dict[str, Any]] = OrderedDict()
         self._lock = threading.Lock()
+
+    async def within_time(
+        self, run: Callable[[DiffRequest], dict[str, Any]], request: DiffRequest
+    ) -> dict[str, Any]:
+        """``run(request)`` (:meth:`commits` or :meth:`rows`) off the event loop, answered
+        with 504 ``REQUEST_TIMEOUT`` when it takes longer than ``timeout_seconds``: a diff
+        reads whatever storage its locations name, which may never answer. The abandoned
+        read ends in its thread when the store gives up."""
+        try:
+            with anyio.fail_after(self.timeout_seconds):
+                return await anyio.to_thread.run_sync(run, request, abandon_on_cancel=True)
+        except TimeoutError:
+            raise TimedOutError(
+                f"the diff did not finish within {self.timeout_seconds:g} seconds "
+                "(admin.diffTimeoutSeconds); its tables' storage may be unreachable or slow"
+            ) from None
 
     def commits(self, request: DiffRequest) -> dict[str, Any]:
         """The commit diff ``left..right`` (or the commits between two versions)."""

@@ -11,20 +11,19 @@ from deltaport.protocol.errors import (
     SharingError,
 )
 from deltaport.protocol.predicates import PredicateError
-from deltaport.storage import StorageError
 
 
 def as_sharing_error(exc: Exception) -> SharingError | None:
     """The answer for ``exc``, or None for an unexpected error (a 500 with a fixed text).
 
-    Storage errors are reported without their text, which may name credentials or
-    endpoints; the engine's and the differ's messages are meant for users."""
+    Storage errors (any :class:`OSError`) are reported without their text, which may name
+    credentials or endpoints; the engine's and the differ's messages are meant for users."""
     if isinstance(exc, SharingError):
         return exc
     missing = TablesNotFoundError | UnknownTableFormatError | TableNotFoundError
     if isinstance(exc, missing | VersionNotFoundError):
         return ResourceNotFoundError(str(exc))
-    if isinstance(exc, StorageError):
+    if isinstance(exc, OSError):  # StorageError, or the OS refusing a local path
         return InvalidParameterError("the table's storage could not be read")
     if isinstance(exc, DiffError | DeltaError | PredicateError | ValueError):
         return InvalidParameterError(str(exc))

@@ -114,6 +114,9 @@ def admin_openapi() -> dict[str, Any]:
                         "401": _error("The admin token is missing or wrong."),
                         "404": _error("A table or version does not exist."),
                         "500": _error("The server failed; the message holds no details."),
+                        "504": _error(
+                            "The diff took longer than admin.diffTimeoutSeconds (REQUEST_TIMEOUT)."
+                        ),
                     },
                 }
             },

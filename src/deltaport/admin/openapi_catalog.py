@@ -5,6 +5,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from deltaport.catalog.limits import (
+    MAX_AUXILIARY_LOCATIONS,
+    MAX_DURATION_SECONDS,
+    MAX_PROPERTIES,
+    MAX_PROPERTY_VALUE_LENGTH,
+    MAX_TEXT_LENGTH,
+    MAX_VERSION,
+)
+
 _NOTE = " Only on a server with a catalog database (404 otherwise)."
 
 
@@ -24,11 +33,14 @@ def _operation(op_id: str, summary: str, ok: str, **extra: Any) -> dict[str, Any
         "401": {"description": "The admin token is missing or wrong."},
         "404": {"description": "The share, table or recipient does not exist."},
         "409": {"description": "The name is taken already (RESOURCE_ALREADY_EXISTS)."},
+        "413": {"description": "The body is larger than maxRequestBodyBytes."},
     }
     return {"operationId": op_id, "summary": summary + "." + _NOTE, "responses": responses, **extra}
 
 
 _STRING = {"type": "string"}
+_TEXT = {"type": "string", "maxLength": MAX_TEXT_LENGTH}
+_LIFETIME = {"type": "integer", "minimum": 1, "maximum": MAX_DURATION_SECONDS}
 _PROFILE = "The recipient's profile file, with its token: shown this once."
 
 
@@ -41,7 +53,7 @@ def catalog_paths() -> dict[str, Any]:
                 "createShare",
                 "Create a share",
                 "201",
-                requestBody=_body({"name": _STRING, "comment": _STRING}, ["name"]),
+                requestBody=_body({"name": _STRING, "comment": _TEXT}, ["name"]),
             )
         },
         "/api/shares/{share}": {
@@ -74,10 +86,10 @@ def catalog_paths() -> dict[str, Any]:
                 requestBody=_body(
                     {
                         "name": _STRING,
-                        "location": _STRING,
+                        "location": _TEXT,
                         "historyShared": {"type": "boolean"},
-                        "startVersion": {"type": "integer"},
-                        "partitionFilter": _STRING,
+                        "startVersion": {"type": "integer", "minimum": 0, "maximum": MAX_VERSION},
+                        "partitionFilter": _TEXT,
                         "accessModes": {
                             "type": "array",
                             "items": {"type": "string", "enum": ["url", "dir"]},
@@ -85,7 +97,11 @@ def catalog_paths() -> dict[str, Any]:
                             "startVersion, no partitionFilter, a cloud location and "
                             "credentials settings in the server's storage configuration.",
                         },
-                        "auxiliaryLocations": {"type": "array", "items": _STRING},
+                        "auxiliaryLocations": {
+                            "type": "array",
+                            "items": _TEXT,
+                            "maxItems": MAX_AUXILIARY_LOCATIONS,
+                        },
                     },
                     ["name", "location"],
                 ),
@@ -102,8 +118,15 @@ def catalog_paths() -> dict[str, Any]:
                 requestBody=_body(
                     {
                         "name": _STRING,
-                        "properties": {"type": "object", "additionalProperties": _STRING},
-                        "expiresInSeconds": {"type": "integer"},
+                        "properties": {
+                            "type": "object",
+                            "maxProperties": MAX_PROPERTIES,
+                            "additionalProperties": {
+                                "type": "string",
+                                "maxLength": MAX_PROPERTY_VALUE_LENGTH,
+                            },
+                        },
+                        "expiresInSeconds": _LIFETIME,
                     },
                     ["name"],
                 ),
@@ -116,7 +139,15 @@ def catalog_paths() -> dict[str, Any]:
                 "200",
                 parameters=[recipient],
                 requestBody=_body(
-                    {"graceSeconds": {"type": "integer"}, "expiresInSeconds": {"type": "integer"}},
+                    {
+                        "graceSeconds": {
+                            "type": "integer",
+                            "minimum": 0,
+                            "maximum": MAX_DURATION_SECONDS,
+                            "default": 3600,
+                        },
+                        "expiresInSeconds": _LIFETIME,
+                    },
                     [],
                 ),
             )

@@ -11,6 +11,7 @@ from datetime import timedelta
 from pathlib import Path
 
 from deltaport.catalog.access import SettingsFor, access_problem
+from deltaport.catalog.limits import MAX_DURATION_SECONDS, table_problem
 from deltaport.catalog.partition_filter import PartitionFilterError, check
 from deltaport.catalog.remote import RemoteCatalog
 from deltaport.catalog.sql_store import CatalogError, IssuedToken, SqlCatalog, expiry_text
@@ -19,16 +20,19 @@ from deltaport.delta.errors import DeltaError
 from deltaport.protocol.credentials import URL
 from deltaport.protocol.names import name_key
 
-_DURATION = re.compile(r"^(\d+)\s*([smhdw])$")
+_DURATION = re.compile(r"^(\d{1,12})\s*([smhdw])$")
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 
 
 def parse_duration(text: str) -> timedelta:
-    """``90d``, ``12h``, ``30m``, ``45s``, ``2w``."""
+    """``90d``, ``12h``, ``30m``, ``45s``, ``2w``: at most 100 years."""
     match = _DURATION.match(text.strip().lower())
     if not match:
-        raise ValueError(f"not a duration: {text!r} (use e.g. 90d, 12h, 30m)")
-    return timedelta(seconds=int(match.group(1)) * _UNITS[match.group(2)])
+        raise CatalogError(f"not a duration: {text[:80]!r} (use e.g. 90d, 12h, 30m)")
+    seconds = int(match.group(1)) * _UNITS[match.group(2)]
+    if seconds > MAX_DURATION_SECONDS:
+        raise CatalogError(f"{text[:80]!r} is longer than 100 years ({MAX_DURATION_SECONDS}s)")
+    return timedelta(seconds=seconds)
 
 
 def split_table_name(text: str) -> tuple[str, str, str]:
@@ -55,7 +59,8 @@ def add_table(
     ``settings_for`` when the server's storage configuration is known), that ``location``
     holds a Delta table and that the partition filter names only its partition columns."""
     share, schema, name = split_table_name(full_name)
-    problem = access_problem(
+    problem = table_problem(location, start_version, partition_filter, auxiliary_locations)
+    problem = problem or access_problem(
         location,
         access_modes,
         auxiliary_locations,

@@ -3,14 +3,17 @@
 A filter is a SQL predicate on the table's partition columns (the syntax of the sharing
 server's predicate hints) in which ``CURRENT_RECIPIENT('name')`` stands for the value of
 the asking recipient's property ``name``: ``country = CURRENT_RECIPIENT('country')``. It
-is bound to a recipient before use; a recipient that lacks a property the filter names gets
-a filter no file passes (it sees nothing, never everything). Only partition columns may
-be named, so that whether a file passes is decided exactly from its partition values.
+is bound to a recipient before use: each value is put in the parsed expression as a
+string literal, never into the text, so that no value can change the filter's meaning. A
+recipient that lacks a property the filter names gets a filter no file passes (it sees
+nothing, never everything). Only partition columns may be named, so that whether a file
+passes is decided exactly from its partition values.
 """
 
 from __future__ import annotations
 
 import re
+import secrets
 from collections.abc import Collection, Mapping
 from functools import lru_cache
 
@@ -18,17 +21,28 @@ import pyarrow as pa
 
 from deltaport.delta.model import Metadata
 from deltaport.protocol.predicates import (
+    And,
+    Column,
+    Comparison,
     Expr,
+    IsNull,
     Literal,
+    Not,
+    Or,
     PredicateError,
     file_mask,
     parse_sql_predicate,
     referenced_columns,
 )
 from deltaport.protocol.predicates.columns import skipping_columns
+from deltaport.protocol.predicates.tree import Leaf
 
 _CURRENT_RECIPIENT = re.compile(r"CURRENT_RECIPIENT\s*\(\s*'((?:[^']|'')*)'\s*\)", re.IGNORECASE)
 NOTHING = Literal(False, "bool")
+_NONCE = secrets.token_hex(16)
+_PLACEHOLDER = re.compile(rf"CURRENT_RECIPIENT#\d+#{_NONCE}")
+"""Stands for a property while the filter is parsed: a string no filter text holds (its
+nonce is random per process, and a filter is parsed before any property value is seen)."""
 
 
 class PartitionFilterError(ValueError):
@@ -51,26 +65,67 @@ def bind(text: str, properties: Mapping[str, str]) -> Expr:
 
 @lru_cache(maxsize=4096)
 def _bound(text: str, values: tuple[tuple[str, str], ...]) -> Expr:
-    by_name = dict(values)
+    template = _template(text)
+    if template is None:
+        return NOTHING
+    expr, placeholders = template
+    by_placeholder = {p: value for p, (_, value) in zip(placeholders, values, strict=True)}
+    return _substitute(expr, by_placeholder)
 
-    def value(match: re.Match[str]) -> str:
-        name = match.group(1).replace("''", "'")
-        return "'" + by_name[name].replace("'", "''") + "'"
 
+@lru_cache(maxsize=1024)
+def _template(text: str) -> tuple[Expr, tuple[str, ...]] | None:
     try:
-        return parse_sql_predicate(_CURRENT_RECIPIENT.sub(value, text))
+        return _parse_template(text)
     except PredicateError:
-        return NOTHING  # a property value that breaks the filter lets nothing through
+        return None
+
+
+def _parse_template(text: str) -> tuple[Expr, tuple[str, ...]]:
+    """The filter parsed with a placeholder literal for each ``CURRENT_RECIPIENT(...)``, and
+    the placeholders in order. Values are put in the parsed tree, never in the text, so that
+    no property value (quotes, backslashes, SQL) can change what the filter means."""
+    placeholders: list[str] = []
+
+    def placeholder(match: re.Match[str]) -> str:
+        placeholders.append(f"CURRENT_RECIPIENT#{len(placeholders)}#{_NONCE}")
+        return f"'{placeholders[-1]}'"
+
+    return parse_sql_predicate(_CURRENT_RECIPIENT.sub(placeholder, text)), tuple(placeholders)
+
+
+def _substitute(expr: Expr, values: Mapping[str, str]) -> Expr:
+    """``expr`` with each placeholder literal replaced by its property value."""
+    match expr:
+        case Literal() | Column():
+            return _leaf(expr, values)
+        case Comparison(op=op, left=left, right=right):
+            return Comparison(op, _leaf(left, values), _leaf(right, values))
+        case IsNull(child=child):
+            return IsNull(_leaf(child, values))
+        case Not(child=child):
+            return Not(_substitute(child, values))
+        case And(children=children):
+            return And(tuple(_substitute(c, values) for c in children))
+        case Or(children=children):
+            return Or(tuple(_substitute(c, values) for c in children))
+    return expr
+
+
+def _leaf(leaf: Leaf, values: Mapping[str, str]) -> Leaf:
+    if isinstance(leaf, Literal) and isinstance(leaf.value, str) and leaf.value in values:
+        return Literal(values[leaf.value], "string")
+    return leaf
 
 
 def check(text: str, partition_columns: Collection[str] | None) -> None:
     """Raise :class:`PartitionFilterError` unless ``text`` parses and names only
     ``partition_columns`` (None: only check that it parses)."""
-    sample = dict.fromkeys(properties_named(text), "x")
     try:
-        expr = parse_sql_predicate(_CURRENT_RECIPIENT.sub("'x'", text) if sample else text)
+        expr, _ = _parse_template(text)
     except PredicateError as exc:
-        raise PartitionFilterError(f"the partition filter does not parse: {exc}") from None
+        message = _PLACEHOLDER.sub("CURRENT_RECIPIENT(...)", str(exc))
+        raise PartitionFilterError(f"the partition filter does not parse: {message}") from None
     if partition_columns is None:
         return
     known = {c.casefold() for c in partition_columns}

@@ -17,6 +17,13 @@ from datetime import datetime, timedelta
 
 from deltaport.catalog.access import access_problem
 from deltaport.catalog.database import Database, Row, Transaction
+from deltaport.catalog.limits import (
+    grace_problem,
+    lifetime_problem,
+    properties_problem,
+    table_problem,
+    text_problem,
+)
 from deltaport.catalog.migrations import migrate
 from deltaport.catalog.tokens import new_token, token_hash
 from deltaport.protocol.credentials import URL
@@ -137,6 +144,7 @@ class SqlCatalog:
     # -- shares and tables ---------------------------------------------------------------
     def create_share(self, name: str, comment: str | None = None) -> ShareRow:
         _check_name(name, "share")
+        _check("comment", text_problem(comment))
         row = ShareRow(name, str(uuid.uuid4()), comment)
         with self._change() as tx:
             if tx.execute("SELECT 1 FROM shares WHERE name_key = ?", (name_key(name),)):
@@ -169,8 +177,9 @@ class SqlCatalog:
         server's storage configuration (see :func:`~deltaport.catalog.access.access_problem`)."""
         _check_name(schema, "schema")
         _check_name(name, "table")
-        if start_version < 0:
-            raise CatalogError("the start version must not be negative")
+        problem = table_problem(location, start_version, partition_filter, auxiliary_locations)
+        if problem:
+            raise CatalogError(f"table {share}.{schema}.{name} cannot be shared: {problem}")
         problem = access_problem(
             location,
             access_modes,
@@ -235,6 +244,9 @@ class SqlCatalog:
         properties: Mapping[str, str] | None = None,
         expires_in: timedelta | None = None,
     ) -> IssuedToken:
+        """A recipient and its first token (valid ``expires_in``; None: no expiry)."""
+        _check("properties", properties_problem(properties or {}))
+        _check_lifetime(expires_in)
         with self._change() as tx:
             self._insert_recipient(tx, name, properties or {})
             return self._issue(tx, name, expires_in)
@@ -259,6 +271,8 @@ class SqlCatalog:
     ) -> IssuedToken:
         """A new token; the recipient's current ones stay valid ``old_valid_for`` more (zero:
         they end now)."""
+        _check("the grace period", grace_problem(old_valid_for.total_seconds()))
+        _check_lifetime(expires_in)
         deadline = _now() + int(old_valid_for.total_seconds() * 1000)
         with self._change() as tx:
             self._recipient_key(tx, name)
@@ -373,11 +387,27 @@ def _check_name(name: str, what: str) -> None:
         raise CatalogError(f"{what} name {name!r} {problem}")
 
 
+def _check(what: str, problem: str | None) -> None:
+    if problem:
+        raise CatalogError(f"{what} {problem}")
+
+
+def _check_lifetime(expires_in: timedelta | None) -> None:
+    if expires_in is not None:
+        _check("the token lifetime", lifetime_problem(expires_in.total_seconds()))
+
+
 def _now() -> int:
     return int(time.time() * 1000)
 
 
 def expiry_text(expires_at: int | None) -> str:
+    """When a token ends, as local time; a stored value no date can show (written before
+    lifetimes were bounded) is shown as its milliseconds since the epoch."""
     if expires_at is None:
         return "never"
-    return datetime.fromtimestamp(expires_at / 1000).astimezone().isoformat(timespec="seconds")
+    try:
+        moment = datetime.fromtimestamp(expires_at / 1000).astimezone()
+    except (ValueError, OverflowError, OSError):
+        return f"{expires_at} ms after 1970-01-01 UTC"
+    return moment.isoformat(timespec="seconds")

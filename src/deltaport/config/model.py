@@ -122,6 +122,7 @@ class AdminConfig(_Config):
     tokens: list[str]
     host: str = "127.0.0.1"
     session_seconds: int = 3600
+    diff_timeout_seconds: int = 60
 
 
 class ServerConfig(_Config):
@@ -309,6 +310,8 @@ def _check_admin(admin: AdminConfig, sharing_port: int) -> None:
             raise ConfigError(f"admin.tokens[{i}]: an admin token needs 16 characters or more")
     if admin.session_seconds <= 0:
         raise ConfigError("admin.sessionSeconds: must be positive")
+    if admin.diff_timeout_seconds <= 0:
+        raise ConfigError("admin.diffTimeoutSeconds: must be positive")
 
 
 def _camel(key: str) -> str:

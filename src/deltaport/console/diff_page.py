@@ -6,7 +6,6 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
 
@@ -36,7 +35,7 @@ class DiffPage:
         if params.get("left") or params.get("right"):
             try:
                 query = diff_request(params)
-                context["commits"] = await run_in_threadpool(self.diffs.commits, query)
+                context["commits"] = await self.diffs.within_time(self.diffs.commits, query)
                 if query.rows or query.key:
                     rows_query = dataclasses.replace(
                         query,
@@ -44,7 +43,7 @@ class DiffPage:
                         page_token=params.get("rows_page_token") or None,
                         limit=None,
                     )
-                    context["rows"] = await run_in_threadpool(self.diffs.rows, rows_query)
+                    context["rows"] = await self.diffs.within_time(self.diffs.rows, rows_query)
             except Exception as exc:
                 error = as_sharing_error(exc)
                 if error is None:

@@ -1,5 +1,6 @@
 """The admin listener's ASGI app: the admin API under ``/api`` and the console under
-``/console``, with security headers on every response."""
+``/console``, with security headers on every response and the sharing listener's bound on
+request bodies (``maxRequestBodyBytes``)."""
 
 from __future__ import annotations
 
@@ -36,6 +37,7 @@ from deltaport.protocol.errors import (
     SharingError,
 )
 from deltaport.protocol.predicates import PredicateError
+from deltaport.server.http.body_limit import BodyLimit
 from deltaport.storage import StorageError
 
 log = logging.getLogger(__name__)
@@ -48,7 +50,7 @@ def create_admin_app(config: ServerConfig) -> Starlette:
         raise ValueError("the configuration has no admin section")
     tokens = AdminTokens(admin.tokens)
     tables = ConfiguredTables(config)
-    diffs = DiffService(tables)
+    diffs = DiffService(tables, admin.diff_timeout_seconds)
     sessions = Sessions(_session_key(config), tokens, admin.session_seconds)
     api = AdminApi(tokens, diffs)
     handled: list[type[Exception]] = [
@@ -66,7 +68,10 @@ def create_admin_app(config: ServerConfig) -> Starlette:
         routes += CatalogApi(SqlCatalog(database), config, sharing_url).routes(api.guard)
     app = Starlette(
         routes=routes,
-        middleware=[Middleware(SecurityHeaders)],
+        middleware=[
+            Middleware(SecurityHeaders),
+            Middleware(BodyLimit, limit=config.max_request_body_bytes),
+        ],
         exception_handlers={
             HTTPException: _http_error,
             **{kind: _engine_error for kind in handled},

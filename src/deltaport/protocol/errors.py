@@ -87,6 +87,14 @@ class RequestTooLargeError(SharingError):
     error_code = "REQUEST_TOO_LARGE"
 
 
+class TimedOutError(SharingError):
+    """The work asked for did not finish within its time bound (an admin diff that reads
+    storage for longer than ``admin.diffTimeoutSeconds``)."""
+
+    status = 504
+    error_code = "REQUEST_TIMEOUT"
+
+
 class ResourceExistsError(SharingError):
     """A resource of that name exists already (admin API)."""
 

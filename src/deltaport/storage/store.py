@@ -83,7 +83,7 @@ class Storage:
         if loc.kind == "local":
             try:
                 entries = list(os.scandir(loc.key))
-            except FileNotFoundError:
+            except (FileNotFoundError, NotADirectoryError):
                 return []
             except OSError as exc:
                 raise StorageError(f"cannot list {loc.uri}: {exc.strerror}") from exc
@@ -155,8 +155,11 @@ class Storage:
         if location.kind == "local":
             try:
                 st = os.stat(location.key)
-            except FileNotFoundError as exc:
+            except (FileNotFoundError, NotADirectoryError) as exc:
+                # below a file (``/etc/passwd/_delta_log``) nothing exists either
                 raise ObjectNotFoundError(f"not found: {location.uri}") from exc
+            except OSError as exc:
+                raise StorageError(f"cannot read {location.uri}: {exc.strerror}") from exc
             return ObjectInfo(os.path.basename(location.key), st.st_size, int(st.st_mtime * 1000))
         try:
             meta = obstore.head(self.object_store(location), location.key)

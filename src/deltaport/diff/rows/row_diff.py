@@ -110,6 +110,8 @@ def diff_rows(
     """
     if limit < 1:
         raise ValueError(f"limit must be >= 1, got {limit}")
+    _named_once(key, "key")
+    _named_once(columns, "columns")
     fingerprint = _fingerprint(left_uri, right_uri, key, columns, where)
     offset = 0
     if page_token is not None:
@@ -236,3 +238,12 @@ def _open_token(token: str, fingerprint: str) -> tuple[int, int, int]:
     if decoded.fingerprint != fingerprint:
         raise InvalidPageTokenError("the page token belongs to another row diff")
     return decoded.offset, decoded.left_version, decoded.right_version
+
+
+def _named_once(names: Sequence[str] | None, what: str) -> None:
+    """Refuse a column named twice in ``key`` or ``columns`` (names are case-insensitive)."""
+    seen: set[str] = set()
+    for name in names or ():
+        if name.casefold() in seen:
+            raise ValueError(f"{what} names the column {name[:80]!r} more than once")
+        seen.add(name.casefold())
