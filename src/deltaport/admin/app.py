@@ -37,6 +37,7 @@ from deltaport.protocol.predicates import PredicateError
 from deltaport.server.app import public_url
 from deltaport.server.catalog_source import catalog_url
 from deltaport.server.config import ServerConfig
+from deltaport.server.header_limit import HeaderLimit
 from deltaport.storage import StorageError
 
 log = logging.getLogger(__name__)
@@ -67,7 +68,7 @@ def create_admin_app(config: ServerConfig) -> Starlette:
         routes += CatalogApi(SqlCatalog(database), config, sharing_url).routes(api.guard)
     app = Starlette(
         routes=routes,
-        middleware=[Middleware(SecurityHeaders)],
+        middleware=[Middleware(HeaderLimit), Middleware(SecurityHeaders)],
         exception_handlers={
             HTTPException: _http_error,
             **{kind: _engine_error for kind in handled},
