@@ -48,6 +48,15 @@ def test_admin_tokens_open_the_api(admin_server: AdminServer, token: str) -> Non
     assert response.json()["table_diff_type"] == "changed"
 
 
+def test_over_long_headers_are_refused_before_the_api(admin_server: AdminServer) -> None:
+    with admin_server.api() as api:
+        response = api.get(
+            "/api/diff", params={"left": "a", "right": "b"}, headers={"X-Filler": "f" * 20_000}
+        )
+    assert response.status_code == 431
+    assert response.json()["errorCode"] == "REQUEST_HEADER_TOO_LARGE"
+
+
 def test_the_commit_diff_equals_the_cli(
     admin_server: AdminServer, admin_tables: dict[str, Path]
 ) -> None:

@@ -15,6 +15,7 @@ from deltaport.catalog.live import LiveCatalog
 from deltaport.catalog.migrations import MIGRATIONS, SCHEMA_VERSION, CatalogSchemaError
 from deltaport.catalog.model import Recipient, TableAccess
 from deltaport.catalog.sql_store import CatalogError, SqlCatalog
+from deltaport.catalog.tokens import credential_id
 from deltaport.protocol.errors import ResourceNotFoundError, UnauthenticatedError
 from postgres import postgres_server, postgres_url  # noqa: F401
 
@@ -66,7 +67,9 @@ def test_recipients_see_only_granted_shares(url: str) -> None:
     store.grant("sales", "acme")
     live = _live(url)
     recipient = live.authenticate(_bearer(acme.token))
-    assert recipient == Recipient("acme", frozenset({"sales"}), {"country": "FR"})
+    assert recipient == Recipient(
+        "acme", frozenset({"sales"}), {"country": "FR"}, credential_id(store.hash_token(acme.token))
+    )
     view = live.view()
     assert [s.name for s in view.shares(recipient)] == ["sales"]
     for ask in (

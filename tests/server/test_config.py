@@ -222,3 +222,10 @@ def test_admin_problems_are_reported_without_the_token(
         parse_config({"admin": admin}, {})
     assert message in str(info.value)
     assert "short" not in str(info.value).replace("admin.tokens[0]", "")
+
+
+def test_a_bearer_token_the_server_would_refuse_is_a_config_error() -> None:
+    raw = config_with_table() | {"authorization": {"bearerToken": "t" * 1025}}
+    assert "authorization.bearerToken: longer than 1024 characters" in error_of(raw)
+    raw["authorization"] = {"bearerToken": "t" * 1024}
+    assert parse_config(raw, {}).authorization is not None

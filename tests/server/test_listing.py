@@ -49,13 +49,25 @@ def test_paging_visits_every_item_once(client: httpx.Client) -> None:
     assert pages == 3
 
 
-def test_max_results_zero_is_refused(client: httpx.Client) -> None:
-    # an empty page with a token to itself would page forever
-    for path in ("/shares", "/shares/sales/schemas", "/shares/sales/all-tables"):
+def test_max_results_zero_answers_no_items_and_no_token(client: httpx.Client) -> None:
+    # the protocol: "0 will return no results"; a token to the same offset would page forever
+    for path in (
+        "/shares",
+        "/shares/sales/schemas",
+        "/shares/sales/schemas/default/tables",
+        "/shares/sales/all-tables",
+    ):
         response = client.get(path, params={"maxResults": 0})
-        assert response.status_code == 400, path
-        assert response.json()["errorCode"] == "INVALID_PARAMETER_VALUE"
-        assert "maxResults" in response.json()["message"]
+        assert response.status_code == 200, path
+        assert response.json().get("items", []) == [], path
+        assert "nextPageToken" not in response.json(), path
+        token = client.get(path, params={"maxResults": 1}).json()["nextPageToken"]
+        response = client.get(path, params={"maxResults": 0, "pageToken": token})
+        assert response.status_code == 200, path
+        assert response.json().get("items", []) == [], path
+        assert "nextPageToken" not in response.json(), path
+        forged = client.get(path, params={"maxResults": 0, "pageToken": token[:-3]})
+        assert forged.status_code == 400, path
 
 
 def test_forged_and_foreign_page_tokens_are_rejected(client: httpx.Client) -> None:
@@ -77,7 +89,7 @@ def test_forged_and_foreign_page_tokens_are_rejected(client: httpx.Client) -> No
 
 
 def test_bad_max_results(client: httpx.Client) -> None:
-    for value in ("-1", "ten", "1.5"):
+    for value in ("-1", "-500", "ten", "1.5"):
         response = client.get("/shares", params={"maxResults": value})
         assert response.status_code == 400, value
         assert response.json()["errorCode"] == "INVALID_PARAMETER_VALUE"

@@ -13,10 +13,12 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import replace
 
 from deltaport.catalog.access import table_access
 from deltaport.catalog.model import CatalogView, Recipient, Share, SharedSchema, SharedTable
 from deltaport.catalog.sql_store import CatalogContents, SqlCatalog, TokenRow
+from deltaport.catalog.tokens import credential_id, presented_token
 from deltaport.protocol.errors import UnauthenticatedError
 from deltaport.protocol.names import name_key
 from deltaport.storage import parse_location
@@ -24,7 +26,6 @@ from deltaport.storage import parse_location
 log = logging.getLogger(__name__)
 
 POLL_SECONDS = 1.0
-DIGESTS_KEPT = 10_000
 OptionsFor = Callable[[str], dict[str, str]]
 """Storage options for a table location (from the server's ``storage`` prefixes)."""
 
@@ -38,8 +39,6 @@ class LiveCatalog:
         self._poll_seconds = poll_seconds
         self._lock = threading.Lock()
         self._checked_at = 0.0
-        self._digests: dict[str, str] = {}
-        """Token -> keyed hash of the tokens seen lately (hashing is most of a lookup)."""
         self._load(store.contents())
 
     def view(self) -> CatalogView:
@@ -47,32 +46,25 @@ class LiveCatalog:
         return self._view
 
     def authenticate(self, authorization: str | None) -> Recipient:
-        """The recipient of a bearer token; 401 for a missing, unknown, expired or revoked
-        token (the message never says whose it was)."""
-        scheme, _, token = (authorization or "").partition(" ")
-        if scheme.lower() != "bearer" or not token.strip():
-            raise UnauthenticatedError("missing bearer token")
+        """The recipient of a bearer token, its :attr:`~Recipient.credential` naming the
+        token; 401 for a missing, over-long, unknown, expired or revoked token (the message
+        never says whose it was). Nothing of a presented token is remembered: its keyed
+        hash is computed again each time (a few microseconds)."""
+        given = presented_token(authorization)
         self._refresh()
-        given = token.strip()
-        digest = self._digests.get(given)
-        if digest is None:
-            if len(self._digests) >= DIGESTS_KEPT:
-                self._digests.clear()
-            digest = self._digests[given] = self._store.hash_token(given)
-        record = self._tokens.get(digest)
-        if record is None:
+        found = self._by_hash.get(self._store.hash_token(given))
+        if found is None:
             raise UnauthenticatedError("the bearer token is not valid")
-        now_ms = time.time() * 1000
-        if record.revoked_at is not None or (
-            record.expires_at is not None and record.expires_at <= now_ms
-        ):
+        record, recipient = found
+        if not _live(record, time.time() * 1000):
             raise UnauthenticatedError(
                 "the bearer token has expired or was revoked; ask the provider for a new profile"
             )
-        return self._recipients[record.recipient_key]
+        return recipient
 
-    def may_read(self, recipient: str, table_key: str) -> bool:
-        """Whether ``recipient`` still holds a live token and a grant of the table's share."""
+    def may_read(self, recipient: str, credential: str, table_key: str) -> bool:
+        """Whether ``recipient`` may still read the table with the token named by
+        ``credential``: that token is its own and live, and the share is granted to it."""
         self._refresh()
         found = self._recipients.get(name_key(recipient))
         table = self._view.table_by_key(table_key)
@@ -80,12 +72,11 @@ class LiveCatalog:
             return False
         if name_key(table.share) not in found.shares:
             return False
-        now_ms = time.time() * 1000
-        return any(
-            t.recipient_key == name_key(recipient)
-            and t.revoked_at is None
-            and (t.expires_at is None or t.expires_at > now_ms)
-            for t in self._tokens_of.get(name_key(recipient), ())
+        token = self._by_credential.get(credential)
+        return (
+            token is not None
+            and token.recipient_key == name_key(recipient)
+            and _live(token, time.time() * 1000)
         )
 
     def _refresh(self) -> None:
@@ -104,16 +95,28 @@ class LiveCatalog:
                 log.exception("the catalog could not be read; serving the last one loaded")
 
     def _load(self, contents: CatalogContents) -> None:
-        self._view = _view(contents, self._options_for)
-        self._recipients = {
+        recipients = {
             key: Recipient(r.name, frozenset(r.shares), dict(r.properties))
             for key, r in contents.recipients.items()
         }
-        self._tokens = contents.tokens
-        self._tokens_of: dict[str, list[TokenRow]] = {}
-        for token in contents.tokens.values():
-            self._tokens_of.setdefault(token.recipient_key, []).append(token)
+        by_hash: dict[str, tuple[TokenRow, Recipient]] = {}
+        by_credential: dict[str, TokenRow] = {}
+        for hashed, token in contents.tokens.items():
+            credential = credential_id(hashed)
+            owner = recipients.get(token.recipient_key)
+            if owner is not None:
+                by_hash[hashed] = (token, replace(owner, credential=credential))
+            by_credential[credential] = token
+        self._view = _view(contents, self._options_for)
+        self._recipients = recipients
+        self._by_hash = by_hash
+        """Token hash -> the token's row and its recipient (named by the token)."""
+        self._by_credential = by_credential
         self._generation = contents.generation
+
+
+def _live(token: TokenRow, now_ms: float) -> bool:
+    return token.revoked_at is None and (token.expires_at is None or token.expires_at > now_ms)
 
 
 def _view(contents: CatalogContents, options_for: OptionsFor) -> CatalogView:

@@ -22,11 +22,19 @@ from deltaport.storage import Location
 @dataclass(frozen=True)
 class Recipient:
     """Who is asking. ``shares`` (name keys) limits what the recipient sees; None: all.
-    ``properties`` are what partition filters may name."""
+    ``properties`` are what partition filters may name. ``credential`` names the bearer
+    token the request came with (see :func:`deltaport.catalog.tokens.credential_id`): page
+    tokens, refresh tokens and local file URLs are bound to it, so they end with it."""
 
     name: str
     shares: frozenset[str] | None = None
     properties: Mapping[str, str] = field(default_factory=dict)
+    credential: str = ""
+
+    @property
+    def binding(self) -> str:
+        """What a token handed to this recipient is bound to: its name and credential."""
+        return f"{self.name}\0{self.credential}"
 
     def can_see(self, share_name: str) -> bool:
         return self.shares is None or name_key(share_name) in self.shares
@@ -75,6 +83,8 @@ class SharedTable:
     reader: str | None = None
     """The catalog recipient the table was looked up for (its local file URLs are bound to
     it); None for the one recipient of a YAML configuration."""
+    credential: str = ""
+    """The reader's credential (:attr:`Recipient.credential`): its file URLs end with it."""
 
     @property
     def key(self) -> str:
@@ -160,8 +170,9 @@ class CatalogView:
         return replace(
             table,
             row_filter=row_filter,
-            scope=f"{recipient.name}\0{row_filter!r}",
+            scope=f"{recipient.binding}\0{row_filter!r}",
             reader=recipient.name if recipient.shares is not None else None,
+            credential=recipient.credential,
         )
 
     def table_by_key(self, key: str) -> SharedTable | None:

@@ -20,6 +20,7 @@ import yaml
 from deltaport.catalog.access import access_problem
 from deltaport.catalog.partition_filter import PartitionFilterError
 from deltaport.catalog.partition_filter import check as check_filter
+from deltaport.catalog.tokens import MAX_TOKEN_LENGTH
 from deltaport.protocol.credentials import URL
 from deltaport.protocol.names import name_key, name_problem
 from deltaport.storage.credentials import CredentialSettings
@@ -249,6 +250,12 @@ def _check(config: ServerConfig) -> None:
             raise ConfigError(f"{_camel(key)}: must be positive")
     if config.shutdown_grace_seconds < 0:
         raise ConfigError("shutdownGraceSeconds: must not be negative")
+    token = config.authorization.bearer_token if config.authorization else None
+    if token is not None and len(token) > MAX_TOKEN_LENGTH:
+        raise ConfigError(
+            f"authorization.bearerToken: longer than {MAX_TOKEN_LENGTH} characters "
+            "(the server refuses longer tokens)"
+        )
     if not 0 <= config.port <= 65535:
         raise ConfigError(f"port: {config.port} is not a TCP port")
     if config.admin is not None:

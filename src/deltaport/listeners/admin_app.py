@@ -38,6 +38,7 @@ from deltaport.protocol.errors import (
 )
 from deltaport.protocol.predicates import PredicateError
 from deltaport.server.http.body_limit import BodyLimit
+from deltaport.server.http.header_limit import HeaderLimit
 from deltaport.storage import StorageError
 
 log = logging.getLogger(__name__)
@@ -69,6 +70,7 @@ def create_admin_app(config: ServerConfig) -> Starlette:
     app = Starlette(
         routes=routes,
         middleware=[
+            Middleware(HeaderLimit),
             Middleware(SecurityHeaders),
             Middleware(BodyLimit, limit=config.max_request_body_bytes),
         ],

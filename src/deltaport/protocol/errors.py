@@ -95,6 +95,13 @@ class TimedOutError(SharingError):
     error_code = "REQUEST_TIMEOUT"
 
 
+class RequestHeaderTooLargeError(SharingError):
+    """The request's headers are larger than the server looks at."""
+
+    status = 431
+    error_code = "REQUEST_HEADER_TOO_LARGE"
+
+
 class ResourceExistsError(SharingError):
     """A resource of that name exists already (admin API)."""
 

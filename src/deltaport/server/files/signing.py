@@ -21,7 +21,7 @@ import pyarrow.compute as pc
 from deltaport.catalog.model import SharedTable
 from deltaport.protocol.errors import InternalError, SharingError
 from deltaport.server.answers.line_encoding import json_escaped
-from deltaport.server.files.reader_seal import ReaderSeal
+from deltaport.server.files.reader_seal import Reader, ReaderSeal
 from deltaport.storage import Location, Storage, resolve_log_path
 from deltaport.storage.cmac import CmacMessages
 from deltaport.storage.local_urls import (
@@ -189,7 +189,7 @@ class TableUrlSigner:
     def _reader_suffix(self, table: SharedTable, expires_at: int) -> str:
         if self._seal is None or table.reader is None:
             return ""
-        return self._seal.suffix(table.key, table.reader, expires_at)
+        return self._seal.suffix(table.key, Reader(table.reader, table.credential), expires_at)
 
     def _storage(self, table: SharedTable) -> Storage:
         with self._lock:

@@ -50,6 +50,7 @@ from deltaport.server.files.endpoint import FilesFirst, files_path, files_routes
 from deltaport.server.files.reader_seal import ReaderSeal
 from deltaport.server.files.signing import TableUrlSigner
 from deltaport.server.http.body_limit import BodyLimit
+from deltaport.server.http.header_limit import HeaderLimit
 from deltaport.server.http.hot_routes import HotRoutesFirst
 from deltaport.server.http.warm_up import warmed_up
 from deltaport.server.openapi.document import openapi_document
@@ -115,6 +116,7 @@ def create_app(config: ServerConfig) -> Starlette:
     app = Starlette(
         routes=routes,
         middleware=[
+            Middleware(HeaderLimit),
             Middleware(BodyLimit, limit=config.max_request_body_bytes),
             Middleware(
                 FilesFirst,
@@ -232,7 +234,7 @@ class _Api:
     # -- listing ---------------------------------------------------------------------------
     async def list_shares(self, request: Request, recipient: Recipient) -> Response:
         shares = self.catalog.shares(recipient)
-        page, token = self._page(request, "shares", shares)
+        page, token = self._page(request, recipient, "shares", shares)
         return _json(ListSharesResponse([_share_item(s) for s in page], token))
 
     async def get_share(self, request: Request, recipient: Recipient) -> Response:
@@ -242,25 +244,31 @@ class _Api:
     async def list_schemas(self, request: Request, recipient: Recipient) -> Response:
         share = request.path_params["share"]
         schemas = self.catalog.schemas(recipient, share)
-        page, token = self._page(request, f"schemas\0{share.casefold()}", schemas)
+        page, token = self._page(request, recipient, f"schemas\0{share.casefold()}", schemas)
         return _json(ListSchemasResponse([_schema_item(s) for s in page], token))
 
     async def list_tables(self, request: Request, recipient: Recipient) -> Response:
         share, schema = request.path_params["share"], request.path_params["schema"]
         tables = self.catalog.tables(recipient, share, schema)
         scope = f"tables\0{share.casefold()}\0{schema.casefold()}"
-        page, token = self._page(request, scope, tables)
+        page, token = self._page(request, recipient, scope, tables)
         return _json(ListTablesResponse([_table_item(t) for t in page], token))
 
     async def list_all_tables(self, request: Request, recipient: Recipient) -> Response:
         share = request.path_params["share"]
         tables = self.catalog.all_tables(recipient, share)
-        page, token = self._page(request, f"all-tables\0{share.casefold()}", tables)
+        listing = f"all-tables\0{share.casefold()}"
+        page, token = self._page(request, recipient, listing, tables)
         return _json(ListTablesResponse([_table_item(t) for t in page], token))
 
-    def _page(self, request: Request, scope: str, items: list[T]) -> tuple[list[T], str | None]:
+    def _page(
+        self, request: Request, recipient: Recipient, listing: str, items: list[T]
+    ) -> tuple[list[T], str | None]:
+        """A page of a listing; its page tokens are bound to the listing and to the
+        recipient and bearer token it was answered for."""
         params = request.query_params
         max_results = int_param(params.get("maxResults"), "maxResults")
+        scope = f"{recipient.binding}\0{listing}"
         return self.pages.page(scope, items, max_results, params.get("pageToken") or None)
 
     # -- tables ----------------------------------------------------------------------------

@@ -10,7 +10,7 @@ from __future__ import annotations
 import msgspec
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from deltaport.protocol.errors import RequestTooLargeError
+from deltaport.protocol.errors import RequestTooLargeError, SharingError
 
 
 class BodyLimit:
@@ -25,7 +25,7 @@ class BodyLimit:
             await self.app(scope, receive, send)
             return
         if _declared_length(scope) > self.limit:
-            await _refuse(self._error(), send)
+            await refuse(self._error(), send)
             return
         received = 0
         started = False
@@ -49,7 +49,7 @@ class BodyLimit:
         except RequestTooLargeError as exc:
             if started:
                 raise
-            await _refuse(exc, send)
+            await refuse(exc, send)
 
     def _error(self) -> RequestTooLargeError:
         return RequestTooLargeError(
@@ -67,7 +67,8 @@ def _declared_length(scope: Scope) -> int:
     return 0
 
 
-async def _refuse(error: RequestTooLargeError, send: Send) -> None:
+async def refuse(error: SharingError, send: Send) -> None:
+    """Answer ``error`` and close the connection (what is left of the request is not read)."""
     payload = msgspec.json.encode(error.body())
     await send(
         {

@@ -3,7 +3,11 @@
 A token holds the offset of the next item and the listing it belongs to, signed with the
 server's key (the token format of :mod:`deltaport.server.pages.tokens`, shared with the table
 page and refresh tokens): a forged token, or one taken from another listing (another share
-or route), is rejected with 400 instead of silently paging something else.
+or route) or handed to another recipient or bearer token, is rejected with 400 instead of
+silently paging something else.
+
+``maxResults=0`` asks for no items: the answer has none and no ``nextPageToken`` (the
+protocol allows either; a token to the same offset would page forever).
 """
 
 from __future__ import annotations
@@ -40,12 +44,14 @@ class PageTokens:
     def page(
         self, scope: str, items: Sequence[T], max_results: int | None, page_token: str | None
     ) -> tuple[list[T], str | None]:
-        """One page of ``items`` and the token of the next page (None at the end)."""
+        """One page of ``items`` and the token of the next page (None at the end, or when
+        ``max_results`` is 0). ``scope`` names the listing and who it is for."""
         start = self.decode(scope, page_token) if page_token else 0
         limit = DEFAULT_MAX_RESULTS if max_results is None else max_results
-        if limit <= 0:
-            # a page of nothing would come with a token to the same page, forever
-            raise InvalidParameterError("maxResults must be positive")
+        if limit < 0:
+            raise InvalidParameterError("maxResults must not be negative")
+        if limit == 0:
+            return [], None
         end = start + limit
         next_token = self.encode(scope, end) if end < len(items) else None
         return list(items[start:end]), next_token

@@ -10,6 +10,7 @@ import hmac
 from collections.abc import Mapping
 
 from deltaport.catalog.model import Recipient
+from deltaport.catalog.tokens import presented_token
 from deltaport.protocol.errors import UnauthenticatedError
 
 ANONYMOUS = Recipient("anonymous")
@@ -28,10 +29,7 @@ class BearerAuth:
     def authenticate(self, authorization: str | None) -> Recipient:
         if not self._tokens:
             return ANONYMOUS
-        scheme, _, token = (authorization or "").partition(" ")
-        if scheme.lower() != "bearer" or not token.strip():
-            raise UnauthenticatedError("missing bearer token")
-        given = token.strip().encode()
+        given = presented_token(authorization).encode()
         found = None
         for expected, recipient in self._tokens:
             if hmac.compare_digest(given, expected):

@@ -47,7 +47,8 @@ class YamlCatalog:
 
 class DatabaseCatalog:
     """A catalog database's live view; local file URLs answered only for the recipient
-    they were handed to, while it may still read the table (see :mod:`reader_seal`)."""
+    and token they were handed to, while it may still read the table with that token (see
+    :mod:`reader_seal`)."""
 
     def __init__(self, live: LiveCatalog, seal: ReaderSeal) -> None:
         self._live = live
@@ -61,7 +62,7 @@ class DatabaseCatalog:
 
     def may_read_file(self, table_key: str, query: Mapping[str, str]) -> bool:
         reader = self._seal.reader(table_key, query)
-        return reader is not None and self._live.may_read(reader, table_key)
+        return reader is not None and self._live.may_read(reader.name, reader.credential, table_key)
 
 
 def catalog_source(config: ServerConfig, seal: ReaderSeal) -> CatalogSource:
