@@ -62,6 +62,16 @@ def test_pages_without_a_session_lead_to_the_login(admin_server: AdminServer) ->
         assert response.headers["location"] == "/console/login"
 
 
+@pytest.mark.parametrize("path", ["/", "/console"])
+def test_the_console_without_its_slash_redirects_relatively(
+    admin_server: AdminServer, path: str
+) -> None:
+    """The Location is a path, never a URL made from the Host header the request names."""
+    response = httpx.get(admin_server.admin + path, headers={"Host": "evil.example"})
+    assert response.status_code == 303
+    assert response.headers["location"] == "/console/"
+
+
 def test_a_wrong_token_is_refused(admin_server: AdminServer) -> None:
     with httpx.Client(base_url=admin_server.admin) as client:
         client.get("/console/login")
