@@ -9,6 +9,7 @@ import msgspec
 import pyarrow as pa
 import uvicorn
 
+from deltaport.catalog.model import Recipient
 from deltaport.server.app import create_app, files_path_prefix, public_url
 from deltaport.server.config import ConfigError, ServerConfig, load_config
 from deltaport.server.listeners import serve_all
@@ -56,8 +57,9 @@ def run(
             "ssl_keyfile": files.keyfile,
             "ssl_keyfile_password": files.password,
         }
+    shares = app.state.catalog.view().shares(Recipient("provider"))  # every share
     logging.getLogger(__name__).info(
-        "serving %d share(s) at %s%s", len(config.shares), public_url(config), config.endpoint
+        "serving %d share(s) at %s%s", len(shares), public_url(config), config.endpoint
     )
     configs = [
         uvicorn.Config(
