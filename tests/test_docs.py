@@ -167,3 +167,11 @@ def test_the_api_reference_docstrings_link_rather_than_use_sphinx_roles() -> Non
         for role in hooks.raw_roles(f.read_text(encoding="utf-8"))
     ]
     assert not found, found
+
+
+def test_every_image_is_shown_on_a_page() -> None:
+    pages = "\n".join(p.read_text(encoding="utf-8") for p in DOCS.rglob("*.md"))
+    unused = [
+        image.name for image in (DOCS / "images").iterdir() if f"images/{image.name}" not in pages
+    ]
+    assert not unused, f"images no page shows: {unused}"
