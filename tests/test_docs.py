@@ -175,3 +175,15 @@ def test_every_image_is_shown_on_a_page() -> None:
         image.name for image in (DOCS / "images").iterdir() if f"images/{image.name}" not in pages
     ]
     assert not unused, f"images no page shows: {unused}"
+
+
+def test_no_page_tells_to_install_from_pypi() -> None:
+    """deltaport is not on PyPI yet: the install lines are a clone or a built wheel."""
+    pages = [ROOT / "README.md", *DOCS.rglob("*.md")]
+    told = [
+        f"{page.relative_to(ROOT)}: {line.strip()}"
+        for page in pages
+        for line in page.read_text(encoding="utf-8").splitlines()
+        if re.search(r"pip install \"?deltaport(\[|\"|\s*$|\s+#)", line)
+    ]
+    assert not told, told
