@@ -35,5 +35,6 @@ fi
 uv run --frozen ruff check src tests benchmarks
 uv run --frozen ruff format --check src tests benchmarks
 uv run --frozen mypy
-NO_MKDOCS_2_WARNING=1 uv run --frozen mkdocs build --strict --quiet
+# not --quiet: it drops warnings before --strict counts them
+NO_MKDOCS_2_WARNING=1 uv run --frozen mkdocs build --strict
 uv run --frozen pytest "$@"

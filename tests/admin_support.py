@@ -3,6 +3,7 @@ a corpus table with deletion vectors and column mapping, and two branches of one
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import time
 from collections.abc import Iterator
@@ -14,6 +15,7 @@ import httpx
 import pytest
 
 from corpus import corpus_table
+from deltaport.catalog.sql_store import SqlCatalog
 from difftables import branch, write
 from sharing_server import (
     RunningServer,
@@ -37,6 +39,17 @@ class AdminServer:
     def api(self, token: str | None = ADMIN_TOKEN) -> httpx.Client:
         headers = {"Authorization": f"Bearer {token}"} if token else {}
         return httpx.Client(base_url=self.admin, headers=headers, timeout=60)
+
+
+@contextlib.contextmanager
+def login(server: AdminServer, token: str = ADMIN_TOKEN) -> Iterator[httpx.Client]:
+    """A client signed in to the console."""
+    with httpx.Client(base_url=server.admin, timeout=60) as client:
+        client.get("/console/login")
+        csrf = client.cookies.get("deltaport_login_csrf")
+        response = client.post("/console/login", data={"csrf": csrf, "token": token})
+        assert response.status_code == 303, response.text
+        yield client
 
 
 def write_branches(root: Path) -> tuple[Path, Path]:
@@ -108,7 +121,10 @@ def admin_config(tables: dict[str, Path], port: int, **admin: Any) -> dict[str, 
 
 def start_admin_server(tables: dict[str, Path], tmp: Path, **admin: Any) -> AdminServer:
     port = free_port()
-    sharing = start_server(admin_config(tables, port, **admin), tmp)
+    return _await_admin(start_server(admin_config(tables, port, **admin), tmp), port)
+
+
+def _await_admin(sharing: RunningServer, port: int) -> AdminServer:
     running = AdminServer(sharing, f"http://127.0.0.1:{port}")
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
@@ -119,6 +135,20 @@ def start_admin_server(tables: dict[str, Path], tmp: Path, **admin: Any) -> Admi
             time.sleep(0.1)
     stop_server(sharing)
     raise RuntimeError(f"the admin listener did not start:\n{sharing.log()}")
+
+
+CATALOG_TABLES = {
+    "sales.eu.orders": "left",
+    "sales.eu.orders_v2": "right",
+    "lab.corpus.dvcm": "dvcm",
+}
+"""The tables of the catalog server, by name, and the table of ``admin_tables`` each is."""
+
+
+@dataclass
+class CatalogAdminServer:
+    running: AdminServer
+    catalog: SqlCatalog
 
 
 @pytest.fixture(scope="session")
@@ -140,3 +170,27 @@ def short_session_server(
     )
     yield running
     stop_server(running.sharing)
+
+
+@pytest.fixture(scope="session")
+def catalog_admin_server(
+    admin_tables: dict[str, Path], tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[CatalogAdminServer]:
+    """``deltaport serve --catalog`` on a SQLite catalog holding :data:`CATALOG_TABLES`
+    (in shares ``sales`` and ``lab``), with the admin listener and no YAML shares."""
+    tmp = tmp_path_factory.mktemp("catalog-admin-server")
+    url = f"sqlite:///{tmp}/catalog.db"
+    catalog = SqlCatalog(url)
+    for name, table in CATALOG_TABLES.items():
+        share, schema, short = name.split(".")
+        if share not in {s.name for s in catalog.contents().shares}:
+            catalog.create_share(share)
+        catalog.add_table(share, schema, short, str(admin_tables[table]), history_shared=True)
+    port = free_port()
+    config = {
+        "signingKey": "a-fixed-key-for-catalog-admin-tests",
+        "admin": {"port": port, "tokens": [ADMIN_TOKEN]},
+    }
+    sharing = start_server(config, tmp / "server", catalog=url)
+    yield CatalogAdminServer(_await_admin(sharing, port), catalog)
+    stop_server(sharing)

@@ -4,15 +4,18 @@ load."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import re
 import typing
 from collections.abc import Iterator
 from pathlib import Path
+from types import ModuleType, SimpleNamespace
 
 import msgspec
 import pytest
 import yaml
+from mkdocs.exceptions import PluginError
 
 from deltaport.config import model as config
 from deltaport.protocol import errors
@@ -124,3 +127,63 @@ def test_readme_links_into_the_docs_exist() -> None:
     assert "docs/server/configuration.md" in targets
     missing = sorted({t for t in targets if not (ROOT / t).is_file()})
     assert not missing, f"README.md links to missing pages: {missing}"
+
+
+def _hooks() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("mkdocs_hooks", ROOT / "scripts/mkdocs_hooks.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_docs_build_refuses_a_raw_sphinx_role() -> None:
+    hooks = _hooks()
+    page = SimpleNamespace(file=SimpleNamespace(src_uri="reference/client.md"))
+    rendered = "<p>returns a picklable :class:<code>ScanPlan</code> of files</p>"
+    assert hooks.raw_roles(rendered) == [":class:`ScanPlan`"]
+    with pytest.raises(PluginError, match=re.escape("reference/client.md shows 1 Sphinx role")):
+        hooks.on_post_page(rendered, page, None)
+    linked = '<p>a <a href="#deltaport.client.ScanPlan"><code>ScanPlan</code></a>, 12:30</p>'
+    assert hooks.on_post_page(linked, page, None) == linked
+    assert "hooks:\n  - scripts/mkdocs_hooks.py" in (ROOT / "mkdocs.yml").read_text()
+
+
+REFERENCE_SOURCES = ["client", "delta", "read", "diff", "spark", "direct.py", "server/__init__.py"]
+"""What the API reference pages render (docs/reference/*.md)."""
+
+
+def test_the_api_reference_docstrings_link_rather_than_use_sphinx_roles() -> None:
+    package = ROOT / "src" / "deltaport"
+    files = [
+        f
+        for name in REFERENCE_SOURCES
+        for f in ([package / name] if name.endswith(".py") else (package / name).rglob("*.py"))
+    ]
+    hooks = _hooks()
+    found = [
+        f"{f.relative_to(ROOT)}: {role}"
+        for f in files
+        for role in hooks.raw_roles(f.read_text(encoding="utf-8"))
+    ]
+    assert not found, found
+
+
+def test_every_image_is_shown_on_a_page() -> None:
+    pages = "\n".join(p.read_text(encoding="utf-8") for p in DOCS.rglob("*.md"))
+    unused = [
+        image.name for image in (DOCS / "images").iterdir() if f"images/{image.name}" not in pages
+    ]
+    assert not unused, f"images no page shows: {unused}"
+
+
+def test_no_page_tells_to_install_from_pypi() -> None:
+    """deltaport is not on PyPI yet: the install lines are a clone or a built wheel."""
+    pages = [ROOT / "README.md", *DOCS.rglob("*.md")]
+    told = [
+        f"{page.relative_to(ROOT)}: {line.strip()}"
+        for page in pages
+        for line in page.read_text(encoding="utf-8").splitlines()
+        if re.search(r"pip install \"?deltaport(\[|\"|\s*$|\s+#)", line)
+    ]
+    assert not told, told

@@ -1,7 +1,7 @@
 """deltaport: Delta Sharing server, client, Spark connector and table differ.
 
-The recipient functions of :mod:`deltaport.client` are available here too, with the official
-``delta_sharing`` package's names (``deltaport.load_as_pandas(url)``). They are imported on
+The recipient functions of [`deltaport.client`][deltaport.client] are available here too, with the
+official ``delta_sharing`` package's names (``deltaport.load_as_pandas(url)``). They are imported on
 first use so that ``import deltaport`` (and the CLI) stays light.
 """
 

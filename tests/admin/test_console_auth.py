@@ -3,26 +3,13 @@ real server process."""
 
 from __future__ import annotations
 
-import contextlib
 import time
-from collections.abc import Iterator
 
 import httpx
 import pytest
 
-from admin_support import ADMIN_TOKEN, HASHED_ADMIN_TOKEN, AdminServer
+from admin_support import ADMIN_TOKEN, HASHED_ADMIN_TOKEN, AdminServer, login
 from sharing_server import TOKEN
-
-
-@contextlib.contextmanager
-def login(server: AdminServer, token: str = ADMIN_TOKEN) -> Iterator[httpx.Client]:
-    """A client signed in to the console."""
-    with httpx.Client(base_url=server.admin, timeout=60) as client:
-        client.get("/console/login")
-        csrf = client.cookies.get("deltaport_login_csrf")
-        response = client.post("/console/login", data={"csrf": csrf, "token": token})
-        assert response.status_code == 303, response.text
-        yield client
 
 
 def page_csrf(html: str) -> str:
@@ -60,6 +47,16 @@ def test_pages_without_a_session_lead_to_the_login(admin_server: AdminServer) ->
         response = httpx.get(admin_server.admin + path)
         assert response.status_code == 303
         assert response.headers["location"] == "/console/login"
+
+
+@pytest.mark.parametrize("path", ["/", "/console"])
+def test_the_console_without_its_slash_redirects_relatively(
+    admin_server: AdminServer, path: str
+) -> None:
+    """The Location is a path, never a URL made from the Host header the request names."""
+    response = httpx.get(admin_server.admin + path, headers={"Host": "evil.example"})
+    assert response.status_code == 303
+    assert response.headers["location"] == "/console/"
 
 
 def test_a_wrong_token_is_refused(admin_server: AdminServer) -> None:

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from admin_support import ADMIN_TOKEN, AdminServer
+from admin_support import ADMIN_TOKEN, CATALOG_TABLES, AdminServer, CatalogAdminServer
 from deltaport.direct import describe_table, read_table_batches, table_history
 
 playwright = pytest.importorskip("playwright.sync_api")
@@ -229,5 +229,36 @@ def test_an_expired_session_is_refused(browser: Any, short_session_server: Admin
         time.sleep(3)
         watched.goto("/console/tables/lake.main.dvcm")
         assert watched.page.url.endswith("/console/login")
+    finally:
+        watched.context.close()
+
+
+def test_the_console_of_a_catalog_server(
+    browser: Any, catalog_admin_server: CatalogAdminServer, admin_tables: dict[str, Path]
+) -> None:
+    """The catalog's tables listed, opened and diffed by name, as YAML tables are."""
+    watched = Watched(browser, catalog_admin_server.running)
+    page = watched.page
+    try:
+        watched.login()
+        assert page.url.endswith("/console/")
+        listed = page.locator("main table a").all_text_contents()
+        assert listed == [name.rsplit(".", 1)[1] for name in CATALOG_TABLES]
+        page.click("a:text-is('orders')")
+        assert page.url.endswith("/console/tables/sales.eu.orders")
+        version = describe_table(str(admin_tables["left"]))["version"]
+        assert page.text_content("#version") == str(version)
+        watched.goto("/console/diff")
+        page.fill("input[name=left]", "sales.eu.orders")
+        page.fill("input[name=right]", "sales.eu.orders_v2")
+        page.click("form.diff-form button[type=submit]")
+        assert page.text_content("#diff-type") == "changed"
+        watched.check_all_local()
+        page.fill("input[name=left]", "sales.eu.no_such_table")
+        with page.expect_navigation() as navigation:
+            page.click("form.diff-form button[type=submit]")
+        assert navigation.value.status == 404
+        assert "neither a shared table" in (page.text_content(".error") or "")
+        assert page.locator("#diff-type").count() == 0
     finally:
         watched.context.close()

@@ -67,3 +67,12 @@ def test_raw_special_names_download(s3_table):
         response = httpx.get(url)
         assert response.status_code == 200, url
         assert response.content == f"content {i}".encode()
+
+
+def test_holds_anything_sees_a_table_and_not_a_missing_prefix(s3_table, s3_emulator, tmp_path):
+    storage, _ = s3_table
+    assert storage.holds_anything()
+    assert not Storage("s3://tables/sal", s3_emulator.options).holds_anything()
+    assert not Storage("s3://tables/no-such-table", s3_emulator.options).holds_anything()
+    assert Storage(str(tmp_path)).holds_anything()
+    assert not Storage(str(tmp_path / "missing")).holds_anything()

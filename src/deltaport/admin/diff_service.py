@@ -100,35 +100,30 @@ class DiffService:
         return self._cached("rows", request, self._rows)
 
     def _cached(
-        self, kind: str, request: DiffRequest, run: Callable[[DiffRequest], dict[str, Any]]
+        self,
+        kind: str,
+        request: DiffRequest,
+        run: Callable[[DiffRequest, TableRef, TableRef], dict[str, Any]],
     ) -> dict[str, Any]:
         check(request)
-        heads = tuple(self._head(side) for side in (request.left, request.right))
+        left = self.tables.resolve(request.left, "left")
+        right = self.tables.resolve(request.right, "right")
+        heads = (_head(left), _head(right))
         if None in heads:
-            return run(request)
+            return run(request, left, right)
         key = (kind, request, *heads)
         with self._lock:
             if key in self._cache:
                 self._cache.move_to_end(key)
                 return self._cache[key]
-        answer = run(request)
+        answer = run(request, left, right)
         with self._lock:
             self._cache[key] = answer
             while len(self._cache) > CACHED_DIFFS:
                 self._cache.popitem(last=False)
         return answer
 
-    def _head(self, text: str) -> int | None:
-        """The latest version at ``text``; None when there is no Delta table there (other
-        formats and missing tables are diffed each time, never cached)."""
-        ref = self.tables.resolve(text)
-        try:
-            return open_table(ref.location, ref.storage_options or None).latest_version()
-        except (DeltaError, StorageError):
-            return None
-
-    def _commits(self, request: DiffRequest) -> dict[str, Any]:
-        left, right = self.tables.resolve(request.left), self.tables.resolve(request.right)
+    def _commits(self, request: DiffRequest, left: TableRef, right: TableRef) -> dict[str, Any]:
         if request.one_table:
             return self._between_versions(left, request)
         options = _common_options(left, right)
@@ -142,8 +137,7 @@ class DiffService:
         )
         return to_json(result)
 
-    def _rows(self, request: DiffRequest) -> dict[str, Any]:
-        left, right = self.tables.resolve(request.left), self.tables.resolve(request.right)
+    def _rows(self, request: DiffRequest, left: TableRef, right: TableRef) -> dict[str, Any]:
         options = _common_options(left, right)
         diff = diff_rows(
             left.location,
@@ -184,6 +178,15 @@ class DiffService:
             + ([f"only the newest {limit} are listed"] if right - left > limit else []),
             "next_page_token": None,
         }
+
+
+def _head(ref: TableRef) -> int | None:
+    """The latest version at ``ref``; None when there is no Delta table there (other
+    formats and missing tables are diffed each time, never cached)."""
+    try:
+        return open_table(ref.location, ref.storage_options or None).latest_version()
+    except (DeltaError, StorageError):
+        return None
 
 
 def _entry(version: int, timestamp: int, info: Any) -> dict[str, Any]:

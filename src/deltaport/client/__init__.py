@@ -1,26 +1,31 @@
 """The recipient side of Delta Sharing: read shared tables as Arrow, pandas or polars.
 
 The module-level loaders have the official ``delta_sharing`` package's names and
-arguments; :class:`SharingClient` lists what a profile can see and hands out table
-handles whose scans read files in parallel, refreshing expired URLs as they go.
+arguments; [`SharingClient`][deltaport.client.SharingClient] lists what a profile can see and hands
+out table handles whose scans read files in parallel, refreshing expired URLs as they go.
 
 Everything a program (such as the Spark connector) needs is exported here; the
 submodules are private. Beyond loaders and scans, the building blocks for reading a
 plan's files elsewhere (on other processes or machines) are public too:
 
 - ``TableHandle.snapshot(...).plan()``, ``TableHandle.changes(...).plan()`` and
-  ``TableHandle.files_since(...)`` return a picklable :class:`ScanPlan` of
-  :class:`RemoteFile` s; ``SharingClient.refresh_plan`` renews its URLs;
-- :func:`read_remote_file` reads one file of a plan as Arrow batches (pass it a
-  pooled HTTP client from :func:`new_http_client` when reading many), and
-  :func:`is_expired` tells whether its URL must be renewed first;
-- :func:`plan_file_reader` splits that in two: :meth:`FileReader.fetch` downloads a
-  file (and its deletion vector), :meth:`FileReader.batches` decodes it batch by batch;
-- :func:`batched_files` groups a plan's files that its server can send together, and
-  :func:`fetched_in_batch` fetches such a group in one request (None for each file to
-  fetch on its own);
-- :func:`ordered_map` maps a function over files on threads, yielding in order;
-- :class:`Metadata` and :class:`Protocol` are the table's Delta metadata and protocol.
+  ``TableHandle.files_since(...)`` return a picklable [`ScanPlan`][deltaport.client.ScanPlan] of
+  [`RemoteFile`][deltaport.client.RemoteFile] objects;
+  [`SharingClient.refresh_plan`][deltaport.client.SharingClient.refresh_plan] renews its URLs;
+- [`read_remote_file`][deltaport.client.read_remote_file] reads one file of a plan as Arrow batches
+  (pass it a pooled HTTP client from [`new_http_client`][deltaport.client.new_http_client] when
+  reading many), and [`is_expired`][deltaport.client.is_expired] tells whether its URL must be
+  renewed first;
+- [`plan_file_reader`][deltaport.client.plan_file_reader] splits that in two:
+  [`FileReader.fetch`][deltaport.client.FileReader.fetch] downloads a file (and its deletion
+  vector), [`FileReader.batches`][deltaport.client.FileReader.batches] decodes it batch by batch;
+- [`batched_files`][deltaport.client.batched_files] groups a plan's files that its server can send
+  together, and [`fetched_in_batch`][deltaport.client.fetched_in_batch] fetches such a group in one
+  request (None for each file to fetch on its own);
+- [`ordered_map`][deltaport.client.ordered_map] maps a function over files on threads, yielding in
+  order;
+- [`Metadata`][deltaport.client.Metadata] and [`Protocol`][deltaport.client.Protocol] are the
+  table's Delta metadata and protocol.
 """
 
 from deltaport.client.base.errors import (

@@ -2,9 +2,10 @@
 a one-line import change. ``url`` is ``<profile file>#<share>.<schema>.<table>``.
 
 The loaders of rows also take ``access_mode`` (``url``, ``dir`` or ``auto``; default the
-profile's ``accessMode``, else ``url``; see :class:`~deltaport.client.SharingClient`) and
-``storage_options`` (obstore options for directory mode that override the endpoint and
-region the server tells, or supply them where it tells none)."""
+profile's ``accessMode``, else ``url``; see
+[`deltaport.client.SharingClient`][deltaport.client.SharingClient]) and ``storage_options`` (obstore
+options for directory mode that override the endpoint and region the server tells, or supply them
+where it tells none)."""
 
 from __future__ import annotations
 
@@ -96,8 +97,8 @@ def load_as_pandas(
     access_mode: AccessMode | None = None,
     storage_options: Mapping[str, str] | None = None,
 ) -> pd.DataFrame:
-    """As :func:`load_as_arrow`, as a pandas DataFrame. ``convert_in_batches`` is accepted
-    for compatibility; files are always read batch by batch."""
+    """As [`load_as_arrow`][deltaport.client.load_as_arrow], as a pandas DataFrame.
+    ``convert_in_batches`` is accepted for compatibility; files are always read batch by batch."""
     return _snapshot(
         url,
         limit,
@@ -121,7 +122,8 @@ def load_as_polars(
     access_mode: AccessMode | None = None,
     storage_options: Mapping[str, str] | None = None,
 ) -> pl.DataFrame:
-    """As :func:`load_as_arrow`, as a polars DataFrame (needs ``polars``)."""
+    """As [`load_as_arrow`][deltaport.client.load_as_arrow], as a polars DataFrame (needs
+    ``polars``)."""
     return _snapshot(
         url,
         limit,
@@ -198,8 +200,8 @@ def load_table_changes_as_pandas(
     access_mode: AccessMode | None = None,
     storage_options: Mapping[str, str] | None = None,
 ) -> pd.DataFrame:
-    """As :func:`load_table_changes_as_arrow`, as pandas (``convert_in_batches`` is
-    accepted for compatibility)."""
+    """As [`load_table_changes_as_arrow`][deltaport.client.load_table_changes_as_arrow], as pandas
+    (``convert_in_batches`` is accepted for compatibility)."""
     return _changes(
         url,
         starting_version,
@@ -223,7 +225,8 @@ def load_table_changes_as_polars(
     access_mode: AccessMode | None = None,
     storage_options: Mapping[str, str] | None = None,
 ) -> pl.DataFrame:
-    """As :func:`load_table_changes_as_arrow`, as polars."""
+    """As [`load_table_changes_as_arrow`][deltaport.client.load_table_changes_as_arrow], as
+    polars."""
     return _changes(
         url,
         starting_version,

@@ -225,8 +225,8 @@ class TableHandle:
         ``add`` and ``remove`` actions carrying their ``version`` and ``timestamp``, read
         as table rows (not change data). ``metadata_changes`` holds the metadata in
         effect at ``starting_version``, then each later version that changed it. The
-        table must be shared with history. Pass the plan to :meth:`refresh_plan` for
-        fresh URLs."""
+        table must be shared with history. Pass the plan to
+        [`refresh_plan`][deltaport.client.SharingClient.refresh_plan] for fresh URLs."""
         query = versions_query(
             self.table,
             starting_version=starting_version,

@@ -32,6 +32,7 @@ def console_routes(
     table = "/tables/{name}"
 
     async def to_console(_: object) -> Response:
+        # a path, not a URL: never built from the Host header the request names
         return RedirectResponse(f"{PREFIX}/", status_code=303)
 
     routes: list[BaseRoute] = [
@@ -47,4 +48,8 @@ def console_routes(
         Route("/diff", signed_in(diff.show), methods=["GET"]),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
-    return [Route("/", to_console, methods=["GET"]), Mount(PREFIX, routes=routes)]
+    return [
+        Route("/", to_console, methods=["GET"]),
+        Route(PREFIX, to_console, methods=["GET"]),
+        Mount(PREFIX, routes=routes),
+    ]

@@ -15,7 +15,8 @@ _LOCK = threading.Lock()
 def open_table(
     location: str | Location, storage_options: Mapping[str, str] | None = None
 ) -> DeltaTable:
-    """The shared :class:`DeltaTable` for ``location`` and ``storage_options``."""
+    """The shared [`DeltaTable`][deltaport.delta.DeltaTable] for ``location`` and
+    ``storage_options``."""
     options = tuple(sorted((storage_options or {}).items()))
     if isinstance(location, str):
         # also keyed by the location as given: parsing it costs more than the lookup

@@ -84,8 +84,8 @@ def collect_changes(
 def select_change_data(changes: TableChanges) -> TableChanges:
     """Per version: its cdc files when it has any, else its data-changing adds and removes.
 
-    Raises :class:`CdfNotEnabledError` at the first version where the feed was off (the
-    metadata in force after that version's own metaData action).
+    Raises [`CdfNotEnabledError`][deltaport.delta.CdfNotEnabledError] at the first version where the
+    feed was off (the metadata in force after that version's own metaData action).
     """
     metadata = changes.metadata
     for entry in changes.versions:

@@ -205,7 +205,7 @@ def _add_subfields(schema: pa.Schema) -> list[str]:
 
 
 def _adds_from_flat(table: pa.Table, add_names: list[str]) -> pa.Table:
-    """The rows that are add actions, as a :data:`FILE_SCHEMA` table."""
+    """The rows that are add actions, as a [`FILE_SCHEMA`][deltaport.delta.FILE_SCHEMA] table."""
     live = _add_rows(table.select([f"add.{name}" for name in add_names]))
     n = live.num_rows
     arrays: list[pa.ChunkedArray | pa.Array] = []

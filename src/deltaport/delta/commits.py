@@ -79,7 +79,8 @@ class _MetadataShape(msgspec.Struct):
 
 
 def protocol_from_action(value: Mapping[str, Any], where: str) -> Protocol:
-    """A validated :class:`Protocol` from a protocol action (JSON or checkpoint row)."""
+    """A validated [`Protocol`][deltaport.delta.Protocol] from a protocol action (JSON or checkpoint
+    row)."""
     try:
         shape = msgspec.convert(value, _ProtocolShape)
     except msgspec.ValidationError as exc:
@@ -88,7 +89,8 @@ def protocol_from_action(value: Mapping[str, Any], where: str) -> Protocol:
 
 
 def metadata_from_action(value: Mapping[str, Any], where: str) -> Metadata:
-    """A validated :class:`Metadata` from a metaData action; null settings are dropped."""
+    """A validated [`Metadata`][deltaport.delta.Metadata] from a metaData action; null settings are
+    dropped."""
     try:
         shape = msgspec.convert(value, _MetadataShape)
     except msgspec.ValidationError as exc:
@@ -164,7 +166,8 @@ def _map_items(values: Mapping[str, str | None] | None) -> list[tuple[str, str |
 
 
 def file_actions_table(actions: Iterable[FileActionJson]) -> pa.Table:
-    """File actions as a :data:`FILE_SCHEMA` table (one Python pass over commit actions)."""
+    """File actions as a [`FILE_SCHEMA`][deltaport.delta.FILE_SCHEMA] table (one Python pass over
+    commit actions)."""
     rows = list(actions)
     dvs = [a.deletionVector for a in rows]
     columns: list[pa.Array] = [

@@ -34,7 +34,8 @@ and any name this module does not know."""
 
 
 def check_readable(protocol: Protocol, version: int) -> None:
-    """Raise :class:`UnsupportedFeatureError` unless deltaport can read ``protocol``."""
+    """Raise [`UnsupportedFeatureError`][deltaport.delta.UnsupportedFeatureError] unless deltaport
+    can read ``protocol``."""
     if protocol.min_reader_version > MAX_READER_VERSION:
         raise UnsupportedFeatureError(
             f"table version {version} requires reader protocol version "

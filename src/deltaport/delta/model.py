@@ -1,9 +1,9 @@
 """The Delta log's actions as values: protocol, metadata, deletion vectors, file tables.
 
-File actions (add, remove, cdc) are kept as Arrow tables with :data:`FILE_SCHEMA` (a
-snapshot's active files) or :data:`CHANGE_SCHEMA` (the file actions of a version range),
-never as one Python object per file: tables with a million files stay cheap to filter,
-page and encode.
+File actions (add, remove, cdc) are kept as Arrow tables with
+[`FILE_SCHEMA`][deltaport.delta.FILE_SCHEMA] (a snapshot's active files) or
+[`CHANGE_SCHEMA`][deltaport.delta.CHANGE_SCHEMA] (the file actions of a version range), never as one
+Python object per file: tables with a million files stay cheap to filter, page and encode.
 """
 
 from __future__ import annotations

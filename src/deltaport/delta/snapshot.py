@@ -31,7 +31,8 @@ _NUM_RECORDS_DECODER = msgspec.json.Decoder(list[_NumRecords])
 
 @dataclass(frozen=True)
 class Snapshot:
-    """The table at one version. ``files`` has :data:`FILE_SCHEMA`, one row per active add."""
+    """The table at one version. ``files`` has [`FILE_SCHEMA`][deltaport.delta.FILE_SCHEMA], one row
+    per active add."""
 
     location: Location
     version: int

@@ -49,7 +49,7 @@ class DeltaTable:
         storage: Storage | None = None,
     ) -> None:
         """``storage``: read through this one (for example with credentials that renew
-        themselves) instead of a :class:`Storage` made from ``storage_options``."""
+        themselves) instead of a ``Storage`` made from ``storage_options``."""
         self.location = parse_location(location) if isinstance(location, str) else location
         self.storage = storage if storage is not None else Storage(self.location, storage_options)
         self._lock = threading.RLock()
@@ -95,9 +95,10 @@ class DeltaTable:
         return version
 
     def check_readable(self, version: int) -> None:
-        """Parse the commit of ``version`` once (raising :class:`LogCorruptError` if it is
-        corrupt), so that what only asks for the version (``/version``) reports a corrupt
-        newest commit as the reads of the snapshot do."""
+        """Parse the commit of ``version`` once (raising
+        [`LogCorruptError`][deltaport.delta.LogCorruptError] if it is corrupt), so that what only
+        asks for the version (``/version``) reports a corrupt newest commit as the reads of the
+        snapshot do."""
         if version in self._readable or version in self._snapshots:
             return
         listing = self.listing()
@@ -258,7 +259,7 @@ class DeltaTable:
         )
 
     def change_data(self, start: int, end: int | None = None) -> TableChanges:
-        """The change-data-feed files of ``start..end``; see :func:`select_change_data`."""
+        """The change-data-feed files of ``start..end``; see ``select_change_data``."""
         return select_change_data(self.changes(start, end))
 
     def commit_range(

@@ -21,18 +21,30 @@ def _write_private(path: Path, text: str) -> None:
         fh.write(text)
 
 
+def _signing_key(config_path: Path) -> str:
+    """The key of the demo's earlier configuration, else a new one: the demo keeps its own
+    key, so its tokens and URLs outlive a restart and it never warns of a missing one."""
+    try:
+        key = yaml.safe_load(config_path.read_text(encoding="utf-8")).get("signingKey")
+    except (OSError, yaml.YAMLError, AttributeError):
+        key = None
+    return key if isinstance(key, str) and key else secrets.token_urlsafe(32)
+
+
 def prepare_demo(directory: str | Path, host: str, port: int) -> tuple[Path, Path]:
     """Write sample tables, ``server.yaml`` and ``profile.share`` under ``directory``;
     returns (config path, profile path)."""
     root = Path(directory).resolve()
     tables = write_sample_tables(root / "tables")
     token = secrets.token_urlsafe(24)
+    config_path = root / "server.yaml"
     config: dict[str, Any] = {
         "version": 1,
         "host": host,
         "port": port,
         "endpoint": "/delta-sharing",
         "authorization": {"bearerToken": token},
+        "signingKey": _signing_key(config_path),
         "shares": [
             {
                 "name": SHARE,
@@ -54,7 +66,6 @@ def prepare_demo(directory: str | Path, host: str, port: int) -> tuple[Path, Pat
             }
         ],
     }
-    config_path = root / "server.yaml"
     _write_private(config_path, yaml.safe_dump(config, sort_keys=False))
     profile = {
         "shareCredentialsVersion": 1,

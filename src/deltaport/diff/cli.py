@@ -1,4 +1,5 @@
-"""``deltaport diff LEFT RIGHT``: the command-line face of :func:`diff_tables`."""
+"""``deltaport diff LEFT RIGHT``: the command-line face of
+[`diff_tables`][deltaport.diff.diff_tables]."""
 
 from __future__ import annotations
 

@@ -50,7 +50,9 @@ def create_admin_app(config: ServerConfig) -> Starlette:
     if admin is None:
         raise ValueError("the configuration has no admin section")
     tokens = AdminTokens(admin.tokens)
-    tables = ConfiguredTables(config)
+    database = catalog_url(config)
+    catalog = SqlCatalog(database) if database is not None else None
+    tables = ConfiguredTables(config, catalog)
     diffs = DiffService(tables, admin.diff_timeout_seconds)
     sessions = Sessions(_session_key(config), tokens, admin.session_seconds)
     api = AdminApi(tokens, diffs)
@@ -63,10 +65,9 @@ def create_admin_app(config: ServerConfig) -> Starlette:
         ValueError,
     ]
     routes = [*api.routes(), *console_routes(tables, diffs, tokens, sessions)]
-    database = catalog_url(config)
-    if database is not None:
+    if catalog is not None:
         sharing_url = public_url(config) + config.endpoint
-        routes += CatalogApi(SqlCatalog(database), config, sharing_url).routes(api.guard)
+        routes += CatalogApi(catalog, config, sharing_url).routes(api.guard)
     app = Starlette(
         routes=routes,
         middleware=[

@@ -10,6 +10,7 @@ import msgspec
 import pyarrow as pa
 import uvicorn
 
+from deltaport.catalog.model import Recipient
 from deltaport.config.model import ServerConfig, load_config
 from deltaport.config.urls import public_url
 from deltaport.listeners.admin_app import create_admin_app
@@ -58,8 +59,9 @@ def run(
             "ssl_keyfile": files.keyfile,
             "ssl_keyfile_password": files.password,
         }
+    shares = app.state.catalog.view().shares(Recipient("provider"))  # every share
     logging.getLogger(__name__).info(
-        "serving %d share(s) at %s%s", len(config.shares), public_url(config), config.endpoint
+        "serving %d share(s) at %s%s", len(shares), public_url(config), config.endpoint
     )
     configs = [
         uvicorn.Config(

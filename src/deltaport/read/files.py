@@ -35,7 +35,7 @@ def read_files(
     order, one row group at a time; stops after ``limit`` rows.
 
     ``prefetch`` files are fetched ahead in background threads (default: none on local
-    disk, :data:`REMOTE_PREFETCH` on object stores, where each is read into memory).
+    disk, ``REMOTE_PREFETCH`` on object stores, where each is read into memory).
     """
     if cdf and "action" not in files.column_names:
         raise ValueError("a change data read needs a file table with CHANGE_SCHEMA")

@@ -178,6 +178,17 @@ class Storage:
             return False
         return True
 
+    def holds_anything(self) -> bool:
+        """Whether anything lies at the root (a file, a folder, or an object below it)."""
+        if self.root.kind == "local":
+            return os.path.exists(self.root.key)
+        prefix = self.root.key.rstrip("/") + "/"
+        try:
+            first = next(iter(obstore.list(self.object_store(self.root), prefix, chunk_size=1)), [])
+        except Exception as exc:
+            raise _storage_error(exc, self.root) from exc
+        return bool(first)
+
     def open_input(self, location: Location) -> str | pa.NativeFile:
         """Something ``pyarrow.parquet`` can open: a local path, or an in-memory buffer."""
         if location.kind == "local":

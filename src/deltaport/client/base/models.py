@@ -130,7 +130,7 @@ class ScanPlan:
     metadata_changes: tuple[tuple[int, Metadata], ...] = ()
     file_batch_url: str | None = None
     """Where the server sends many of its files at once (its ``Deltaport-File-Batch``
-    header, see :mod:`deltaport.protocol.file_batch`); None: it does not."""
+    header, see ``deltaport.protocol.file_batch``); None: it does not."""
 
     @property
     def min_url_expiration(self) -> int | None:

@@ -1,5 +1,5 @@
 """A scan of a table read in directory mode: the same rows, in the same order, as the
-``url`` mode's :class:`~deltaport.client.files.scan.TableScan` of the same query."""
+``url`` mode's [`TableScan`][deltaport.client.TableScan] of the same query."""
 
 from __future__ import annotations
 

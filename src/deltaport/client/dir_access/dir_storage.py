@@ -17,7 +17,7 @@ class DirectoryStorage(Storage):
 
     ``options`` are the recipient's obstore options (endpoint, region, ...); they override
     what the server told with the credentials. The credentials come from obstore's
-    ``credential_provider`` calling each directory's :class:`CredentialSource`."""
+    ``credential_provider`` calling each directory's ``CredentialSource``."""
 
     def __init__(
         self,

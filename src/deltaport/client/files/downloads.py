@@ -4,7 +4,7 @@ request.
 A table of many small files costs one GET per file, and ``httpx.Client`` spends about
 a millisecond of CPU per request on its own layers (URL validation character by
 character, request and response models, the h11 state machine): several times the cost
-of decoding a small file. :class:`Downloads` sends a plain GET on a leaner path and
+of decoding a small file. ``Downloads`` sends a plain GET on a leaner path and
 builds no ``httpx`` model for a successful answer:
 
 - ``http://`` URLs (a sharing server's own file endpoint) go over keep-alive
@@ -96,12 +96,12 @@ class Downloads:
 
     def get(self, url: str, byte_range: str | None = None) -> Body | httpx.Response:
         """The answer to a GET of ``url`` (``byte_range`` is a Range header value): a
-        :class:`Body` when it succeeded, else the ``httpx.Response``."""
+        ``Body`` when it succeeded, else the ``httpx.Response``."""
         headers = {"Range": byte_range} if byte_range is not None else {}
         return self._send(_Request("GET", url, headers))
 
     def post(self, url: str, content: bytes, content_type: str) -> Body | httpx.Response:
-        """The answer to a POST of ``content`` to ``url``, as :meth:`get` gives it."""
+        """The answer to a POST of ``content`` to ``url``, as ``get`` gives it."""
         return self._send(_Request("POST", url, {"Content-Type": content_type}, content))
 
     def _send(self, request: _Request) -> Body | httpx.Response:
@@ -160,7 +160,7 @@ _SHARED_LOCK = threading.Lock()
 
 
 def downloads_for(http: httpx.Client) -> Downloads:
-    """The :class:`Downloads` of ``http``, shared by every read using that client (so its
+    """The ``Downloads`` of ``http``, shared by every read using that client (so its
     connections are kept from one file to the next)."""
     with _SHARED_LOCK:
         downloads = _SHARED.get(http)

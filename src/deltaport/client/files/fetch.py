@@ -1,8 +1,8 @@
 """Fetching pre-signed URLs: whole data files and deletion-vector byte ranges.
 
 A refused URL (403, or 400/401 once past its expiration time) is reported as
-:class:`UrlExpiredError` so the caller can ask the server for fresh URLs; transient
-failures (429, 5xx, cut connections) are retried.
+[`UrlExpiredError`][deltaport.client.UrlExpiredError] so the caller can ask the server for fresh
+URLs; transient failures (429, 5xx, cut connections) are retried.
 """
 
 from __future__ import annotations

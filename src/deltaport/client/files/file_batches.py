@@ -1,7 +1,7 @@
 """Fetching many small files of a scan in one request, where the server offers it.
 
 A deltaport server names a file batch endpoint in its query answers for the tables it
-serves itself (:mod:`deltaport.protocol.file_batch`). Runs of files that are small and
+serves itself (``deltaport.protocol.file_batch``). Runs of files that are small and
 whose URLs lie below that endpoint are then fetched a batch at a time: one request instead
 of one per file, which on a table of small files is most of the time of a read. Files
 are only ever sent to the endpoint their own URLs point below. Anything a batch does not
@@ -40,7 +40,7 @@ def batched_files(
     files: Sequence[RemoteFile], batch_url: str | None
 ) -> list[tuple[RemoteFile, ...]]:
     """``files`` in order, in groups to fetch together: runs of files a batch can carry
-    (at most :data:`BATCH_MAX_FILES` files and :data:`BATCH_MAX_BYTES` bytes each), and
+    (at most ``BATCH_MAX_FILES`` files and ``BATCH_MAX_BYTES`` bytes each), and
     every other file on its own."""
     if batch_url is None:
         return [(file,) for file in files]

@@ -147,8 +147,9 @@ def plan_file_reader(
     batch_size: int = DEFAULT_BATCH_SIZE,
 ) -> FileReader:
     """A reader of the files of a plan through ``http``, for callers that download
-    (:meth:`FileReader.fetch`) apart from decoding (:meth:`FileReader.batches`), such as
-    several files fetched ahead on threads while one is decoded."""
+    ([`FileReader.fetch`][deltaport.client.FileReader.fetch]) apart from decoding
+    ([`FileReader.batches`][deltaport.client.FileReader.batches]), such as several files fetched
+    ahead on threads while one is decoded."""
     if isinstance(plan_or_metadata, ScanPlan):
         metadata = plan_or_metadata.metadata
         cdf = plan_or_metadata.cdf if cdf is None else cdf

@@ -138,7 +138,7 @@ class TableScan(ArrowScan):
 
     def to_batches(self, on_file: FileDone | None = None) -> Iterator[pa.RecordBatch]:
         """Record batches in file order; files are fetched ``concurrency`` at a time
-        (decoded :func:`decoders` at a time) and only a bounded number ahead of the
+        (decoded ``decoders`` at a time) and only a bounded number ahead of the
         consumer."""
         plan = self.plan()
         if self._limit == 0 or not plan.files:

@@ -74,7 +74,8 @@ def call_with_retries(
     sleep: Callable[[float], None] = time.sleep,
 ) -> T:
     """Run ``call`` until it returns, retrying transport errors and
-    :class:`RetryableResponse`; the last failure becomes a :class:`SharingError`."""
+    ``RetryableResponse``; the last failure becomes a
+    [`SharingError`][deltaport.client.SharingError]."""
     started = time.monotonic()
     attempt = 0
     while True:

@@ -1,6 +1,6 @@
 """Comparing two sets of rows in memory with Arrow: by key, or as multisets of whole rows.
 
-Both produce a change table (:data:`change_schema`): one row per inserted, deleted or
+Both produce a change table (``change_schema``): one row per inserted, deleted or
 updated row, with the key, the row on each side (null where it does not exist) and the
 names of the changed columns. Rows are compared by value with nulls equal to nulls and NaN
 equal to NaN, as a reader of the two tables would compare them.

@@ -1,10 +1,10 @@
 """The row diff: which rows turn ``left`` into ``right``, matched by key or as whole rows.
 
-:func:`diff_rows` is the Python entry point of ``deltaport diff --rows``. It finds what
-each side must read (:mod:`deltaport.diff.rows.row_sources`), which columns are compared
-(:mod:`deltaport.diff.rows.row_schema`), and hands both to an engine: Arrow on this machine
-(:mod:`deltaport.diff.rows.arrow_engine`), or Spark through
-:func:`deltaport.spark.diff_rows` for tables past one machine.
+[`diff_rows`][deltaport.diff.diff_rows] is the Python entry point of ``deltaport diff --rows``. It
+finds what each side must read (``deltaport.diff.rows.row_sources``), which columns are compared
+(``deltaport.diff.rows.row_schema``), and hands both to an engine: Arrow on this machine
+(``deltaport.diff.rows.arrow_engine``), or Spark through
+[`deltaport.spark.diff_rows`][deltaport.spark.diff_rows] for tables past one machine.
 """
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ class RowChange:
 
 @dataclass(frozen=True)
 class RowDiff:
-    """A row diff: its summary, every change (an Arrow table, see :func:`change_schema`),
+    """A row diff: its summary, every change (an Arrow table, see ``change_schema``),
     and the page of them asked for with the token of the next page."""
 
     summary: RowDiffSummary
@@ -149,7 +149,8 @@ def row_diff_job(
     memory_budget: int = DEFAULT_MEMORY_BUDGET,
     storage_options: Mapping[str, str] | None = None,
 ) -> RowDiffJob:
-    """What a row diff of ``left`` and ``right`` compares (see :func:`diff_rows`)."""
+    """What a row diff of ``left`` and ``right`` compares (see
+    [`diff_rows`][deltaport.diff.diff_rows])."""
     sides = row_diff_input(
         left_uri,
         right_uri,

@@ -1,6 +1,6 @@
 """Row diff engines by name: ``arrow`` is built in; others plug in through the
 ``deltaport.row_engines`` entry-point group (deltaport's own Spark engine registers there,
-so that nothing in :mod:`deltaport.diff` imports pyspark)::
+so that nothing in [`deltaport.diff`][deltaport.diff] imports pyspark)::
 
     [project.entry-points."deltaport.row_engines"]
     spark = "deltaport.spark.rows.row_diff:SparkRowEngine"

@@ -52,7 +52,7 @@ def file_batches(
     schema: ComparedSchema,
     where: Expr | None,
 ) -> Iterator[pa.RecordBatch]:
-    """:func:`side_batches` from what a remote task holds (the table's metadata and
+    """``side_batches`` from what a remote task holds (the table's metadata and
     storage, no snapshot)."""
     batches = read_files(files, metadata, storage, columns=read_columns(schema, where))
     return _conformed(batches, schema, where)

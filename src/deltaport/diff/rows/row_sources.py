@@ -9,7 +9,7 @@ vector changed is read on both sides, and its unchanged rows cancel in the compa
 
 When the histories do not connect, every file of both sides is read (a full comparison),
 and the result says so. A side may also be a table shared with the caller
-(:mod:`deltaport.diff.rows.shared_side`); two versions of one shared table connect.
+(``deltaport.diff.rows.shared_side``); two versions of one shared table connect.
 """
 
 from __future__ import annotations

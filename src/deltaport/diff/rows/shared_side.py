@@ -54,7 +54,7 @@ class SharedRowSide:
         )
 
     def identities(self) -> pa.Array:
-        """Id, size and deletion vector of each file of :attr:`files`."""
+        """Id, size and deletion vector of each file of ``files``."""
         texts = []
         for index in self.files.column("index").to_pylist():
             f = self.plan.files[index]
@@ -64,7 +64,7 @@ class SharedRowSide:
         return pa.array(texts, pa.string())
 
     def read(self, columns: Sequence[str]) -> Iterator[pa.RecordBatch]:
-        """The rows of :attr:`files` (deletion vectors applied), ``columns`` only."""
+        """The rows of ``files`` (deletion vectors applied), ``columns`` only."""
         chosen = tuple(self.plan.files[i] for i in self.files.column("index").to_pylist())
         if not chosen:
             return iter(())

@@ -138,6 +138,7 @@ def create_app(config: ServerConfig) -> Starlette:
     # the redirect from the request's Host header
     app.router.redirect_slashes = False
     app.state.openapi = api.openapi
+    app.state.catalog = catalog
     return app
 
 

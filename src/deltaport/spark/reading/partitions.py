@@ -50,7 +50,7 @@ def balanced_bins(
 def balanced_indexes(
     sizes: Sequence[int], target_bytes: int, min_partitions: int
 ) -> list[list[int]]:
-    """:func:`balanced_bins` over file sizes: the indexes of each bin, in order."""
+    """``balanced_bins`` over file sizes: the indexes of each bin, in order."""
     if not sizes:
         return []
     if target_bytes <= 0:

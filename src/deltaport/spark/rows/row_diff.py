@@ -1,10 +1,11 @@
-"""The row diff on Spark: :class:`SparkRowEngine` (``deltaport diff --rows --engine
-spark``) and :func:`diff_rows`, which returns the changes as DataFrames.
+"""The row diff on Spark: [`SparkRowEngine`][deltaport.spark.SparkRowEngine] (``deltaport diff
+--rows --engine spark``) and [`diff_rows`][deltaport.spark.diff_rows], which returns the changes as
+DataFrames.
 
 The driver finds the files each side reads and the compared schema exactly as the Arrow
-engine does (:func:`deltaport.diff.rows.row_diff.row_diff_job`); Spark tasks read those files with
-deltaport's reader (:mod:`deltaport.spark.rows.row_source`) and Spark compares the rows
-(:mod:`deltaport.spark.rows.row_join`).
+engine does (``deltaport.diff.rows.row_diff.row_diff_job``); Spark tasks read those files with
+deltaport's reader (``deltaport.spark.rows.row_source``) and Spark compares the rows
+(``deltaport.spark.rows.row_join``).
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ class SparkRowDiff:
 
     summary: RowDiffSummary
     changes: DataFrame
-    """Every change, with the columns of :func:`deltaport.diff.rows.row_compare.change_schema`,
+    """Every change, with the columns of ``deltaport.diff.rows.row_compare.change_schema``,
     unordered."""
 
     @property
@@ -72,8 +73,9 @@ def diff_rows(
     """The rows inserted, deleted and updated from ``left`` to ``right`` (table URIs, or
     one table at two versions), compared by ``key`` or as whole rows, in ``spark``.
 
-    The arguments mean what they mean for :func:`deltaport.diff.rows.row_diff.diff_rows`. Only the
-    files that differ since the tables' common version are read, inside Spark tasks.
+    The arguments mean what they mean for
+    [`deltaport.diff.diff_rows`][deltaport.diff.diff_rows]. Only the files that differ since
+    the tables' common version are read, inside Spark tasks.
     """
     job = row_diff_job(
         left,

@@ -1,8 +1,8 @@
 """Comparing the two sides of a row diff in Spark: a full outer join on the key, or whole
 rows as multisets. Both give DataFrames of the change table's columns (``change``,
 ``key``, ``left``, ``right``, ``changed``, as
-:func:`deltaport.diff.rows.row_compare.change_schema`), compared as
-:func:`deltaport.diff.rows.row_compare.differs` compares: null equals null, NaN equals NaN (Spark's
+``deltaport.diff.rows.row_compare.change_schema``), compared as
+``deltaport.diff.rows.row_compare.differs`` compares: null equals null, NaN equals NaN (Spark's
 own equality; maps, which Spark cannot compare or group, are compared as JSON text).
 """
 

@@ -5,7 +5,7 @@ Spark builds a Python data source from string options in a Python worker of its 
 the driver's process), so everything a task needs travels in one option: the table's
 storage root and options, its metadata, the compared schema, the filter and the file rows,
 pickled. Each task rebuilds the table's storage and calls
-:func:`deltaport.diff.rows.row_reading.file_batches` on its files.
+``deltaport.diff.rows.row_reading.file_batches`` on its files.
 """
 
 from __future__ import annotations
@@ -78,7 +78,7 @@ def side_frame(
 
 
 class RowDiffSideSource(DataSource):
-    """The data source :func:`side_frame` reads through (not for direct use)."""
+    """The data source ``side_frame`` reads through (not for direct use)."""
 
     @classmethod
     def name(cls) -> str:
@@ -122,7 +122,7 @@ class SideReader(DataSourceReader):
 
 
 def size_groups(sizes: Sequence[int], min_groups: int) -> list[list[int]]:
-    """Indexes of ``sizes`` in groups of about :data:`PARTITION_BYTES` each, at least
+    """Indexes of ``sizes`` in groups of about ``PARTITION_BYTES`` each, at least
     ``min_groups`` of them when there are enough files; the largest file goes first into
     the lightest group, and each group keeps its files in order."""
     if not sizes:

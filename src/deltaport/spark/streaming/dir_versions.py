@@ -49,7 +49,7 @@ class DirectoryVersionSource:
     """Reads and keeps the files of versions for one stream from the table's log.
 
     Holds the client (for renewing credentials) and the opened directory for the life
-    of the stream; :meth:`close` releases them."""
+    of the stream; ``close`` releases them."""
 
     mode = "dir"
 

@@ -7,7 +7,7 @@ version or timestamp is given), then the files each later version adds, or with
 version current when the query started, in as many batches as those limits make.
 
 In ``dir`` access mode the files of each version come from the Delta log, read with vended
-credentials (:mod:`deltaport.spark.streaming.dir_versions`); offsets then say ``"mode": "dir"``,
+credentials (``deltaport.spark.streaming.dir_versions``); offsets then say ``"mode": "dir"``,
 because files within a version are ordered differently in the two modes.
 """
 

@@ -149,7 +149,7 @@ class VersionSource:
 
     def _appends(self, version: int, files: list[RemoteFile]) -> list[RemoteFile]:
         """The files a (non change-feed) stream reads from one commit (see
-        :func:`reads_adds`). Change-data (cdc) files mark a commit that deleted or updated
+        ``reads_adds``). Change-data (cdc) files mark a commit that deleted or updated
         rows; files a commit only rearranged (``dataChange`` false) add and delete none."""
         changed = [f for f in files if f.data_change or f.action == "cdc"]
         adds = [f for f in changed if f.action in ("add", "file")]
