@@ -111,7 +111,9 @@ def test_profiles_are_private_and_tokens_never_listed(table: Path, tmp_path: Pat
     assert cli(["recipient", "list", "--catalog", url]) == 0
     assert cli(["share", "list", "--catalog", url]) == 0
     printed = capsys.readouterr().out
-    assert "acme: shares s" in printed and "granted to: acme" in printed
+    assert "acme: shares s; 1 token, expires " in printed
+    assert "; new tokens last 90 days; properties region=eu" in printed
+    assert "s  (1 table; granted to acme)" in printed
     assert written["bearerToken"] not in printed
     # the same profile file is never overwritten, and nothing changes when it would be
     before = SqlCatalog(url).contents().tokens

@@ -103,7 +103,8 @@ def catalog_paths() -> dict[str, Any]:
                     {
                         "name": _STRING,
                         "properties": {"type": "object", "additionalProperties": _STRING},
-                        "expiresInSeconds": {"type": "integer"},
+                        "expiresInSeconds": {"type": ["integer", "null"]},
+                        "endpoint": _STRING,
                     },
                     ["name"],
                 ),
@@ -112,11 +113,17 @@ def catalog_paths() -> dict[str, Any]:
         "/api/recipients/{recipient}/rotate": {
             "post": _operation(
                 "rotateRecipient",
-                "A new token; the old ones end after graceSeconds. " + _PROFILE,
+                "A new token; the old ones end after graceSeconds. Without expiresInSeconds it "
+                "lives as long as the recipient's tokens do (null: no expiry); without "
+                "endpoint its profile points where the recipient's last one did. " + _PROFILE,
                 "200",
                 parameters=[recipient],
                 requestBody=_body(
-                    {"graceSeconds": {"type": "integer"}, "expiresInSeconds": {"type": "integer"}},
+                    {
+                        "graceSeconds": {"type": "integer"},
+                        "expiresInSeconds": {"type": ["integer", "null"]},
+                        "endpoint": _STRING,
+                    },
                     [],
                 ),
             )
