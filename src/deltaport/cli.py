@@ -248,11 +248,13 @@ def _user_errors() -> tuple[type[Exception], ...]:
     from deltaport.catalog.sql_store import CatalogError
     from deltaport.client.errors import SharingError
     from deltaport.delta.errors import DeltaError
+    from deltaport.demo.run import DemoError
     from deltaport.protocol.profile import ProfileError
     from deltaport.server.config import ConfigError
     from deltaport.storage import InvalidLocationError, StorageError
 
     return (
+        DemoError,
         DeltaError,
         StorageError,
         InvalidLocationError,

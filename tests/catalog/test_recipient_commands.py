@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from deltaport.catalog.commands import profile_document
 from deltaport.catalog.live import LiveCatalog
 from deltaport.catalog.sql_store import SqlCatalog
+from deltaport.cli import main as cli
 
 ENDPOINT = "https://sharing.example.com/delta-sharing"
 
@@ -44,8 +44,8 @@ def _expires_in(profile: Path) -> timedelta | None:
 def catalog(tmp_path: Path) -> str:
     """A catalog with recipient acme (90-day tokens, profiles at ENDPOINT)."""
     url = f"sqlite:///{tmp_path}/catalog.db"
-    issued = SqlCatalog(url).create_recipient("acme", {}, timedelta(days=90), ENDPOINT)
-    (tmp_path / "acme1.share").write_text(json.dumps(profile_document(issued, ENDPOINT)))
+    first = ["-o", str(tmp_path / "acme1.share"), "--endpoint", ENDPOINT, "--catalog", url]
+    assert cli(["recipient", "create", "acme", "--expires", "90d", *first]) == 0
     return url
 
 
