@@ -149,7 +149,9 @@ def add_catalog_commands(
 
 def _run(fn: Handler) -> Callable[[argparse.Namespace], int]:
     def handler(args: argparse.Namespace) -> int:
-        print(fn(args))
+        from deltaport.cli import say
+
+        say(fn(args))
         return 0
 
     return handler
