@@ -24,6 +24,7 @@ from deltaport.diff.model import OperationType
 from deltaport.diff.operations import operation_content, operation_type
 from deltaport.protocol.errors import InvalidParameterError
 from deltaport.storage import StorageError
+from deltaport.wording import count
 
 MAX_LIMIT = 10_000
 
@@ -161,7 +162,7 @@ class DiffService:
             "base_version": left,
             "left": {"uri": table.label, "version": left, "summary": None},
             "right": {"uri": table.label, "version": right, "summary": None},
-            "notes": [f"{right - left} commit(s) between versions {left} and {right}"]
+            "notes": [f"{count(right - left, 'commit')} between versions {left} and {right}"]
             + ([f"only the newest {limit} are listed"] if right - left > limit else []),
             "next_page_token": None,
         }
