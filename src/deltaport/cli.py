@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from deltaport import __version__
-from deltaport.terminal import json_printable, printable
+from deltaport.terminal import escape_diagnostics, json_printable, printable
 
 
 def parse_timestamp(text: str) -> dt.datetime:
@@ -245,6 +245,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     handler: Callable[[argparse.Namespace], int] = args.handler
+    escape_diagnostics()
     try:
         return handler(args)
     except KeyboardInterrupt:

@@ -9,6 +9,10 @@ override is printed as a visible escape (``\\x1b``, ``\\u202e``) instead.
 
 from __future__ import annotations
 
+import logging
+import sys
+import warnings
+
 _UNSAFE = (
     *range(0x20),  # C0, line breaks and tabs among them
     0x7F,
@@ -44,3 +48,34 @@ def json_printable(text: str) -> str:
     """JSON text with every control character inside its strings written as a JSON
     escape (``\\u001b``): the same JSON, safe on a terminal."""
     return text.translate(_JSON)
+
+
+class _LastResort(logging.Handler):
+    """Python's last-resort handler (to the current ``sys.stderr``), escaping."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            sys.stderr.write(printable(self.format(record)) + "\n")
+        except Exception:
+            self.handleError(record)
+
+
+_plain_formatwarning = warnings.formatwarning
+
+
+def _printable_formatwarning(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    line: str | None = None,
+) -> str:
+    return printable(_plain_formatwarning(message, category, filename, lineno, line))
+
+
+def escape_diagnostics() -> None:
+    """Warnings, and log records no configured handler takes, reach the terminal escaped
+    too: a client's warning may quote a server's message. (A server configures its own
+    logging; this handler is only Python's last resort.)"""
+    logging.lastResort = _LastResort(logging.WARNING)
+    warnings.formatwarning = _printable_formatwarning

@@ -125,3 +125,20 @@ def test_a_catalog_listing_from_a_server_is_printed_escaped(hostile: str) -> Non
         assert answer.returncode == 0, answer.stderr
         assert "ev\\x1b]0;owned\\x07il" in answer.stdout
         assert not any(c in answer.stdout for c in RAW)
+
+
+def test_warnings_and_log_records_reach_the_terminal_escaped() -> None:
+    """What the client warns or logs may quote a server; the CLI escapes it as well."""
+    script = (
+        "import logging, warnings, sys\n"
+        "from deltaport.terminal import escape_diagnostics\n"
+        "escape_diagnostics()\n"
+        "logging.getLogger('deltaport.client').warning(sys.argv[1])\n"
+        "warnings.warn(sys.argv[1])\n"
+    )
+    answer = subprocess.run(
+        [sys.executable, "-c", script, HOSTILE], capture_output=True, text=True, timeout=60
+    )
+    assert answer.returncode == 0, answer.stderr
+    assert answer.stderr.count("ev\\x1b]0;owned\\x07il\\x1b[2J\\x9b31m\\u202etxt.exe") == 2
+    assert not any(c in answer.stderr for c in RAW)
