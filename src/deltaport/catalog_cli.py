@@ -248,6 +248,7 @@ def _recipient_create(args: argparse.Namespace) -> str:
     """Everything that can fail is checked before the recipient is written: the arguments,
     the configuration, the endpoint (by the store) and the profile path."""
     from deltaport.catalog.commands import ProfileOutput
+    from deltaport.catalog.remote import RemoteCatalog
     from deltaport.catalog.sql_store import CatalogError
 
     properties = {}
@@ -256,8 +257,6 @@ def _recipient_create(args: argparse.Namespace) -> str:
         if not sep or not key:
             raise CatalogError(f"--property expects KEY=VALUE, got {item!r}")
         properties[key] = value
-    from deltaport.catalog.remote import RemoteCatalog
-
     lifetime = _lifetime(args.expires)
     store = _store(args)
     fallback = _fallback_endpoint(args)
