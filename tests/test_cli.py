@@ -5,13 +5,16 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
+import httpx
 import pyarrow.parquet as pq
 import pytest
 
 from corpus import corpus_table
 from deltaport.demo.samples import write_sample_tables
+from sharing_server import free_port
 
 
 def deltaport(*args: str) -> subprocess.CompletedProcess[str]:
@@ -121,3 +124,59 @@ def test_errors_are_one_clear_line(args: list[str], message: str) -> None:
     assert result.returncode != 0
     assert message in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def _tree(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in root.rglob("*") if p.is_file()}
+
+
+def test_a_second_demo_leaves_the_running_one_alone(tmp_path: Path) -> None:
+    """Run while a demo serves, ``deltaport demo`` refuses its port and its directory
+    before writing anything, and the running demo keeps serving its profile."""
+    served, port = tmp_path / "demo-data", free_port()
+    log = (tmp_path / "demo.log").open("wb")
+    first = subprocess.Popen(
+        [sys.executable, "-m", "deltaport.cli", "demo", "--dir", str(served), "--port", str(port)],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        profile = json.loads(_wait_for_demo(first, served / "profile.share", tmp_path / "demo.log"))
+        before = _tree(served)
+        elsewhere = tmp_path / "elsewhere"
+        for args, message in (
+            (["--dir", str(served)], f"port {port} on 127.0.0.1 is in use"),
+            (["--dir", str(elsewhere)], f"port {port} on 127.0.0.1 is in use"),
+            (["--dir", str(served), "--port", str(free_port())], "is served by a running demo"),
+        ):
+            port_args = [] if "--port" in args else ["--port", str(port)]
+            second = deltaport("demo", *args, *port_args)
+            assert second.returncode == 1, second.stderr
+            assert message in second.stderr and "Traceback" not in second.stderr
+            assert "Serving" not in second.stdout
+            assert _tree(served) == before
+            assert not elsewhere.exists()
+        headers = {"Authorization": f"Bearer {profile['bearerToken']}"}
+        shares = httpx.get(profile["endpoint"] + "/shares", headers=headers, timeout=30)
+        assert shares.status_code == 200
+        assert [s["name"] for s in shares.json()["items"]] == ["demo"]
+    finally:
+        first.terminate()
+        first.wait(30)
+        log.close()
+
+
+def _wait_for_demo(process: subprocess.Popen[bytes], profile: Path, log: Path) -> str:
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline:
+        assert process.poll() is None, log.read_text()
+        if profile.exists():
+            text = profile.read_text()
+            endpoint = json.loads(text)["endpoint"]
+            try:
+                httpx.get(endpoint + "/shares", timeout=1)
+                return text
+            except httpx.HTTPError:
+                pass
+        time.sleep(0.2)
+    raise AssertionError(f"the demo did not start:\n{log.read_text()}")

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from deltaport.catalog.sql_store import SqlCatalog
 
 DEFAULT_CATALOG = "sqlite:///deltaport-data/catalog.db"
+DEFAULT_ENDPOINT = "http://localhost:8080/delta-sharing"
 Handler = Callable[[argparse.Namespace], str]
 
 
@@ -122,10 +123,17 @@ def add_catalog_commands(
     rotate.add_argument("name")
     rotate.add_argument("--grace", default="1h", help="how long the old token stays valid")
     rotate.add_argument("--now", action="store_true", help="end the old token at once")
+    new.add_argument("--expires", help="token lifetime, e.g. 90d, or never (the default)")
+    rotate.add_argument(
+        "--expires",
+        help="the new token's lifetime, e.g. 90d, or never (default: the recipient's)",
+    )
+    new.add_argument("--endpoint", help="the server's sharing URL for the profile")
+    rotate.add_argument(
+        "--endpoint", help="the server's sharing URL (default: where its last profile pointed)"
+    )
     for p in (new, rotate):
-        p.add_argument("--expires", help="token lifetime, e.g. 90d (default: no expiry)")
         p.add_argument("-o", "--output", help="write the profile file here")
-        p.add_argument("--endpoint", help="the server's sharing URL for the profile")
     ended = recipient_cmds.add_parser("revoke", help="end every token of a recipient now")
     ended.add_argument("name")
     people = recipient_cmds.add_parser("list", help="recipients, grants and token expiries")
@@ -141,7 +149,9 @@ def add_catalog_commands(
 
 def _run(fn: Handler) -> Callable[[argparse.Namespace], int]:
     def handler(args: argparse.Namespace) -> int:
-        print(fn(args))
+        from deltaport.cli import say
+
+        say(fn(args))
         return 0
 
     return handler
@@ -235,7 +245,10 @@ def _table_remove(args: argparse.Namespace) -> str:
 
 
 def _recipient_create(args: argparse.Namespace) -> str:
-    from deltaport.catalog.commands import write_profile
+    """Everything that can fail is checked before the recipient is written: the arguments,
+    the configuration, the endpoint (by the store) and the profile path."""
+    from deltaport.catalog.commands import ProfileOutput
+    from deltaport.catalog.remote import RemoteCatalog
     from deltaport.catalog.sql_store import CatalogError
 
     properties = {}
@@ -244,20 +257,30 @@ def _recipient_create(args: argparse.Namespace) -> str:
         if not sep or not key:
             raise CatalogError(f"--property expects KEY=VALUE, got {item!r}")
         properties[key] = value
-    _check_output(args.output)
+    lifetime = _lifetime(args.expires)
     store = _store(args)
-    issued = store.create_recipient(args.name, properties, _expires(args.expires))
-    return write_profile(issued, _endpoint(args, store), args.output)
+    fallback = _fallback_endpoint(args)
+    # through --server, the server says where recipients reach it
+    endpoint = _explicit_endpoint(args) or (None if isinstance(store, RemoteCatalog) else fallback)
+    with ProfileOutput(args.output) as profile:
+        issued = store.create_recipient(args.name, properties, lifetime, endpoint)
+        return profile.write(issued, issued.endpoint or fallback)
 
 
 def _recipient_rotate(args: argparse.Namespace) -> str:
-    from deltaport.catalog.commands import parse_duration, write_profile
+    """As :func:`_recipient_create`: nothing changes unless the profile can be made."""
+    from deltaport.catalog.commands import ProfileOutput, parse_duration
+    from deltaport.catalog.sql_store import KEEP
 
     grace = timedelta(0) if args.now else parse_duration(args.grace)
-    _check_output(args.output)
+    lifetime = KEEP if args.expires is None else _lifetime(args.expires)
     store = _store(args)
-    issued = store.rotate(args.name, grace, _expires(args.expires))
-    return write_profile(issued, _endpoint(args, store), args.output)
+    fallback = _fallback_endpoint(args)
+    with ProfileOutput(args.output) as profile:
+        issued = store.rotate(
+            args.name, grace, lifetime, endpoint=_explicit_endpoint(args), default_endpoint=fallback
+        )
+        return profile.write(issued, issued.endpoint or fallback)
 
 
 def _recipient_revoke(args: argparse.Namespace) -> str:
@@ -273,6 +296,7 @@ def _recipient_list(args: argparse.Namespace) -> str:
 
 def _import(args: argparse.Namespace) -> str:
     from deltaport.config.model import load_config
+    from deltaport.text.wording import count
 
     config = load_config(args.yaml)
     store = _local(args)
@@ -291,7 +315,7 @@ def _import(args: argparse.Namespace) -> str:
                     access_modes=t.access_modes,
                     auxiliary_locations=t.auxiliary_locations,
                 )
-    lines = [f"imported {len(config.shares)} share(s) from {args.yaml}"]
+    lines = [f"imported {count(len(config.shares), 'share')} from {args.yaml}"]
     token = config.authorization.bearer_token if config.authorization else None
     if token:
         store.import_recipient("default", token, [s.name for s in config.shares])
@@ -299,37 +323,30 @@ def _import(args: argparse.Namespace) -> str:
     return "\n".join(lines)
 
 
-def _check_output(output: str | None) -> None:
-    """Refuse a profile path that exists before any token is made: a token whose profile
-    could not be written would be lost (it is never shown again)."""
-    from pathlib import Path
-
-    from deltaport.catalog.sql_store import CatalogError
-
-    if output is not None and Path(output).exists():
-        raise CatalogError(f"{output} exists already; the profile is never overwritten")
-
-
-def _expires(text: str | None) -> timedelta | None:
+def _lifetime(text: str | None) -> timedelta | None:
+    """``--expires``: a duration, or ``never`` (also when not given)."""
     from deltaport.catalog.commands import parse_duration
 
-    return parse_duration(text) if text else None
+    if text is None or text.strip().lower() == "never":
+        return None
+    return parse_duration(text)
 
 
-def _endpoint(args: argparse.Namespace, store: SqlCatalog | RemoteCatalog) -> str:
-    from deltaport.catalog.remote import RemoteCatalog
+def _explicit_endpoint(args: argparse.Namespace) -> str | None:
+    return str(args.endpoint).rstrip("/") if args.endpoint else None
 
-    if args.endpoint:
-        return str(args.endpoint).rstrip("/")
-    if isinstance(store, RemoteCatalog) and store.endpoint:
-        return store.endpoint  # the server knows where recipients reach it
+
+def _fallback_endpoint(args: argparse.Namespace) -> str:
+    """The server's sharing URL as ``--config`` says (its ``publicUrl`` and ``endpoint``;
+    read now, so that a configuration that cannot be loaded stops the command before the
+    catalog changes), else ``http://localhost:8080/delta-sharing``."""
     if args.config:
         from deltaport.config.model import load_config
         from deltaport.config.urls import public_url
 
         config = load_config(args.config)
         return public_url(config) + config.endpoint
-    return "http://localhost:8080/delta-sharing"
+    return DEFAULT_ENDPOINT
 
 
 def _server_storage(

@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from deltaport import __version__
+from deltaport.text.terminal import escape_diagnostics, json_printable, printable
 
 
 def parse_timestamp(text: str) -> dt.datetime:
@@ -152,21 +153,21 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 def _cmd_shares(args: argparse.Namespace) -> int:
     from deltaport.client.cli_commands import shares
 
-    print(shares(args.profile))
+    say(shares(args.profile))
     return 0
 
 
 def _cmd_tables(args: argparse.Namespace) -> int:
     from deltaport.client.cli_commands import tables
 
-    print(tables(args.profile, args.share))
+    say(tables(args.profile, args.share))
     return 0
 
 
 def _cmd_cat(args: argparse.Namespace) -> int:
     from deltaport.client.cli_commands import cat
 
-    print(cat(args.url, limit=args.limit, version=args.version))
+    say(cat(args.url, limit=args.limit, version=args.version))
     return 0
 
 
@@ -174,7 +175,7 @@ def _cmd_download(args: argparse.Namespace) -> int:
     from deltaport.client.cli_commands import download
 
     rows = download(args.url, args.output, progress=sys.stderr.isatty())
-    print(f"wrote {rows} rows to {args.output}")
+    say(f"wrote {rows} rows to {args.output}")
     return 0
 
 
@@ -188,7 +189,10 @@ def _cmd_table_show(args: argparse.Namespace) -> int:
     from deltaport.direct import describe_table, format_description
 
     info = describe_table(args.uri, version=args.version, timestamp=args.timestamp)
-    print(json.dumps(info, indent=2) if args.json else format_description(info))
+    if args.json:
+        say(json.dumps(info, indent=2), as_json=True)
+    else:
+        say(format_description(info))
     return 0
 
 
@@ -196,7 +200,10 @@ def _cmd_table_history(args: argparse.Namespace) -> int:
     from deltaport.direct import format_history, table_history
 
     entries = table_history(args.uri)
-    print(json.dumps(entries, indent=2) if args.json else format_history(entries))
+    if args.json:
+        say(json.dumps(entries, indent=2), as_json=True)
+    else:
+        say(format_history(entries))
     return 0
 
 
@@ -222,22 +229,29 @@ def _emit(schema: Any, batches: Any, output: str | None) -> int:
 
     if output:
         rows = write_parquet(schema, batches, output)
-        print(f"wrote {rows} rows to {output}")
+        say(f"wrote {rows} rows to {output}")
     else:
-        print(preview(schema, batches))
+        say(preview(schema, batches))
     return 0
+
+
+def say(text: str, *, as_json: bool = False) -> None:
+    """Print ``text`` with its control characters escaped (see :mod:`deltaport.text.terminal`):
+    names, values and messages may come from a server or a table someone else wrote."""
+    print(json_printable(text) if as_json else printable(text))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     handler: Callable[[argparse.Namespace], int] = args.handler
+    escape_diagnostics()
     try:
         return handler(args)
     except KeyboardInterrupt:
         return 130
     except _user_errors() as exc:
-        print(f"deltaport: error: {exc}", file=sys.stderr)
+        print(f"deltaport: error: {printable(str(exc))}", file=sys.stderr)
         return 1
 
 
@@ -249,10 +263,12 @@ def _user_errors() -> tuple[type[Exception], ...]:
     from deltaport.client.base.errors import SharingError
     from deltaport.config.model import ConfigError
     from deltaport.delta.errors import DeltaError
+    from deltaport.demo.run import DemoError
     from deltaport.protocol.profile import ProfileError
     from deltaport.storage import InvalidLocationError, StorageError
 
     return (
+        DemoError,
         DeltaError,
         StorageError,
         InvalidLocationError,

@@ -113,4 +113,4 @@ def test_a_diff_side_naming_nothing_is_an_error(served: tuple[AdminServer, str],
 
 def test_the_log_counts_the_catalogs_shares(catalog_admin_server: CatalogAdminServer) -> None:
     log = catalog_admin_server.running.sharing.log()
-    assert "serving 2 share(s) at" in log
+    assert "serving 2 shares at" in log

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterator
+from datetime import datetime
 from pathlib import Path
 
 import httpx
@@ -73,7 +74,7 @@ def test_the_commands_work_against_a_running_server(setup, tmp_path: Path, capsy
     assert _remote(admin, "share", "list") == 0
     assert _remote(admin, "recipient", "list") == 0
     listed = capsys.readouterr().out
-    assert "granted to: acme" in listed and "acme: shares sales" in listed
+    assert "granted to acme" in listed and "acme: shares sales" in listed
     assert written["bearerToken"] not in listed
 
     with server.client(written["bearerToken"]) as client:
@@ -205,3 +206,54 @@ def test_the_openapi_document_describes_the_table_body_the_api_reads() -> None:
     accepted = {field.encode_name for field in msgspec.structs.fields(catalog_api._Table)}
     assert set(schema["properties"]) == accepted
     assert schema["properties"]["accessModes"]["items"]["enum"] == list(ACCESS_MODES)
+
+
+@pytest.mark.parametrize(
+    ("path", "kind"),
+    [
+        ("/api/recipients", catalog_api._Recipient),
+        ("/api/recipients/{recipient}/rotate", catalog_api._Rotation),
+    ],
+)
+def test_the_openapi_document_describes_the_recipient_bodies(path: str, kind: type) -> None:
+    operation = admin_openapi()["paths"][path]["post"]
+    schema = operation["requestBody"]["content"]["application/json"]["schema"]
+    assert set(schema["properties"]) == {f.encode_name for f in msgspec.structs.fields(kind)}
+
+
+def test_a_rotation_through_the_server_keeps_the_endpoint_and_lifetime(  # type: ignore[no-untyped-def]
+    setup, tmp_path: Path
+) -> None:
+    _, admin, _ = setup
+    created = _api(
+        admin,
+        "POST",
+        "/api/recipients",
+        {"name": "rotor", "expiresInSeconds": 7 * 86400, "endpoint": "https://partner.example/ds"},
+    )
+    assert created.status_code == 201, created.text
+    assert created.json()["profile"]["endpoint"] == "https://partner.example/ds"
+    before = time.time()
+    profile = tmp_path / "rotor.share"
+    assert _remote(admin, "recipient", "rotate", "rotor", "--now", "-o", str(profile)) == 0
+    written = json.loads(profile.read_text())
+    assert written["endpoint"] == "https://partner.example/ds"
+    expires = datetime.fromisoformat(written["expirationTime"].replace("Z", "+00:00")).timestamp()
+    assert before + 7 * 86400 - 1 <= expires <= time.time() + 7 * 86400
+    # null: no expiry from now on; an endpoint no profile could use is refused, nothing written
+    assert (
+        "expirationTime"
+        not in _api(
+            admin, "POST", "/api/recipients/rotor/rotate", {"expiresInSeconds": None}
+        ).json()["profile"]
+    )
+    refused = _api(admin, "POST", "/api/recipients/rotor/rotate", {"endpoint": "file:///x"})
+    assert refused.status_code == 400
+    assert refused.json()["errorCode"] == "INVALID_PARAMETER_VALUE"
+    catalog = _api(admin, "GET", "/api/catalog").json()
+    (rotor,) = [r for r in catalog["recipients"] if r["name"] == "rotor"]
+    assert (rotor["endpoint"], rotor["tokenLifetimeSeconds"]) == (
+        "https://partner.example/ds",
+        None,
+    )
+    assert len(rotor["tokens"]) == 3

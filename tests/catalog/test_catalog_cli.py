@@ -111,7 +111,9 @@ def test_profiles_are_private_and_tokens_never_listed(table: Path, tmp_path: Pat
     assert cli(["recipient", "list", "--catalog", url]) == 0
     assert cli(["share", "list", "--catalog", url]) == 0
     printed = capsys.readouterr().out
-    assert "acme: shares s" in printed and "granted to: acme" in printed
+    assert "acme: shares s; 1 token, expires " in printed
+    assert "; new tokens last 90 days; properties region=eu" in printed
+    assert "s  (1 table; granted to acme)" in printed
     assert written["bearerToken"] not in printed
     # the same profile file is never overwritten, and nothing changes when it would be
     before = SqlCatalog(url).contents().tokens
@@ -217,3 +219,35 @@ def test_import_carries_access_modes_and_listings_show_them(
         in listed
     )
     assert f"  s.d.t -> {table}" in listed
+
+
+def test_listings_say_what_a_person_would(table: Path, tmp_path: Path, capsys) -> None:
+    url = f"sqlite:///{tmp_path}/catalog.db"
+    for args in (
+        ["share", "create", "empty"],
+        ["share", "create", "one"],
+        ["table", "add", "one.d.t", str(table)],
+        ["recipient", "create", "acme", "-o", str(tmp_path / "acme.share")],
+        ["recipient", "create", "beta", "--expires", "7d", "-o", str(tmp_path / "beta.share")],
+        ["recipient", "create", "gone", "--expires", "36h", "-o", str(tmp_path / "gone.share")],
+        ["recipient", "revoke", "gone"],
+        ["share", "grant", "one", "--to", "acme"],
+    ):
+        assert cli([*args, "--catalog", url]) == 0
+    printed = capsys.readouterr().out
+    assert "wrote the profile of acme to" in printed and "(the token does not expire)" in printed
+    assert "(the token expires 20" in printed and "never" not in printed
+    assert cli(["share", "list", "--catalog", url]) == 0
+    shares = capsys.readouterr().out.splitlines()
+    assert shares[0] == "empty  (no tables; granted to nobody)"
+    assert shares[1] == "one  (1 table; granted to acme)"
+    assert cli(["recipient", "list", "--catalog", url]) == 0
+    people = capsys.readouterr().out.splitlines()
+    assert people[0] == "acme: shares one; 1 token, does not expire; new tokens do not expire"
+    assert people[1].startswith("beta: no shares; 1 token, expires 20")
+    assert people[1].endswith("; new tokens last 7 days")
+    assert people[2] == "gone: no shares; no valid token; new tokens last 36 hours"
+    config = tmp_path / "one.yaml"
+    config.write_text(yaml.safe_dump({"shares": [{"name": "more", "schemas": []}]}))
+    assert cli(["catalog", "import", str(config), "--catalog", url]) == 0
+    assert capsys.readouterr().out.startswith(f"imported 1 share from {config}")

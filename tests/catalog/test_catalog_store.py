@@ -266,3 +266,43 @@ def test_a_version_1_database_is_migrated_and_its_tables_read_as_url(url: str) -
     store.add_table("sales", "s", "new", "s3://b/new", history_shared=True, access_modes=["dir"])
     modes = {t.name: t.access_modes for t in SqlCatalog(url).contents().tables}
     assert modes == {"old": ("url",), "new": ("dir",)}
+
+
+def test_a_version_2_database_keeps_each_recipients_token_lifetime(url: str) -> None:
+    """Recipients of a catalog written before lifetimes were kept: a rotation gives the new
+    token the lifetime of the recipient's newest one."""
+    database = Database(url)
+    day = 86_400_000
+    with database.transaction() as tx:
+        for statement in (*MIGRATIONS[0], *MIGRATIONS[1]):
+            tx.execute(statement)
+        for key, value in (("schema_version", "2"), ("generation", "4"), ("token_key", "ab" * 32)):
+            tx.execute("INSERT INTO deltaport_meta (key, value) VALUES (?, ?)", (key, value))
+        for name in ("acme", "open"):
+            tx.execute(
+                "INSERT INTO recipients (name_key, name, properties, created_at) "
+                "VALUES (?, ?, '{}', 1)",
+                (name, name),
+            )
+        for token, name, created, expires in (
+            ("h1", "acme", 1_000, 1_000 + 30 * day),
+            ("h2", "acme", 5_000, 5_001 + 90 * day),  # the newest: 90 days (and a millisecond)
+            ("h3", "open", 1_000, None),
+        ):
+            tx.execute(
+                "INSERT INTO tokens (hash, recipient_key, created_at, expires_at) VALUES (?,?,?,?)",
+                (token, name, created, expires),
+            )
+    database.close()
+    store = SqlCatalog(url)
+    recipients = store.contents().recipients
+    assert recipients["acme"].token_lifetime == timedelta(days=90)
+    assert recipients["open"].token_lifetime is None
+    assert recipients["acme"].endpoint is None
+    before = int(time.time() * 1000)
+    rotated = store.rotate("acme", timedelta(0), default_endpoint="https://x.example.com/ds")
+    assert rotated.expires_at is not None
+    assert before + 90 * day <= rotated.expires_at <= time.time() * 1000 + 90 * day
+    assert rotated.endpoint == "https://x.example.com/ds"
+    assert store.rotate("open", timedelta(0)).expires_at is None
+    assert SqlCatalog(url).contents().recipients["acme"].endpoint == "https://x.example.com/ds"

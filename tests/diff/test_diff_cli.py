@@ -48,7 +48,7 @@ def test_text_rendering(branches: tuple[Path, Path]) -> None:
     text = render_text(diff_tables(str(main), str(exp), limit=1))
     assert ": changed" in text
     assert "base version 0" in text
-    assert "right only: 2 commit(s) (versions 1..2)" in text
+    assert "right only: 2 commits (versions 1..2)" in text
     assert "rows +2 -0 (net +2)" in text
     assert "column added: extra string" in text
     assert "v2 " in text and "WRITE [update]" in text

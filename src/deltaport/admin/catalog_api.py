@@ -22,6 +22,7 @@ from starlette.routing import BaseRoute, Route
 from deltaport.catalog.commands import add_table, profile_document, split_table_name
 from deltaport.catalog.limits import grace_problem, lifetime_problem
 from deltaport.catalog.sql_store import (
+    KEEP,
     CatalogConflictError,
     CatalogError,
     CatalogNotFoundError,
@@ -64,11 +65,14 @@ class _Recipient(msgspec.Struct, forbid_unknown_fields=True):
     name: str
     properties: dict[str, str] = msgspec.field(default_factory=dict)
     expiresInSeconds: int | None = None
+    endpoint: str | None = None
 
 
 class _Rotation(msgspec.Struct, forbid_unknown_fields=True):
     graceSeconds: int = 3600
-    expiresInSeconds: int | None = None
+    expiresInSeconds: int | msgspec.UnsetType | None = msgspec.UNSET
+    """Absent: the recipient's token lifetime; null: no expiry."""
+    endpoint: str | None = None
 
 
 class CatalogApi:
@@ -113,6 +117,10 @@ class CatalogApi:
                         "name": r.name,
                         "properties": r.properties,
                         "shares": list(r.shares),
+                        "endpoint": r.endpoint,
+                        "tokenLifetimeSeconds": None
+                        if r.token_lifetime is None
+                        else int(r.token_lifetime.total_seconds()),
                         "tokens": tokens_of.get(key, []),
                     }
                     for key, r in sorted(contents.recipients.items())
@@ -170,16 +178,21 @@ class CatalogApi:
             body.name,
             body.properties,
             _lifetime(body.expiresInSeconds),
+            body.endpoint or self._sharing_url,
         )
         return self._profile(issued, 201)
 
     async def rotate(self, request: Request) -> Response:
         body = await _body(request, _Rotation)
+        lifetime = KEEP if body.expiresInSeconds is msgspec.UNSET else body.expiresInSeconds
         issued = await run_in_threadpool(
-            self._store.rotate,
-            request.path_params["recipient"],
-            _duration("graceSeconds", body.graceSeconds, grace_problem),
-            _lifetime(body.expiresInSeconds),
+            lambda: self._store.rotate(
+                request.path_params["recipient"],
+                _duration("graceSeconds", body.graceSeconds, grace_problem),
+                lifetime if lifetime is KEEP else _lifetime(lifetime),
+                endpoint=body.endpoint,
+                default_endpoint=self._sharing_url,
+            )
         )
         return self._profile(issued, 200)
 
@@ -188,7 +201,7 @@ class CatalogApi:
         return Response(status_code=204)
 
     def _profile(self, issued: IssuedToken, status: int) -> Response:
-        profile = profile_document(issued, self._sharing_url)
+        profile = profile_document(issued, issued.endpoint or self._sharing_url)
         return _json({"recipient": issued.recipient, "profile": profile}, status)
 
 

@@ -26,6 +26,7 @@ from deltaport.diff.base.model import OperationType
 from deltaport.diff.history.operations import operation_content, operation_type
 from deltaport.protocol.errors import InvalidParameterError, TimedOutError
 from deltaport.storage import StorageError
+from deltaport.text.wording import count
 
 MAX_LIMIT = 10_000
 
@@ -174,7 +175,7 @@ class DiffService:
             "base_version": left,
             "left": {"uri": table.label, "version": left, "summary": None},
             "right": {"uri": table.label, "version": right, "summary": None},
-            "notes": [f"{right - left} commit(s) between versions {left} and {right}"]
+            "notes": [f"{count(right - left, 'commit')} between versions {left} and {right}"]
             + ([f"only the newest {limit} are listed"] if right - left > limit else []),
             "next_page_token": None,
         }

@@ -127,6 +127,7 @@ def catalog_paths() -> dict[str, Any]:
                             },
                         },
                         "expiresInSeconds": _LIFETIME,
+                        "endpoint": _STRING,
                     },
                     ["name"],
                 ),
@@ -135,7 +136,9 @@ def catalog_paths() -> dict[str, Any]:
         "/api/recipients/{recipient}/rotate": {
             "post": _operation(
                 "rotateRecipient",
-                "A new token; the old ones end after graceSeconds. " + _PROFILE,
+                "A new token; the old ones end after graceSeconds. Without expiresInSeconds it "
+                "lives as long as the recipient's tokens do (null: no expiry); without "
+                "endpoint its profile points where the recipient's last one did. " + _PROFILE,
                 "200",
                 parameters=[recipient],
                 requestBody=_body(
@@ -146,7 +149,8 @@ def catalog_paths() -> dict[str, Any]:
                             "maximum": MAX_DURATION_SECONDS,
                             "default": 3600,
                         },
-                        "expiresInSeconds": _LIFETIME,
+                        "expiresInSeconds": {**_LIFETIME, "type": ["integer", "null"]},
+                        "endpoint": _STRING,
                     },
                     [],
                 ),

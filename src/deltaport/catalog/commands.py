@@ -6,19 +6,28 @@ from __future__ import annotations
 import json
 import os
 import re
+import time
 from collections.abc import Mapping, Sequence
 from datetime import timedelta
 from pathlib import Path
+from types import TracebackType
 
 from deltaport.catalog.access import SettingsFor, access_problem
 from deltaport.catalog.limits import MAX_DURATION_SECONDS, table_problem
 from deltaport.catalog.partition_filter import PartitionFilterError, check
 from deltaport.catalog.remote import RemoteCatalog
-from deltaport.catalog.sql_store import CatalogError, IssuedToken, SqlCatalog, expiry_text
+from deltaport.catalog.sql_store import (
+    CatalogError,
+    IssuedToken,
+    SqlCatalog,
+    TokenRow,
+    expiry_text,
+)
 from deltaport.delta import open_table
 from deltaport.delta.errors import DeltaError
 from deltaport.protocol.credentials import URL
 from deltaport.protocol.names import name_key
+from deltaport.text.wording import count
 
 _DURATION = re.compile(r"^(\d{1,12})\s*([smhdw])$")
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
@@ -103,7 +112,8 @@ def list_shares(catalog: SqlCatalog | RemoteCatalog) -> str:
             r.name for r in contents.recipients.values() if name_key(share.name) in r.shares
         )
         lines.append(
-            f"{share.name}  ({len(tables)} tables; granted to: {', '.join(granted) or 'nobody'})"
+            f"{share.name}  ({count(len(tables), 'table')}; "
+            f"granted to {', '.join(granted) or 'nobody'})"
         )
         for t in tables:
             extra = []
@@ -123,18 +133,51 @@ def list_shares(catalog: SqlCatalog | RemoteCatalog) -> str:
 def list_recipients(catalog: SqlCatalog | RemoteCatalog) -> str:
     contents = catalog.contents()
     shares = {name_key(s.name): s.name for s in contents.shares}
+    now = int(time.time() * 1000)
     lines = []
     for key, recipient in sorted(contents.recipients.items()):
         tokens = [t for t in contents.tokens.values() if t.recipient_key == key]
-        live = [t for t in tokens if t.revoked_at is None]
-        expiry = ", ".join(expiry_text(t.expires_at) for t in live) or "none"
-        granted = ", ".join(shares[s] for s in recipient.shares) or "none"
-        props = ", ".join(f"{k}={v}" for k, v in sorted(recipient.properties.items()))
-        lines.append(
-            f"{recipient.name}: shares {granted}; tokens expiring {expiry}"
-            + (f"; properties {props}" if props else "")
-        )
+        parts = [
+            f"shares {', '.join(shares[s] for s in recipient.shares)}"
+            if recipient.shares
+            else "no shares",
+            _tokens_text([t for t in tokens if _valid(t, now)]),
+            "new tokens do not expire"
+            if recipient.token_lifetime is None
+            else f"new tokens last {_duration_text(recipient.token_lifetime)}",
+        ]
+        if recipient.properties:
+            props = ", ".join(f"{k}={v}" for k, v in sorted(recipient.properties.items()))
+            parts.append(f"properties {props}")
+        lines.append(f"{recipient.name}: {'; '.join(parts)}")
     return "\n".join(lines) or "no recipients"
+
+
+def _valid(token: TokenRow, now: int) -> bool:
+    return token.revoked_at is None and (token.expires_at is None or token.expires_at > now)
+
+
+def _tokens_text(valid: list[TokenRow]) -> str:
+    """ "1 token, expires ...", "2 tokens: one expires ..., one does not expire"."""
+    if not valid:
+        return "no valid token"
+    ends = sorted(valid, key=lambda t: (t.expires_at is None, t.expires_at or 0))
+    said = [_expiry_phrase(t.expires_at) for t in ends]
+    if len(said) == 1:
+        return f"1 token, {said[0]}"
+    return f"{len(said)} tokens: " + ", ".join(f"one {s}" for s in said)
+
+
+def _expiry_phrase(expires_at: int | None) -> str:
+    return "does not expire" if expires_at is None else f"expires {expiry_text(expires_at)}"
+
+
+def _duration_text(lifetime: timedelta) -> str:
+    seconds = int(lifetime.total_seconds())
+    for unit, size in (("day", 86400), ("hour", 3600), ("minute", 60)):
+        if seconds % size == 0:
+            return count(seconds // size, unit)
+    return count(seconds, "second")
 
 
 def profile_document(issued: IssuedToken, endpoint: str) -> dict[str, object]:
@@ -149,18 +192,63 @@ def profile_document(issued: IssuedToken, endpoint: str) -> dict[str, object]:
     return profile
 
 
-def write_profile(issued: IssuedToken, endpoint: str, output: str | None) -> str:
-    """The recipient's profile file (written to ``output``, readable by its owner only),
-    or its text when no file is asked for; the token is never shown again."""
-    text = json.dumps(profile_document(issued, endpoint), indent=2) + "\n"
-    if output is None:
-        return text + "(keep this profile: its token cannot be shown again)"
-    path = Path(output)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(text)
-    until = expiry_text(issued.expires_at)
-    return f"wrote the profile of {issued.recipient} to {path} (token valid until {until})"
+class ProfileOutput:
+    """Where the profile of a token about to be made goes: a file (``output``, readable by
+    its owner only) or, without one, the text to print.
+
+    The file is created on entering, before the catalog changes, so that a path that
+    cannot be written (taken, a missing directory, no permission) stops the command before
+    a token exists; it is removed again when the change fails. A token is never shown
+    again, so should the file then fail to take the profile, the profile is printed.
+    """
+
+    def __init__(self, output: str | None) -> None:
+        self._path = None if output is None else Path(output)
+        self._fd: int | None = None
+
+    def __enter__(self) -> ProfileOutput:
+        if self._path is not None:
+            try:
+                self._fd = os.open(self._path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            except FileExistsError:
+                raise CatalogError(
+                    f"{self._path} exists already; the profile is never overwritten"
+                ) from None
+            except OSError as exc:
+                raise CatalogError(
+                    f"cannot write the profile to {self._path}: {exc.strerror}"
+                ) from None
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        exc: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+            if kind is not None and self._path is not None:
+                self._path.unlink(missing_ok=True)
+
+    def write(self, issued: IssuedToken, endpoint: str) -> str:
+        """Write the profile; returns what to tell the provider."""
+        text = json.dumps(profile_document(issued, endpoint), indent=2) + "\n"
+        if self._fd is None or self._path is None:
+            return text + "(keep this profile: its token cannot be shown again)"
+        try:
+            with os.fdopen(self._fd, "w", encoding="utf-8", closefd=False) as fh:
+                fh.write(text)
+                fh.flush()
+                os.fsync(fh.fileno())
+        except OSError as exc:
+            return (
+                f"the profile could not be written to {self._path} ({exc.strerror}); "
+                f"keep it from here, its token cannot be shown again:\n{text}"
+            )
+        ends = _expiry_phrase(issued.expires_at)
+        return f"wrote the profile of {issued.recipient} to {self._path} (the token {ends})"
 
 
 def _iso_utc(millis: int) -> str:

@@ -55,6 +55,17 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         """ALTER TABLE shared_tables
             ADD COLUMN auxiliary_locations TEXT NOT NULL DEFAULT '[]'""",
     ),
+    # 3: where a recipient's last profile pointed, and how long its tokens live (seconds;
+    # NULL: no expiry), so that a rotation keeps both; an existing recipient's lifetime is
+    # that of its newest token
+    (
+        "ALTER TABLE recipients ADD COLUMN endpoint TEXT",
+        "ALTER TABLE recipients ADD COLUMN token_lifetime_seconds BIGINT",
+        """UPDATE recipients SET token_lifetime_seconds = (
+            SELECT (t.expires_at - t.created_at + 500) / 1000 FROM tokens t
+            WHERE t.recipient_key = recipients.name_key
+            ORDER BY t.created_at DESC LIMIT 1)""",
+    ),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -12,11 +12,13 @@ from urllib.parse import quote
 import httpx
 
 from deltaport.catalog.sql_store import (
+    KEEP,
     CatalogConflictError,
     CatalogContents,
     CatalogError,
     CatalogNotFoundError,
     IssuedToken,
+    Keep,
     RecipientRow,
     ShareRow,
     TableRow,
@@ -31,8 +33,6 @@ class RemoteCatalog:
             headers={"Authorization": f"Bearer {admin_token}"},
             timeout=120,
         )
-        self.endpoint: str | None = None
-        """The sharing endpoint of the last profile the server made."""
 
     def contents(self) -> CatalogContents:
         body = self._call("GET", "/api/catalog")
@@ -41,7 +41,14 @@ class RemoteCatalog:
         for r in body["recipients"]:
             key = r["name"].casefold()
             shares = tuple(s.casefold() for s in r["shares"])
-            recipients[key] = RecipientRow(r["name"], r["properties"], shares)
+            lifetime = r.get("tokenLifetimeSeconds")
+            recipients[key] = RecipientRow(
+                r["name"],
+                r["properties"],
+                shares,
+                r.get("endpoint"),
+                None if lifetime is None else timedelta(seconds=lifetime),
+            )
             for i, t in enumerate(r["tokens"]):
                 tokens[f"{key}#{i}"] = TokenRow(key, t["expiresAt"], t["revokedAt"])
         return CatalogContents(
@@ -96,21 +103,35 @@ class RemoteCatalog:
         name: str,
         properties: Mapping[str, str] | None = None,
         expires_in: timedelta | None = None,
+        endpoint: str | None = None,
     ) -> IssuedToken:
-        body = {
+        """As :meth:`SqlCatalog.create_recipient`; without ``endpoint``, the profile points
+        where the server says recipients reach it."""
+        body: dict[str, Any] = {
             "name": name,
             "properties": dict(properties or {}),
             "expiresInSeconds": _seconds(expires_in),
         }
+        if endpoint is not None:
+            body["endpoint"] = endpoint
         return self._issued(self._call("POST", "/api/recipients", body))
 
     def rotate(
-        self, name: str, old_valid_for: timedelta, expires_in: timedelta | None = None
+        self,
+        name: str,
+        old_valid_for: timedelta,
+        expires_in: timedelta | Keep | None = KEEP,
+        *,
+        endpoint: str | None = None,
+        default_endpoint: str | None = None,
     ) -> IssuedToken:
-        body = {
-            "graceSeconds": int(old_valid_for.total_seconds()),
-            "expiresInSeconds": _seconds(expires_in),
-        }
+        """As :meth:`SqlCatalog.rotate`; the server's own sharing URL is the default
+        endpoint (``default_endpoint`` is not used)."""
+        body: dict[str, Any] = {"graceSeconds": int(old_valid_for.total_seconds())}
+        if not isinstance(expires_in, Keep):
+            body["expiresInSeconds"] = _seconds(expires_in)
+        if endpoint is not None:
+            body["endpoint"] = endpoint
         return self._issued(self._call("POST", f"/api/recipients/{_q(name)}/rotate", body))
 
     def revoke(self, name: str) -> None:
@@ -118,13 +139,14 @@ class RemoteCatalog:
 
     def _issued(self, answer: dict[str, Any]) -> IssuedToken:
         profile = answer["profile"]
-        self.endpoint = profile["endpoint"]
         expires = profile.get("expirationTime")
         expires_at = None
         if expires:
             stamp = datetime.fromisoformat(expires.replace("Z", "+00:00"))
             expires_at = int(stamp.timestamp() * 1000)
-        return IssuedToken(answer["recipient"], profile["bearerToken"], expires_at)
+        return IssuedToken(
+            answer["recipient"], profile["bearerToken"], expires_at, profile["endpoint"]
+        )
 
     def _call(self, method: str, path: str, body: object = None) -> Any:
         try:

@@ -14,6 +14,8 @@ import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from enum import Enum
+from urllib.parse import urlsplit
 
 from deltaport.catalog.access import access_problem
 from deltaport.catalog.database import Database, Row, Transaction
@@ -40,6 +42,15 @@ class CatalogNotFoundError(CatalogError):
 
 class CatalogConflictError(CatalogError):
     """The name is taken already."""
+
+
+class Keep(Enum):
+    """``KEEP``: a rotation gives the new token the lifetime the recipient's tokens have."""
+
+    KEEP = "keep"
+
+
+KEEP = Keep.KEEP
 
 
 @dataclass(frozen=True)
@@ -69,6 +80,10 @@ class RecipientRow:
     properties: dict[str, str]
     shares: tuple[str, ...]
     """Name keys of the shares granted to it."""
+    endpoint: str | None = None
+    """Where its last profile pointed (None: not recorded, a catalog of an older deltaport)."""
+    token_lifetime: timedelta | None = None
+    """How long its tokens live (None: they do not expire)."""
 
 
 @dataclass(frozen=True)
@@ -95,6 +110,8 @@ class IssuedToken:
     recipient: str
     token: str
     expires_at: int | None
+    endpoint: str | None = None
+    """The sharing endpoint its profile points to, as recorded for the recipient."""
 
 
 class SqlCatalog:
@@ -124,7 +141,10 @@ class SqlCatalog:
                 "FROM shared_tables t "
                 "JOIN shares s ON s.name_key = t.share_key ORDER BY t.ordinal"
             )
-            recipients = tx.execute("SELECT name_key, name, properties FROM recipients")
+            recipients = tx.execute(
+                "SELECT name_key, name, properties, endpoint, token_lifetime_seconds "
+                "FROM recipients"
+            )
             grants = tx.execute("SELECT recipient_key, share_key FROM grants")
             tokens = tx.execute("SELECT hash, recipient_key, expires_at, revoked_at FROM tokens")
         granted: dict[str, list[str]] = {}
@@ -134,10 +154,7 @@ class SqlCatalog:
             generation,
             tuple(ShareRow(*r) for r in shares),
             tuple(_table_row(r) for r in tables),
-            {
-                r[0]: RecipientRow(r[1], json.loads(r[2]), tuple(granted.get(r[0], ())))
-                for r in recipients
-            },
+            {r[0]: _recipient_row(r, tuple(granted.get(r[0], ()))) for r in recipients},
             {r[0]: TokenRow(r[1], r[2], r[3]) for r in tokens},
         )
 
@@ -243,19 +260,22 @@ class SqlCatalog:
         name: str,
         properties: Mapping[str, str] | None = None,
         expires_in: timedelta | None = None,
+        endpoint: str | None = None,
     ) -> IssuedToken:
-        """A recipient and its first token (valid ``expires_in``; None: no expiry)."""
+        """A recipient and its first token; ``expires_in`` becomes the lifetime of its
+        tokens and ``endpoint`` where its profiles point (see :meth:`rotate`)."""
         _check("properties", properties_problem(properties or {}))
         _check_lifetime(expires_in)
+        _check_endpoint(endpoint)
         with self._change() as tx:
-            self._insert_recipient(tx, name, properties or {})
-            return self._issue(tx, name, expires_in)
+            self._insert_recipient(tx, name, properties or {}, endpoint, expires_in)
+            return self._issue(tx, name, expires_in, endpoint)
 
     def import_recipient(self, name: str, token: str, shares: list[str]) -> None:
         """A recipient holding an existing token (a YAML bearer token being imported),
         granted ``shares``."""
         with self._change() as tx:
-            self._insert_recipient(tx, name, {})
+            self._insert_recipient(tx, name, {}, None, None)
             tx.execute(
                 "INSERT INTO tokens (hash, recipient_key, created_at) VALUES (?,?,?)",
                 (self.hash_token(token), name_key(name), _now()),
@@ -267,21 +287,48 @@ class SqlCatalog:
                 )
 
     def rotate(
-        self, name: str, old_valid_for: timedelta, expires_in: timedelta | None = None
+        self,
+        name: str,
+        old_valid_for: timedelta,
+        expires_in: timedelta | Keep | None = KEEP,
+        *,
+        endpoint: str | None = None,
+        default_endpoint: str | None = None,
     ) -> IssuedToken:
         """A new token; the recipient's current ones stay valid ``old_valid_for`` more (zero:
-        they end now)."""
+        they end now). The new token lives as long as the recipient's tokens do unless
+        ``expires_in`` says otherwise (None: no expiry), which then becomes the recipient's
+        lifetime. Its profile points to ``endpoint`` if given, else where the recipient's
+        last profile pointed, else to ``default_endpoint``; that becomes the recipient's."""
         _check("the grace period", grace_problem(old_valid_for.total_seconds()))
-        _check_lifetime(expires_in)
+        _check_lifetime(expires_in if isinstance(expires_in, timedelta) else None)
+        _check_endpoint(endpoint)
+        _check_endpoint(default_endpoint)
         deadline = _now() + int(old_valid_for.total_seconds() * 1000)
         with self._change() as tx:
-            self._recipient_key(tx, name)
+            found = tx.execute(
+                "SELECT endpoint, token_lifetime_seconds FROM recipients WHERE name_key = ?",
+                (name_key(name),),
+            )
+            if not found:
+                raise CatalogNotFoundError(f"no recipient {name!r}")
+            kept_endpoint, kept_seconds = found[0]
+            lifetime = (
+                (None if kept_seconds is None else timedelta(seconds=kept_seconds))
+                if expires_in is KEEP
+                else expires_in
+            )
+            points_to = endpoint or kept_endpoint or default_endpoint
             tx.execute(
                 "UPDATE tokens SET expires_at = ? WHERE recipient_key = ? AND revoked_at IS NULL "
                 "AND (expires_at IS NULL OR expires_at > ?)",
                 (deadline, name_key(name), deadline),
             )
-            return self._issue(tx, name, expires_in)
+            tx.execute(
+                "UPDATE recipients SET endpoint = ?, token_lifetime_seconds = ? WHERE name_key = ?",
+                (points_to, _seconds(lifetime), name_key(name)),
+            )
+            return self._issue(tx, name, lifetime, points_to)
 
     def revoke(self, name: str) -> None:
         """End every token of the recipient now."""
@@ -325,23 +372,40 @@ class SqlCatalog:
         return _Change(self.database)
 
     @staticmethod
-    def _insert_recipient(tx: Transaction, name: str, properties: Mapping[str, str]) -> None:
+    def _insert_recipient(
+        tx: Transaction,
+        name: str,
+        properties: Mapping[str, str],
+        endpoint: str | None,
+        lifetime: timedelta | None,
+    ) -> None:
         _check_name(name, "recipient")
         if tx.execute("SELECT 1 FROM recipients WHERE name_key = ?", (name_key(name),)):
             raise CatalogConflictError(f"recipient {name!r} exists already")
         tx.execute(
-            "INSERT INTO recipients (name_key, name, properties, created_at) VALUES (?,?,?,?)",
-            (name_key(name), name, json.dumps(dict(properties)), _now()),
+            "INSERT INTO recipients (name_key, name, properties, created_at, endpoint, "
+            "token_lifetime_seconds) VALUES (?,?,?,?,?,?)",
+            (
+                name_key(name),
+                name,
+                json.dumps(dict(properties)),
+                _now(),
+                endpoint,
+                _seconds(lifetime),
+            ),
         )
 
-    def _issue(self, tx: Transaction, name: str, expires_in: timedelta | None) -> IssuedToken:
+    def _issue(
+        self, tx: Transaction, name: str, expires_in: timedelta | None, endpoint: str | None
+    ) -> IssuedToken:
         token = new_token()
-        expires_at = None if expires_in is None else _now() + int(expires_in.total_seconds() * 1000)
+        now = _now()
+        expires_at = None if expires_in is None else now + int(expires_in.total_seconds() * 1000)
         tx.execute(
             "INSERT INTO tokens (hash, recipient_key, created_at, expires_at) VALUES (?,?,?,?)",
-            (self.hash_token(token), name_key(name), _now(), expires_at),
+            (self.hash_token(token), name_key(name), now, expires_at),
         )
-        return IssuedToken(name, token, expires_at)
+        return IssuedToken(name, token, expires_at, endpoint)
 
     @staticmethod
     def _share_key(tx: Transaction, name: str) -> str:
@@ -379,6 +443,29 @@ def _table_row(r: Row) -> TableRow:
     """A ``shared_tables`` row as :meth:`SqlCatalog.contents` selects it."""
     modes, auxiliary = tuple(json.loads(r[8])), tuple(json.loads(r[9]))
     return TableRow(r[0], r[1], r[2], r[3], r[4], bool(r[5]), r[6], r[7], modes, auxiliary)
+
+
+def _recipient_row(r: Row, shares: tuple[str, ...]) -> RecipientRow:
+    """A ``recipients`` row as :meth:`SqlCatalog.contents` selects it."""
+    lifetime = None if r[4] is None else timedelta(seconds=r[4])
+    return RecipientRow(r[1], json.loads(r[2]), shares, r[3], lifetime)
+
+
+def _seconds(lifetime: timedelta | None) -> int | None:
+    return None if lifetime is None else int(lifetime.total_seconds())
+
+
+def _check_endpoint(endpoint: str | None) -> None:
+    """Refuse, before anything is written, an endpoint no profile could use."""
+    if endpoint is None:
+        return
+    try:
+        parts = urlsplit(endpoint)
+        usable = parts.scheme in ("http", "https") and bool(parts.hostname)
+    except ValueError:
+        usable = False
+    if not usable or not endpoint.isprintable() or any(c.isspace() for c in endpoint):
+        raise CatalogError(f"the endpoint is not an http(s) URL: {endpoint!r}")
 
 
 def _check_name(name: str, what: str) -> None:

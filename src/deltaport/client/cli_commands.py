@@ -12,18 +12,20 @@ from deltaport.client.files.scan import TableScan
 from deltaport.client.progress import ProgressLine
 from deltaport.client.sharing_client import SharingClient
 from deltaport.protocol.profile import split_table_url
+from deltaport.text.terminal import one_line
 
 
 def shares(profile: str | os.PathLike[str]) -> str:
-    """The names of the shares the profile can read, one per line."""
+    """The names of the shares the profile can read, one per line (a name the server
+    sent with a line break or another control character shows it escaped)."""
     with SharingClient(profile) as client:
-        return "\n".join(share.name for share in client.list_shares())
+        return "\n".join(one_line(share.name) for share in client.list_shares())
 
 
 def tables(profile: str | os.PathLike[str], share: str | None = None) -> str:
     """``share.schema.table`` of every table (of ``share``, or of all shares), one per line."""
     with SharingClient(profile) as client:
-        return "\n".join(table.full_name for table in client.list_all_tables(share))
+        return "\n".join(one_line(table.full_name) for table in client.list_all_tables(share))
 
 
 def _handle_parts(url: str) -> tuple[str, Table]:

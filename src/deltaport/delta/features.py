@@ -46,6 +46,7 @@ def check_readable(protocol: Protocol, version: int) -> None:
     unsupported = sorted(set(protocol.reader_features or ()) - SUPPORTED_READER_FEATURES)
     if unsupported:
         names = ", ".join(unsupported)
+        features = "feature" if len(unsupported) == 1 else "features"
         raise UnsupportedFeatureError(
-            f"table version {version} requires unsupported reader feature(s): {names}"
+            f"table version {version} requires unsupported reader {features}: {names}"
         )

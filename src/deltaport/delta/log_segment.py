@@ -126,9 +126,11 @@ class LogListing:
         missing = [v for v in range(first, last + 1) if v not in self.commits]
         if missing:
             shown = ", ".join(str(v) for v in missing[:5]) + (" ..." if len(missing) > 5 else "")
+            files = (
+                "the commit file for version" if len(missing) == 1 else "commit files for versions"
+            )
             raise LogCorruptError(
-                f"log is missing commit file(s) for version(s) {shown} "
-                f"(needed to reconstruct version {last})",
+                f"log is missing {files} {shown} (needed to reconstruct version {last})",
                 missing[0],
             )
         return tuple((v, self.commits[v]) for v in range(first, last + 1))

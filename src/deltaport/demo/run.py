@@ -1,10 +1,20 @@
-"""``deltaport demo``: sample tables on local disk, a config and a profile, then the server."""
+"""``deltaport demo``: sample tables on local disk, a config and a profile, then the server.
+
+A second demo must not break a running one: the port is checked before anything is
+written, and a demo holds a lock on its directory while it serves, so that no other demo
+rewrites the tables and the token the running one serves.
+"""
 
 from __future__ import annotations
 
+import errno
+import fcntl
 import json
 import os
 import secrets
+import socket
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +23,11 @@ import yaml
 from deltaport.demo.samples import write_sample_tables
 
 SHARE, SCHEMA = "demo", "sales"
+LOCK_FILE = ".demo.lock"
+
+
+class DemoError(Exception):
+    """The demo cannot start; nothing was written."""
 
 
 def _write_private(path: Path, text: str) -> None:
@@ -77,11 +92,61 @@ def prepare_demo(directory: str | Path, host: str, port: int) -> tuple[Path, Pat
     return config_path, profile_path
 
 
+def check_port(host: str, port: int) -> None:
+    """Refuse a port another process listens on (as the server binds it: reusing one
+    that is only waiting to close)."""
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+    except socket.gaierror as exc:
+        raise DemoError(f"cannot listen on {host}: {exc.strerror}") from None
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(address)
+        except OSError as exc:
+            if exc.errno == errno.EADDRINUSE:
+                raise DemoError(
+                    f"port {port} on {host} is in use (a demo already running?): stop it, "
+                    "or choose another port with --port"
+                ) from None
+            raise DemoError(f"cannot listen on {host}:{port}: {exc.strerror}") from None
+
+
+@contextmanager
+def demo_directory(directory: str | Path) -> Iterator[Path]:
+    """The demo's directory, locked for as long as the demo serves it (the lock ends with
+    the process, however it ends)."""
+    root = Path(directory).resolve()
+    root.mkdir(parents=True, exist_ok=True)
+    fd = os.open(root / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "another process"
+            raise DemoError(
+                f"{root} is served by a running demo (pid {holder}): stop it, or use "
+                "--dir for another directory"
+            ) from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        yield root
+    finally:
+        os.close(fd)
+
+
 def run_demo(directory: str | Path, host: str = "127.0.0.1", port: int = 8080) -> None:
-    """Prepare the demo and serve it until interrupted."""
+    """Prepare the demo and serve it until interrupted; a port in use or a directory a
+    running demo serves stops it before anything is written."""
+    check_port(host, port)
+    with demo_directory(directory) as root:
+        _serve(root, host, port)
+
+
+def _serve(root: Path, host: str, port: int) -> None:
     from deltaport.listeners import run
 
-    config_path, profile_path = prepare_demo(directory, host, port)
+    config_path, profile_path = prepare_demo(root, host, port)
     url = f"{profile_path}#{SHARE}.{SCHEMA}.orders"
     print(f"Sample tables and config written to {config_path.parent}")
     print(f"Profile file: {profile_path}")

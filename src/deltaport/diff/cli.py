@@ -14,6 +14,7 @@ from deltaport.diff.api import diff_tables
 from deltaport.diff.base.errors import DiffError
 from deltaport.diff.render import render_text, to_json
 from deltaport.storage import StorageError
+from deltaport.text.terminal import json_printable, printable
 
 
 def build_parser(prog: str = "deltaport diff") -> argparse.ArgumentParser:
@@ -99,13 +100,14 @@ def cli_main(argv: Sequence[str] | None = None) -> int:
             storage_options=options or None,
         )
     except (DiffError, DeltaError, StorageError, ValueError) as exc:
-        print(f"deltaport diff: error: {exc}", file=sys.stderr)
+        print(f"deltaport diff: error: {printable(str(exc))}", file=sys.stderr)
         return 1
     if args.json:
-        sys.stdout.write(msgspec.json.format(msgspec.json.encode(to_json(result))).decode())
+        text = msgspec.json.format(msgspec.json.encode(to_json(result))).decode()
+        sys.stdout.write(json_printable(text))
         sys.stdout.write("\n")
     else:
-        sys.stdout.write(render_text(result))
+        sys.stdout.write(printable(render_text(result)))
     return 0
 
 
@@ -138,7 +140,10 @@ def rows_main(args: argparse.Namespace, options: dict[str, str]) -> int:
             written = write_changes(diff, args.output)
             print(f"wrote {written} changes to {args.output}", file=sys.stderr)
     except (DiffError, DeltaError, StorageError, ValueError, OSError) as exc:
-        print(f"deltaport diff: error: {exc}", file=sys.stderr)
+        print(f"deltaport diff: error: {printable(str(exc))}", file=sys.stderr)
         return 1
-    sys.stdout.write(rows_json_lines(diff) if args.json else rows_text(diff))
+    if args.json:
+        sys.stdout.write(json_printable(rows_json_lines(diff)))
+    else:
+        sys.stdout.write(printable(rows_text(diff)))
     return 0

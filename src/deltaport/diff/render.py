@@ -7,6 +7,7 @@ from typing import Any
 
 from deltaport.delta.model import Protocol
 from deltaport.diff.base.model import DiffEntry, SideSummary, TableDiff
+from deltaport.text.wording import count
 
 
 def to_json(result: TableDiff) -> dict[str, Any]:
@@ -88,7 +89,7 @@ def render_text(result: TableDiff) -> str:
             lines += _summary_text(side, summary)
     if result.results:
         lines.append("")
-        lines.append(f"{len(result.results)} commit(s), newest first:")
+        lines.append(f"{count(len(result.results), 'commit')}, newest first:")
         lines += [_entry_text(e) for e in result.results]
     if result.next_page_token:
         lines.append(f"more commits: --page-token {result.next_page_token}")
@@ -102,7 +103,7 @@ def render_text(result: TableDiff) -> str:
 def _summary_text(side: str, s: SideSummary) -> list[str]:
     lines = [
         "",
-        f"{side} only: {s.commits} commit(s) (versions {s.first_version}..{s.last_version})",
+        f"{side} only: {count(s.commits, 'commit')} (versions {s.first_version}..{s.last_version})",
         f"  files +{s.files_added} -{s.files_removed}; rows +{s.rows_added} "
         f"-{s.rows_removed} (net {s.net_rows:+d}"
         + (
@@ -113,7 +114,7 @@ def _summary_text(side: str, s: SideSummary) -> list[str]:
         + ")",
     ]
     if s.files_without_row_counts:
-        lines.append(f"  {s.files_without_row_counts} file(s) without row counts in stats")
+        lines.append(f"  {count(s.files_without_row_counts, 'file')} without row counts in stats")
     for c in s.schema_changes:
         if c.kind == "renamed":
             lines.append(f"  column renamed: {c.before} -> {c.after}")

@@ -20,6 +20,7 @@ from deltaport.server.files.zero_copy import zero_copy_protocol
 from deltaport.server.http.app import files_path_prefix
 from deltaport.server.http.logs import configure_logging, uvicorn_log_config
 from deltaport.server.http.tls import tls_files
+from deltaport.text.wording import count
 
 
 def memory_pool() -> pa.MemoryPool:
@@ -61,7 +62,7 @@ def run(
         }
     shares = app.state.catalog.view().shares(Recipient("provider"))  # every share
     logging.getLogger(__name__).info(
-        "serving %d share(s) at %s%s", len(shares), public_url(config), config.endpoint
+        "serving %s at %s%s", count(len(shares), "share"), public_url(config), config.endpoint
     )
     configs = [
         uvicorn.Config(

@@ -19,6 +19,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from deltaport.diff.base.errors import DiffError
+from deltaport.text.wording import count
 
 INSERTED = "inserted"
 DELETED = "deleted"
@@ -204,7 +205,8 @@ def _check_unique(table: pa.Table, key: list[str], side: str) -> None:
         example = {k: repeated.column(k)[0].as_py() for k in key}
         raise DiffError(
             f"the key {', '.join(key)} is not unique in the {side} table's changed rows: "
-            f"{repeated.num_rows} key value(s) repeat, such as {example}; diff without --key "
+            f"{count(repeated.num_rows, 'key value')} repeat, such as {example}; diff without "
+            "--key "
             "(whole rows) or with a key that identifies rows"
         )
 
