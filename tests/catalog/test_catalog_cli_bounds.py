@@ -93,4 +93,4 @@ def test_recipient_list_shows_any_stored_expiry(url: str, capsys) -> None:  # ty
     capsys.readouterr()
     assert cli(["recipient", "list", "--catalog", url]) == 0
     out = capsys.readouterr().out
-    assert f"old: shares none; tokens expiring {10**15} ms after 1970-01-01 UTC" in out
+    assert f"old: no shares; 1 token, expires {10**15} ms after 1970-01-01 UTC" in out
