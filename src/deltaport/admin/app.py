@@ -3,9 +3,7 @@
 
 from __future__ import annotations
 
-import hashlib
 import logging
-import os
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -50,7 +48,7 @@ def create_admin_app(config: ServerConfig) -> Starlette:
     tokens = AdminTokens(admin.tokens)
     tables = ConfiguredTables(config)
     diffs = DiffService(tables)
-    sessions = Sessions(_session_key(config), tokens, admin.session_seconds)
+    sessions = Sessions(tokens, admin.session_seconds)
     api = AdminApi(tokens, diffs)
     handled: list[type[Exception]] = [
         SharingError,
@@ -75,13 +73,6 @@ def create_admin_app(config: ServerConfig) -> Starlette:
     )
     app.router.redirect_slashes = False
     return app
-
-
-def _session_key(config: ServerConfig) -> bytes:
-    """Sessions survive a restart only when ``signingKey`` is set."""
-    if config.signing_key:
-        return hashlib.sha256(b"deltaport-admin\0" + config.signing_key.encode()).digest()
-    return os.urandom(32)
 
 
 def _answer(request: Request, error: SharingError) -> Response:

@@ -92,6 +92,7 @@ class ConsoleAuth:
         session = request.scope["console_session"]
         if not same_token(fields.get("csrf"), session.csrf):
             return page(request, "refused.html", status=403)
+        self.sessions.end(session)
         response = RedirectResponse(f"{PREFIX}/login", status_code=303)
         response.delete_cookie(SESSION_COOKIE, path=PREFIX)
         return response
