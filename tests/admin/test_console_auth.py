@@ -158,6 +158,7 @@ def test_security_headers(admin_server: AdminServer, path: str) -> None:
     assert "frame-ancestors 'none'" in csp
     assert response.headers["x-content-type-options"] == "nosniff"
     assert response.headers["referrer-policy"] == "no-referrer"
+    assert "strict-transport-security" not in response.headers  # plain HTTP: only under TLS
 
 
 def test_pages_have_no_inline_scripts_and_load_only_own_assets(admin_server: AdminServer) -> None:

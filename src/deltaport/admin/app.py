@@ -17,6 +17,7 @@ from deltaport.admin.diff_service import DiffService
 from deltaport.admin.errors import as_sharing_error
 from deltaport.admin.headers import SecurityHeaders
 from deltaport.admin.tables import ConfiguredTables
+from deltaport.admin.throttle import FailedAuthLimit
 from deltaport.admin.tokens import AdminTokens
 from deltaport.catalog.sql_store import SqlCatalog
 from deltaport.console import console_routes
@@ -35,6 +36,7 @@ from deltaport.protocol.predicates import PredicateError
 from deltaport.server.app import public_url
 from deltaport.server.catalog_source import catalog_url
 from deltaport.server.config import ServerConfig
+from deltaport.server.hsts import StrictTransport
 from deltaport.storage import StorageError
 
 log = logging.getLogger(__name__)
@@ -49,7 +51,8 @@ def create_admin_app(config: ServerConfig) -> Starlette:
     tables = ConfiguredTables(config)
     diffs = DiffService(tables)
     sessions = Sessions(tokens, admin.session_seconds)
-    api = AdminApi(tokens, diffs)
+    limit = FailedAuthLimit(admin.failed_auth_limit, admin.failed_auth_window_seconds)
+    api = AdminApi(tokens, diffs, limit)
     handled: list[type[Exception]] = [
         SharingError,
         DeltaError,
@@ -58,14 +61,15 @@ def create_admin_app(config: ServerConfig) -> Starlette:
         PredicateError,
         ValueError,
     ]
-    routes = [*api.routes(), *console_routes(tables, diffs, tokens, sessions)]
+    routes = [*api.routes(), *console_routes(tables, diffs, tokens, sessions, limit)]
     database = catalog_url(config)
     if database is not None:
         sharing_url = public_url(config) + config.endpoint
-        routes += CatalogApi(SqlCatalog(database), config, sharing_url).routes(api.guard)
+        store = SqlCatalog(database, create=False)
+        routes += CatalogApi(store, config, sharing_url).routes(api.guard)
     app = Starlette(
         routes=routes,
-        middleware=[Middleware(SecurityHeaders)],
+        middleware=[Middleware(StrictTransport), Middleware(SecurityHeaders)],
         exception_handlers={
             HTTPException: _http_error,
             **{kind: _engine_error for kind in handled},

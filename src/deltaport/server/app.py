@@ -49,6 +49,7 @@ from deltaport.server.config import ServerConfig
 from deltaport.server.credentials import CredentialService, decode_request, require_mode
 from deltaport.server.files import FilesFirst, files_path, files_routes
 from deltaport.server.hot_routes import HotRoutesFirst
+from deltaport.server.hsts import StrictTransport
 from deltaport.server.ndjson import CONTENT_TYPE as NDJSON
 from deltaport.server.openapi import openapi_document
 from deltaport.server.paging import PageTokens
@@ -114,6 +115,7 @@ def create_app(config: ServerConfig) -> Starlette:
     app = Starlette(
         routes=routes,
         middleware=[
+            Middleware(StrictTransport),
             Middleware(BodyLimit, limit=config.max_request_body_bytes),
             Middleware(
                 FilesFirst,
