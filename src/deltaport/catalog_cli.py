@@ -167,7 +167,9 @@ def _run(fn: Handler) -> Callable[[argparse.Namespace], int]:
     return handler
 
 
-def _store(args: argparse.Namespace) -> SqlCatalog | RemoteCatalog:
+def _store(args: argparse.Namespace, create: bool = False) -> SqlCatalog | RemoteCatalog:
+    """The catalog the command works on; a missing SQLite file is created only with
+    ``create`` (``catalog init``)."""
     from deltaport.catalog.remote import RemoteCatalog
     from deltaport.catalog.sql_store import CatalogError, SqlCatalog
 
@@ -179,7 +181,7 @@ def _store(args: argparse.Namespace) -> SqlCatalog | RemoteCatalog:
                 "DELTAPORT_ADMIN_TOKEN or --admin-token"
             )
         return RemoteCatalog(args.server, token)
-    return SqlCatalog(resolve_catalog(args.catalog, args.config))
+    return SqlCatalog(resolve_catalog(args.catalog, args.config), create=create)
 
 
 def _admin_token(args: argparse.Namespace) -> str | None:
@@ -201,10 +203,10 @@ def _admin_token(args: argparse.Namespace) -> str | None:
     return os.environ.get("DELTAPORT_ADMIN_TOKEN")
 
 
-def _local(args: argparse.Namespace) -> SqlCatalog:
+def _local(args: argparse.Namespace, create: bool = False) -> SqlCatalog:
     from deltaport.catalog.sql_store import CatalogError, SqlCatalog
 
-    store = _store(args)
+    store = _store(args, create)
     if not isinstance(store, SqlCatalog):
         raise CatalogError("this command works on the catalog database itself, not --server")
     return store
@@ -320,7 +322,7 @@ def _init(args: argparse.Namespace) -> str:
     url = resolve_catalog(args.catalog, args.config)
     if url.startswith("sqlite:") and sqlite_path(url).exists():
         raise CatalogError(f"{sqlite_path(url)} exists already")
-    _local(args)
+    _local(args, create=True)
     return f"created the catalog database {_shown(url)}"
 
 

@@ -8,8 +8,10 @@ import os
 import stat
 import subprocess
 import sys
+import time
 from pathlib import Path
 
+import httpx
 import pyarrow as pa
 import pytest
 import yaml
@@ -19,6 +21,7 @@ from deltaport.catalog.database import CatalogMissingError
 from deltaport.catalog.sql_store import CatalogError, SqlCatalog
 from deltaport.cli import main as cli
 from deltaport.server.config import ConfigError, load_config
+from sharing_server import free_port
 
 
 @pytest.fixture
@@ -120,6 +123,9 @@ def test_a_server_refuses_a_missing_catalog_and_init_creates_one(
     assert error.startswith(f"deltaport: error: there is no catalog database at {tmp_path}")
     assert "deltaport catalog init" in error
     assert not (tmp_path / "data" / "catalog.db").exists()
+    assert cli(["share", "create", "s", "--catalog", url]) == 1  # nor do the commands
+    assert "there is no catalog database" in capsys.readouterr().err
+    assert not (tmp_path / "data" / "catalog.db").exists()
     assert cli(["catalog", "init", "--catalog", url]) == 0
     assert "created the catalog database" in capsys.readouterr().out
     assert cli(["catalog", "init", "--catalog", url]) == 1  # never over an existing one
@@ -151,3 +157,33 @@ def test_the_catalog_files_are_private(tmp_path: Path) -> None:
         assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
     finally:
         os.umask(old)
+
+
+def test_the_first_plain_start_creates_the_default_catalog(tmp_path: Path) -> None:
+    """``deltaport serve`` without --config or --catalog: the explicit first start, the only
+    one that creates a catalog (the embedded default, private)."""
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if k != "DELTAPORT_CATALOG"}
+    deltaport = str(Path(sys.executable).parent / "deltaport")
+    log = (tmp_path / "serve.log").open("wb")
+    process = subprocess.Popen(
+        [deltaport, "serve", "--host", "127.0.0.1", "--port", str(port)],
+        cwd=tmp_path,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        for _ in range(600):
+            assert process.poll() is None, (tmp_path / "serve.log").read_text()
+            try:
+                response = httpx.get(f"http://127.0.0.1:{port}/delta-sharing/shares", timeout=1)
+                break
+            except httpx.HTTPError:
+                time.sleep(0.1)
+        assert response.status_code == 401  # served from the new, empty catalog
+    finally:
+        process.terminate()
+        process.wait(30)
+    created = tmp_path / "deltaport-data" / "catalog.db"
+    assert stat.S_IMODE(created.stat().st_mode) == 0o600
