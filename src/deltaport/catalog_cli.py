@@ -4,7 +4,8 @@ catalog database, and importing a YAML configuration into it.
 The database is ``--catalog URL``, else ``DELTAPORT_CATALOG``, else the ``catalog:`` of
 ``--config``, else the embedded default, ``sqlite:///deltaport-data/catalog.db``. With
 ``--server URL`` (a running server's admin listener) and an admin token
-(``--admin-token`` or ``DELTAPORT_ADMIN_TOKEN``), the commands go through its admin API.
+(``--admin-token-file``, ``DELTAPORT_ADMIN_TOKEN_FILE``, ``DELTAPORT_ADMIN_TOKEN`` or
+``--admin-token``), the commands go through its admin API.
 """
 
 from __future__ import annotations
@@ -39,13 +40,29 @@ def resolve_catalog(url: str | None, config_path: str | None) -> str:
     return DEFAULT_CATALOG
 
 
+def create_default_catalog() -> None:
+    """The embedded default catalog, created on the first ``deltaport serve`` without
+    --config or --catalog (the only start that creates a catalog; see ``catalog init``)."""
+    from deltaport.catalog.sql_store import SqlCatalog
+
+    SqlCatalog(DEFAULT_CATALOG).database.close()
+
+
 def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--catalog", help=f"catalog database URL (default {DEFAULT_CATALOG})")
     parser.add_argument("--config", help="server configuration (its catalog: and endpoint)")
     parser.add_argument(
         "--server", help="a running server's admin listener, e.g. http://127.0.0.1:8081"
     )
-    parser.add_argument("--admin-token", help="its admin token (default: $DELTAPORT_ADMIN_TOKEN)")
+    parser.add_argument(
+        "--admin-token",
+        help="its admin token (visible to every user in the process list: prefer "
+        "--admin-token-file or $DELTAPORT_ADMIN_TOKEN)",
+    )
+    parser.add_argument(
+        "--admin-token-file",
+        help="a file holding the admin token (default: $DELTAPORT_ADMIN_TOKEN_FILE)",
+    )
 
 
 def add_catalog_commands(
@@ -59,6 +76,9 @@ def add_catalog_commands(
     imported.add_argument("yaml", help="server configuration (YAML) to import")
     _common(imported)
     imported.set_defaults(handler=_run(_import))
+    init = catalog_cmds.add_parser("init", help="create the catalog database")
+    _common(init)
+    init.set_defaults(handler=_run(_init))
 
     share = commands.add_parser("share", help="shares and grants in the catalog")
     share_cmds = share.add_subparsers(dest="share_command", required=True, metavar="ACTION")
@@ -157,24 +177,46 @@ def _run(fn: Handler) -> Callable[[argparse.Namespace], int]:
     return handler
 
 
-def _store(args: argparse.Namespace) -> SqlCatalog | RemoteCatalog:
+def _store(args: argparse.Namespace, create: bool = False) -> SqlCatalog | RemoteCatalog:
+    """The catalog the command works on; a missing SQLite file is created only with
+    ``create`` (``catalog init``)."""
     from deltaport.catalog.remote import RemoteCatalog
     from deltaport.catalog.sql_store import CatalogError, SqlCatalog
 
     if args.server:
-        token = args.admin_token or os.environ.get("DELTAPORT_ADMIN_TOKEN")
+        token = _admin_token(args)
         if not token:
             raise CatalogError(
-                "--server needs an admin token: --admin-token or DELTAPORT_ADMIN_TOKEN"
+                "--server needs an admin token: --admin-token-file, DELTAPORT_ADMIN_TOKEN_FILE, "
+                "DELTAPORT_ADMIN_TOKEN or --admin-token"
             )
         return RemoteCatalog(args.server, token)
-    return SqlCatalog(resolve_catalog(args.catalog, args.config))
+    return SqlCatalog(resolve_catalog(args.catalog, args.config), create=create)
 
 
-def _local(args: argparse.Namespace) -> SqlCatalog:
+def _admin_token(args: argparse.Namespace) -> str | None:
+    """The admin token: --admin-token, else the file of --admin-token-file or
+    DELTAPORT_ADMIN_TOKEN_FILE (first line), else DELTAPORT_ADMIN_TOKEN."""
+    from pathlib import Path
+
+    from deltaport.catalog.sql_store import CatalogError
+
+    if args.admin_token:
+        return str(args.admin_token)
+    path = args.admin_token_file or os.environ.get("DELTAPORT_ADMIN_TOKEN_FILE")
+    if path:
+        try:
+            lines = Path(path).read_text(encoding="utf-8").splitlines()
+        except OSError as exc:
+            raise CatalogError(f"cannot read the admin token file {path}: {exc.strerror}") from None
+        return lines[0].strip() if lines else None
+    return os.environ.get("DELTAPORT_ADMIN_TOKEN")
+
+
+def _local(args: argparse.Namespace, create: bool = False) -> SqlCatalog:
     from deltaport.catalog.sql_store import CatalogError, SqlCatalog
 
-    store = _store(args)
+    store = _store(args, create)
     if not isinstance(store, SqlCatalog):
         raise CatalogError("this command works on the catalog database itself, not --server")
     return store
@@ -209,7 +251,9 @@ def _share_revoke(args: argparse.Namespace) -> str:
 def _table_add(args: argparse.Namespace) -> str:
     from deltaport.catalog.commands import add_table
     from deltaport.catalog.remote import RemoteCatalog
+    from deltaport.storage.uri import absolute_location
 
+    args.location = absolute_location(args.location)
     store = _store(args)
     modes = [m.strip() for m in args.access_modes.split(",") if m.strip()]
     if isinstance(store, RemoteCatalog):
@@ -294,32 +338,54 @@ def _recipient_list(args: argparse.Namespace) -> str:
     return list_recipients(_store(args))
 
 
+def _init(args: argparse.Namespace) -> str:
+    from deltaport.catalog.database import sqlite_path
+    from deltaport.catalog.sql_store import CatalogError
+
+    url = resolve_catalog(args.catalog, args.config)
+    if url.startswith("sqlite:") and sqlite_path(url).exists():
+        raise CatalogError(f"{sqlite_path(url)} exists already")
+    _local(args, create=True)
+    return f"created the catalog database {_shown(url)}"
+
+
+def _shown(url: str) -> str:
+    """``url`` without a password."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    return url.replace(f":{parts.password}@", ":***@", 1)
+
+
 def _import(args: argparse.Namespace) -> str:
     from deltaport.config.model import load_config
     from deltaport.text.wording import count
 
     config = load_config(args.yaml)
     store = _local(args)
-    for share in config.shares:
-        store.create_share(share.name, share.comment)
-        for schema in share.schemas:
-            for t in schema.tables:
-                store.add_table(
-                    share.name,
-                    schema.name,
-                    t.name,
-                    t.location,
-                    history_shared=t.shares_history,
-                    start_version=t.start_version,
-                    partition_filter=t.partition_filter,
-                    access_modes=t.access_modes,
-                    auxiliary_locations=t.auxiliary_locations,
-                )
-    lines = [f"imported {count(len(config.shares), 'share')} from {args.yaml}"]
-    token = config.authorization.bearer_token if config.authorization else None
-    if token:
-        store.import_recipient("default", token, [s.name for s in config.shares])
-        lines.append("its bearer token is now recipient 'default', granted every share")
+    with store.batch():
+        for share in config.shares:
+            store.create_share(share.name, share.comment)
+            for schema in share.schemas:
+                for t in schema.tables:
+                    store.add_table(
+                        share.name,
+                        schema.name,
+                        t.name,
+                        t.location,
+                        history_shared=t.shares_history,
+                        start_version=t.start_version,
+                        partition_filter=t.partition_filter,
+                        access_modes=t.access_modes,
+                        auxiliary_locations=t.auxiliary_locations,
+                    )
+        lines = [f"imported {count(len(config.shares), 'share')} from {args.yaml}"]
+        token = config.authorization.bearer_token if config.authorization else None
+        if token:
+            store.import_recipient("default", token, [s.name for s in config.shares])
+            lines.append("its bearer token is now recipient 'default', granted every share")
     return "\n".join(lines)
 
 

@@ -133,12 +133,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _cmd_serve(args: argparse.Namespace) -> int:
-    from deltaport.catalog_cli import DEFAULT_CATALOG
+    from deltaport.catalog_cli import DEFAULT_CATALOG, create_default_catalog
     from deltaport.listeners import run
 
     catalog = args.catalog
     if catalog is None and args.config is None and not os.environ.get("DELTAPORT_CATALOG"):
         catalog = DEFAULT_CATALOG
+        create_default_catalog()
     run(args.config, host=args.host, port=args.port, catalog=catalog)
     return 0
 
@@ -257,7 +258,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _user_errors() -> tuple[type[Exception], ...]:
     """Errors whose message is meant for the user: printed without a traceback."""
-    from deltaport.catalog.database import CatalogUrlError
+    from deltaport.catalog.database import CatalogMissingError, CatalogUrlError
     from deltaport.catalog.migrations import CatalogSchemaError
     from deltaport.catalog.sql_store import CatalogError
     from deltaport.client.base.errors import SharingError
@@ -277,6 +278,7 @@ def _user_errors() -> tuple[type[Exception], ...]:
         ConfigError,
         CatalogError,
         CatalogUrlError,
+        CatalogMissingError,
         CatalogSchemaError,
     )
 

@@ -262,3 +262,21 @@ def test_the_console_of_a_catalog_server(
         assert page.locator("#diff-type").count() == 0
     finally:
         watched.context.close()
+
+
+def test_the_old_cookie_fails_after_logout(browser: Any, watched: Watched) -> None:
+    page = watched.page
+    watched.login()
+    assert page.url.endswith("/console/")
+    cookie = next(c for c in watched.context.cookies() if c["name"] == "deltaport_session")
+    page.click("form.inline button")  # log out
+    assert page.url.endswith("/console/login")
+    # another browser given the old cookie (as if it had been copied) is not signed in
+    replay = browser.new_context()
+    try:
+        replay.add_cookies([cookie])
+        other = replay.new_page()
+        other.goto(watched.server.admin + "/console/tables/lake.main.dvcm")
+        assert other.url.endswith("/console/login")
+    finally:
+        replay.close()

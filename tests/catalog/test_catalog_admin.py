@@ -34,6 +34,7 @@ def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[RunningSer
         partition_by=["region"],
     )
     admin_port = free_port()
+    assert cli(["catalog", "init", "--catalog", f"sqlite:///{tmp}/catalog.db"]) == 0
     config = {
         "catalog": f"sqlite:///{tmp}/catalog.db",
         "signingKey": "catalog-admin-key",
@@ -257,3 +258,18 @@ def test_a_rotation_through_the_server_keeps_the_endpoint_and_lifetime(  # type:
         None,
     )
     assert len(rotor["tokens"]) == 3
+
+
+def test_the_admin_token_is_read_from_a_file(  # type: ignore[no-untyped-def]
+    setup, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    _, admin, _ = setup
+    monkeypatch.delenv("DELTAPORT_ADMIN_TOKEN", raising=False)
+    token_file = tmp_path / "admin-token"
+    token_file.write_text(ADMIN_TOKEN + "\n")
+    assert cli(["share", "list", "--server", admin, "--admin-token-file", str(token_file)]) == 0
+    monkeypatch.setenv("DELTAPORT_ADMIN_TOKEN_FILE", str(token_file))
+    assert cli(["share", "list", "--server", admin]) == 0
+    monkeypatch.setenv("DELTAPORT_ADMIN_TOKEN_FILE", str(tmp_path / "missing"))
+    assert cli(["share", "list", "--server", admin]) == 1
+    assert "cannot read the admin token file" in capsys.readouterr().err

@@ -55,6 +55,7 @@ def test_import_keeps_the_yaml_token_working(table: Path, tmp_path: Path) -> Non
     path = tmp_path / "server.yaml"
     path.write_text(yaml.safe_dump(config))
     url = f"sqlite:///{tmp_path}/catalog.db"
+    assert cli(["catalog", "init", "--catalog", url]) == 0
     assert cli(["catalog", "import", str(path), "--catalog", url]) == 0
     contents = SqlCatalog(url).contents()
     assert [t.partition_filter for t in contents.tables] == ["region = CURRENT_RECIPIENT('region')"]
@@ -78,6 +79,7 @@ def test_import_keeps_the_yaml_token_working(table: Path, tmp_path: Path) -> Non
 
 def test_profiles_are_private_and_tokens_never_listed(table: Path, tmp_path: Path, capsys) -> None:
     url = f"sqlite:///{tmp_path}/catalog.db"
+    assert cli(["catalog", "init", "--catalog", url]) == 0
     profile = tmp_path / "acme.share"
     assert cli(["share", "create", "s", "--catalog", url]) == 0
     assert cli(["table", "add", "s.d.t", str(table), "--catalog", url]) == 0
@@ -124,6 +126,7 @@ def test_profiles_are_private_and_tokens_never_listed(table: Path, tmp_path: Pat
 
 def test_errors_are_clear(table: Path, tmp_path: Path, capsys) -> None:
     url = f"sqlite:///{tmp_path}/catalog.db"
+    assert cli(["catalog", "init", "--catalog", url]) == 0
     assert cli(["table", "add", "nope.d.t", str(table), "--catalog", url]) == 1
     assert "no share 'nope'" in capsys.readouterr().err
     assert cli(["share", "create", "s", "--catalog", url]) == 0
@@ -161,6 +164,7 @@ def test_table_add_checks_access_modes_and_writes_nothing(
     table: Path, tmp_path: Path, capsys, args: list[str], message: str
 ) -> None:
     url = f"sqlite:///{tmp_path}/catalog.db"
+    assert cli(["catalog", "init", "--catalog", url]) == 0
     assert cli(["share", "create", "s", "--catalog", url]) == 0
     capsys.readouterr()
     assert cli(["table", "add", "s.d.t", str(table), *args, "--catalog", url]) == 1
@@ -172,6 +176,7 @@ def test_table_add_with_a_config_checks_the_credential_settings(tmp_path: Path, 
     """With --config the command knows the server's storage configuration: a dir location
     it has no credentials for is refused before the table is even read."""
     url = f"sqlite:///{tmp_path}/catalog.db"
+    assert cli(["catalog", "init", "--catalog", url]) == 0
     config = tmp_path / "server.yaml"
     config.write_text(yaml.safe_dump({"storage": [{"prefix": "s3://lake/", "options": {}}]}))
     assert cli(["share", "create", "s", "--catalog", url]) == 0
@@ -206,6 +211,7 @@ def test_import_carries_access_modes_and_listings_show_them(
     path = tmp_path / "server.yaml"
     path.write_text(yaml.safe_dump(config))
     url = f"sqlite:///{tmp_path}/catalog.db"
+    assert cli(["catalog", "init", "--catalog", url]) == 0
     assert cli(["catalog", "import", str(path), "--catalog", url]) == 0
     rows = {t.name: t for t in SqlCatalog(url).contents().tables}
     assert rows["lake"].access_modes == ("url", "dir")

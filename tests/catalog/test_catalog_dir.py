@@ -80,6 +80,7 @@ def setup(s3_emulator: S3Emulator, tmp_path_factory: pytest.TempPathFactory) -> 
     }
     catalog = f"sqlite:///{tmp}/catalog.db"
     cli_config = str(write_config(tmp / "cli.yaml", {"storage": storage}))
+    _cli("catalog", "init", "--catalog", catalog)
     _cli("share", "create", "s", "--catalog", catalog)
     _cli("share", "create", "other", "--catalog", catalog)
     on_db = ["--catalog", catalog, "--config", cli_config]

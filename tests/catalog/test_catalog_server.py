@@ -52,6 +52,8 @@ def _seed(url: str, tables: Path, tmp: Path, s3: S3Emulator) -> dict[str, str]:
     """Shares s (a filtered and an unfiltered copy of a table partitioned by region, and
     a table in S3 shared for url and dir access) and hr; recipients eu and us (region
     property) and none (no property), and an hr-only one. Returns each recipient's token."""
+    if url.startswith("sqlite:"):
+        _catalog(url, "catalog", "init")
     parted = tables / "parted"
     for region in ("eu", "us", "asia"):
         rows = pa.table({"id": list(range(5)), "region": [region] * 5})

@@ -239,7 +239,7 @@ def test_access_modes_are_checked_and_nothing_is_written(
 
 def test_a_version_1_database_is_migrated_and_its_tables_read_as_url(url: str) -> None:
     """A catalog written by a deltaport of schema version 1 (before access modes)."""
-    database = Database(url)
+    database = Database(url, create=True)
     with database.transaction() as tx:
         for statement in MIGRATIONS[0]:
             tx.execute(statement)

@@ -14,7 +14,7 @@ import pyarrow as pa
 import pytest
 
 import deltaport.client as dc
-from sharing_server import start_server, stop_server, table_entry
+from sharing_server import free_port, start_server, stop_server, table_entry
 
 
 def test_self_signed_tls_open_server(tables: dict[str, Path], tmp_path: Path) -> None:
@@ -78,3 +78,35 @@ def test_client_over_tls_trusts_only_what_the_trust_store_holds(
         )
     finally:
         stop_server(server)
+
+
+def test_tls_answers_carry_hsts_and_the_generated_key_is_removed_on_stop(
+    tables: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Both listeners send Strict-Transport-Security over TLS; the generated key's directory
+    (under TMPDIR) is gone once the server stops; an admin listener bound to a non-loopback
+    address is warned about."""
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
+    monkeypatch.setenv("TMPDIR", str(temporary))
+    admin_port = free_port()
+    config: dict[str, Any] = {
+        "ssl": {"selfSigned": True},
+        "admin": {"port": admin_port, "host": "0.0.0.0", "tokens": ["tls-admin-token-0123456"]},
+        "shares": [
+            {"name": "s", "schemas": [{"name": "d", "tables": [table_entry("t", tables["basic"])]}]}
+        ],
+    }
+    server = start_server(config, tmp_path / "server", scheme="https")
+    try:
+        assert [p.name[:13] for p in temporary.iterdir()] == ["deltaport-tls"]
+        with httpx.Client(verify=False, timeout=60) as client:
+            sharing = client.get(server.url + "/shares")
+            admin = client.get(f"https://127.0.0.1:{admin_port}/console/login")
+        assert sharing.headers["strict-transport-security"] == "max-age=31536000"
+        assert admin.headers["strict-transport-security"] == "max-age=31536000"
+    finally:
+        stop_server(server)
+    assert server.process.returncode == 0
+    assert list(temporary.iterdir()) == []
+    assert "admin listener (console and admin API) is bound to 0.0.0.0" in server.log()

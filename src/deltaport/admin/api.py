@@ -15,8 +15,14 @@ from starlette.routing import BaseRoute, Route
 from deltaport.admin.diff_service import DiffRequest, DiffService
 from deltaport.admin.errors import as_sharing_error
 from deltaport.admin.openapi import admin_openapi
+from deltaport.admin.throttle import FailedAuthLimit, client_address
 from deltaport.admin.tokens import AdminTokens
-from deltaport.protocol.errors import InternalError, SharingError, UnauthenticatedError
+from deltaport.protocol.errors import (
+    InternalError,
+    SharingError,
+    TooManyRequestsError,
+    UnauthenticatedError,
+)
 from deltaport.protocol.params import bool_param, int_param
 
 log = logging.getLogger(__name__)
@@ -52,12 +58,16 @@ def json_response(value: object, status: int = 200) -> Response:
 
 
 def error_json(error: SharingError) -> Response:
-    return json_response(error.body(), error.status)
+    response = json_response(error.body(), error.status)
+    if isinstance(error, TooManyRequestsError):
+        response.headers["retry-after"] = str(error.retry_after)
+    return response
 
 
 class AdminApi:
-    def __init__(self, tokens: AdminTokens, diffs: DiffService) -> None:
+    def __init__(self, tokens: AdminTokens, diffs: DiffService, limit: FailedAuthLimit) -> None:
         self.tokens = tokens
+        self.limit = limit
         self.diffs = diffs
         self._openapi = msgspec.json.encode(admin_openapi())
 
@@ -70,7 +80,10 @@ class AdminApi:
     def guard(self, handler: Handler) -> Handler:
         async def endpoint(request: Request) -> Response:
             try:
+                address = client_address(request.client)
+                self.limit.check(address)
                 if self.tokens.bearer(request.headers.get("authorization")) is None:
+                    self.limit.failed(address, "admin token")
                     raise UnauthenticatedError("a valid admin token is required")
                 return await handler(request)
             except Exception as exc:

@@ -7,6 +7,7 @@ beyond the standard library; PostgreSQL needs ``psycopg`` (``pip install deltapo
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
@@ -22,15 +23,35 @@ class CatalogUrlError(ValueError):
     """The catalog URL names no database deltaport can open."""
 
 
-class Database:
-    """A connection used by one thread at a time (a lock serialises callers)."""
+class CatalogMissingError(RuntimeError):
+    """The catalog's SQLite file does not exist (it is created only when asked to), or went
+    away while in use (an operator's fault, not the caller's: a 500 on the admin API)."""
 
-    def __init__(self, url: str) -> None:
+
+class Database:
+    """A connection used by one thread at a time (a lock serialises callers).
+
+    A SQLite file is created (mode 0600, which its ``-wal`` and ``-shm`` files take) only
+    with ``create``; otherwise a missing file is :class:`CatalogMissingError`, and so is a
+    file deleted or replaced while open (checked before every statement), so that no write
+    is acknowledged into a file nobody will read again."""
+
+    def __init__(self, url: str, create: bool = False) -> None:
         self.url = url
-        self.kind, self._connection = _connect(url)
+        self.kind, self._connection = _connect(url, create)
+        self._file = sqlite_path(url) if self.kind == "sqlite" else None
+        self._identity = _identity(self._file) if self._file else None
         self._lock = threading.RLock()
 
+    def _check_file(self) -> None:
+        if self._file is not None and _identity(self._file) != self._identity:
+            raise CatalogMissingError(
+                f"the catalog database {self._file} was deleted or replaced while in use; "
+                "restore it and restart deltaport"
+            )
+
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
+        self._check_file()
         with self._lock:
             cursor = self._connection.cursor()
             try:
@@ -45,6 +66,7 @@ class Database:
     @contextmanager
     def transaction(self) -> Iterator[Transaction]:
         """Statements that all happen or none does."""
+        self._check_file()
         with self._lock:
             cursor = self._connection.cursor()
             try:
@@ -76,16 +98,34 @@ class Transaction:
         return [tuple(r) for r in self._cursor.fetchall()] if self._cursor.description else []
 
 
-def _connect(url: str) -> tuple[str, Any]:
+def _identity(path: Path) -> tuple[int, int] | None:
+    try:
+        stat = path.stat()
+    except FileNotFoundError:
+        return None
+    return stat.st_dev, stat.st_ino
+
+
+def _connect(url: str, create: bool) -> tuple[str, Any]:
     scheme = urlsplit(url).scheme
     if scheme == "sqlite":
         path = sqlite_path(url)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        connection = sqlite3.connect(
-            path, isolation_level=None, check_same_thread=False, timeout=30
-        )
-        connection.execute("PRAGMA journal_mode=WAL")
-        connection.execute("PRAGMA foreign_keys=ON")
+        if not path.exists():
+            if not create:
+                raise CatalogMissingError(
+                    f"there is no catalog database at {path}: create one with "
+                    f"`deltaport catalog init --catalog {url}`, or restore the file"
+                )
+            path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
+        try:
+            connection = sqlite3.connect(
+                path, isolation_level=None, check_same_thread=False, timeout=30
+            )
+            connection.execute("PRAGMA journal_mode=WAL")
+            connection.execute("PRAGMA foreign_keys=ON")
+        except sqlite3.Error as exc:
+            raise CatalogUrlError(f"the catalog database {path} cannot be opened: {exc}") from None
         return "sqlite", _SqliteConnection(connection)
     if scheme in ("postgresql", "postgres"):
         try:

@@ -9,16 +9,19 @@ every replica within the poll interval.
 from __future__ import annotations
 
 import json
+import sqlite3
+import threading
 import time
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import Enum
 from urllib.parse import urlsplit
 
 from deltaport.catalog.access import access_problem
-from deltaport.catalog.database import Database, Row, Transaction
+from deltaport.catalog.database import CatalogUrlError, Database, Row, Transaction
 from deltaport.catalog.limits import (
     grace_problem,
     lifetime_problem,
@@ -30,6 +33,7 @@ from deltaport.catalog.migrations import migrate
 from deltaport.catalog.tokens import new_token, token_hash
 from deltaport.protocol.credentials import URL
 from deltaport.protocol.names import name_key, name_problem
+from deltaport.storage.uri import is_relative_path
 
 
 class CatalogError(ValueError):
@@ -115,11 +119,17 @@ class IssuedToken:
 
 
 class SqlCatalog:
-    def __init__(self, url: str) -> None:
-        self.database = Database(url)
-        migrate(self.database)
-        key = self.database.query("SELECT value FROM deltaport_meta WHERE key = 'token_key'")
+    def __init__(self, url: str, *, create: bool = True) -> None:
+        """The catalog at ``url``; a missing SQLite file is created only with ``create`` (a
+        server never creates one, except the embedded default on its first start)."""
+        self.database = Database(url, create=create)
+        try:
+            migrate(self.database)
+            key = self.database.query("SELECT value FROM deltaport_meta WHERE key = 'token_key'")
+        except sqlite3.Error as exc:  # a read-only file, a file that is no database
+            raise CatalogUrlError(f"the catalog database cannot be used: {exc}") from None
         self._token_key = bytes.fromhex(key[0][0])
+        self._batch = threading.local()
 
     # -- reading -------------------------------------------------------------------------
     def generation(self) -> int:
@@ -197,6 +207,11 @@ class SqlCatalog:
         problem = table_problem(location, start_version, partition_filter, auxiliary_locations)
         if problem:
             raise CatalogError(f"table {share}.{schema}.{name} cannot be shared: {problem}")
+        if is_relative_path(location):
+            raise CatalogError(
+                f"table {share}.{schema}.{name}: the location {location!r} is a relative path; "
+                "give an absolute path or a URI"
+            )
         problem = access_problem(
             location,
             access_modes,
@@ -367,9 +382,21 @@ class SqlCatalog:
                 (share_key, recipient_key),
             )
 
+    @contextmanager
+    def batch(self) -> Iterator[None]:
+        """The changes made inside, in this thread, all happen or none does (one
+        transaction: ``catalog import`` leaves nothing behind when a share fails)."""
+        with self._change() as tx:
+            self._batch.tx = tx
+            try:
+                yield
+            finally:
+                self._batch.tx = None
+
     # -- helpers -------------------------------------------------------------------------
-    def _change(self) -> _Change:
-        return _Change(self.database)
+    def _change(self) -> AbstractContextManager[Transaction]:
+        outer: Transaction | None = getattr(self._batch, "tx", None)
+        return nullcontext(outer) if outer is not None else _Change(self.database)
 
     @staticmethod
     def _insert_recipient(

@@ -24,6 +24,7 @@ from deltaport.catalog.tokens import MAX_TOKEN_LENGTH
 from deltaport.protocol.credentials import URL
 from deltaport.protocol.names import name_key, name_problem
 from deltaport.storage.credentials import CredentialSettings
+from deltaport.storage.uri import is_relative_path
 
 log = logging.getLogger(__name__)
 
@@ -116,7 +117,9 @@ class AdminConfig(_Config):
     """The admin listener (admin API and console); off unless configured.
 
     ``tokens`` are admin tokens, each given as text (usually ``${VAR}``) or as
-    ``sha256:<hex>`` of the token; only their hashes are kept once loaded.
+    ``sha256:<hex>`` of the token; only their hashes are kept once loaded. After
+    ``failed_auth_limit`` failed sign-ins or bearer tokens from one client address within
+    ``failed_auth_window_seconds``, that address is answered 429 until the window frees.
     """
 
     port: int
@@ -124,6 +127,8 @@ class AdminConfig(_Config):
     host: str = "127.0.0.1"
     session_seconds: int = 3600
     diff_timeout_seconds: int = 60
+    failed_auth_limit: int = 10
+    failed_auth_window_seconds: int = 300
 
 
 class ServerConfig(_Config):
@@ -277,6 +282,12 @@ def _check(config: ServerConfig) -> None:
                 _check_name(table.name, f"{where}.name", table_names)
                 if not table.location.strip():
                     raise ConfigError(f"{where}.location: must not be empty")
+                if is_relative_path(table.location):
+                    raise ConfigError(
+                        f"{where}.location: {table.location!r} is a relative path; give an "
+                        "absolute path or a URI (a server does not depend on the directory "
+                        "it was started from)"
+                    )
                 if table.start_version < 0:
                     raise ConfigError(f"{where}.startVersion: must not be negative")
                 problem = access_problem(
@@ -319,6 +330,10 @@ def _check_admin(admin: AdminConfig, sharing_port: int) -> None:
         raise ConfigError("admin.sessionSeconds: must be positive")
     if admin.diff_timeout_seconds <= 0:
         raise ConfigError("admin.diffTimeoutSeconds: must be positive")
+    if admin.failed_auth_limit <= 0:
+        raise ConfigError("admin.failedAuthLimit: must be positive")
+    if admin.failed_auth_window_seconds <= 0:
+        raise ConfigError("admin.failedAuthWindowSeconds: must be positive")
 
 
 def _camel(key: str) -> str:

@@ -11,6 +11,7 @@ from starlette.staticfiles import StaticFiles
 
 from deltaport.admin.diff_service import DiffService
 from deltaport.admin.tables import ConfiguredTables
+from deltaport.admin.throttle import FailedAuthLimit
 from deltaport.admin.tokens import AdminTokens
 from deltaport.console.auth import PREFIX, ConsoleAuth
 from deltaport.console.diff_page import DiffPage
@@ -23,9 +24,13 @@ STATIC = Path(__file__).parent / "static"
 
 
 def console_routes(
-    tables: ConfiguredTables, diffs: DiffService, tokens: AdminTokens, sessions: Sessions
+    tables: ConfiguredTables,
+    diffs: DiffService,
+    tokens: AdminTokens,
+    sessions: Sessions,
+    limit: FailedAuthLimit,
 ) -> list[BaseRoute]:
-    auth = ConsoleAuth(tokens, sessions)
+    auth = ConsoleAuth(tokens, sessions, limit)
     pages = TablePages(tables)
     diff = DiffPage(tables, diffs)
     signed_in = auth.required

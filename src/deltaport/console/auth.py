@@ -8,6 +8,7 @@ from urllib.parse import parse_qs
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
+from deltaport.admin.throttle import FailedAuthLimit, client_address
 from deltaport.admin.tokens import AdminTokens
 from deltaport.console.render import page
 from deltaport.console.sessions import (
@@ -17,6 +18,7 @@ from deltaport.console.sessions import (
     new_login_csrf,
     same_token,
 )
+from deltaport.protocol.errors import TooManyRequestsError
 
 PREFIX = "/console"
 MAX_FORM_BYTES = 64 * 1024
@@ -48,9 +50,10 @@ def _cookie(response: Response, request: Request, name: str, value: str, max_age
 
 
 class ConsoleAuth:
-    def __init__(self, tokens: AdminTokens, sessions: Sessions) -> None:
+    def __init__(self, tokens: AdminTokens, sessions: Sessions, limit: FailedAuthLimit) -> None:
         self.tokens = tokens
         self.sessions = sessions
+        self.limit = limit
 
     def required(self, handler: Handler) -> Handler:
         """``handler`` for signed-in users; others go to the login page. POSTs must carry
@@ -75,10 +78,19 @@ class ConsoleAuth:
 
     async def login(self, request: Request) -> Response:
         fields = await form(request)
+        address = client_address(request.client)
+        try:
+            self.limit.check(address)
+        except TooManyRequestsError as exc:
+            response = await self.login_form(request, exc.message)
+            response.status_code = exc.status
+            response.headers["retry-after"] = str(exc.retry_after)
+            return response
         if not same_token(fields.get("csrf"), request.cookies.get(LOGIN_CSRF_COOKIE)):
             return await self._refused(request, "The form expired; please sign in again.")
         hashed = self.tokens.match(fields.get("token", ""))
         if hashed is None:
+            self.limit.failed(address, "console login")
             return await self.login_form(request, "That admin token is not valid.")
         response = RedirectResponse(f"{PREFIX}/", status_code=303)
         _cookie(
@@ -92,6 +104,7 @@ class ConsoleAuth:
         session = request.scope["console_session"]
         if not same_token(fields.get("csrf"), session.csrf):
             return page(request, "refused.html", status=403)
+        self.sessions.end(session)
         response = RedirectResponse(f"{PREFIX}/login", status_code=303)
         response.delete_cookie(SESSION_COOKIE, path=PREFIX)
         return response

@@ -1,62 +1,97 @@
-"""Console sessions and CSRF tokens, with no state on the server.
+"""Console sessions, kept on the server, and CSRF tokens.
 
-A session is a cookie holding a token sealed by :class:`deltaport.server.pages.tokens.TokenSigner`
-(MAC-ed, expiring) around a random session id and the hash of the admin token used to log
-in: it stops working when it expires or when that token leaves the configuration. The
-CSRF token of a session is an HMAC of its id, checked on every POST (session-bound). The
-login form, before any session, uses a double-submit token: a random value in a
+A session cookie holds only a random id (256 bits): nothing in it derives from the admin
+token, so a leaked cookie gives nothing to guess a token from. The server keeps, per
+session, the SHA-256 of the session id (the id itself is not stored), the hash of the
+admin token used to sign in, a random CSRF token and an expiry. A session ends when it
+expires, on logout (it is deleted), when its admin token leaves the configuration, and
+when the process restarts (the store lives in memory). At most :data:`MAX_SESSIONS` are
+kept; past that the oldest is ended.
+
+The login form, before any session, uses a double-submit token: a random value in a
 ``SameSite=Strict`` cookie that the form must repeat.
 """
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 import secrets
+import threading
 import time
+from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from deltaport.admin.tokens import AdminTokens
-from deltaport.protocol.errors import InvalidParameterError
-from deltaport.server.pages.tokens import TokenSigner
 
 SESSION_COOKIE = "deltaport_session"
 LOGIN_CSRF_COOKIE = "deltaport_login_csrf"
-_PURPOSE = "console-session"
+MAX_SESSIONS = 10_000
+_MAX_COOKIE = 128
 
 
 @dataclass(frozen=True)
 class Session:
-    id: str
+    key: bytes
+    """SHA-256 of the session id: how the store knows it."""
     csrf: str
 
 
+@dataclass(frozen=True)
+class _Entry:
+    token_hash: bytes
+    csrf: str
+    expires_at: float
+
+
 class Sessions:
-    def __init__(self, key: bytes, tokens: AdminTokens, lifetime_seconds: int) -> None:
-        self._signer = TokenSigner(hmac.digest(key, b"console-sessions", "sha256"))
-        self._csrf_key = hmac.digest(key, b"console-csrf", "sha256")
+    def __init__(
+        self,
+        tokens: AdminTokens,
+        lifetime_seconds: int,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self._tokens = tokens
         self.lifetime = lifetime_seconds
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._entries: OrderedDict[bytes, _Entry] = OrderedDict()
 
     def start(self, token_hash: bytes) -> str:
-        """A new session's cookie value."""
-        payload = [secrets.token_urlsafe(16), token_hash.hex()]
-        return self._signer.seal(_PURPOSE, payload, int(time.time()) + self.lifetime)
+        """A new session of the admin token hashed ``token_hash``; its cookie value."""
+        session_id = secrets.token_urlsafe(32)
+        entry = _Entry(token_hash, secrets.token_hex(32), self._clock() + self.lifetime)
+        with self._lock:
+            self._entries[_key(session_id)] = entry
+            while len(self._entries) > MAX_SESSIONS:
+                self._entries.popitem(last=False)
+        return session_id
 
     def open(self, cookie: str | None) -> Session | None:
-        """The session of ``cookie``; None when absent, altered, expired or revoked."""
-        if not cookie:
+        """The session of ``cookie``; None when absent, unknown, ended or expired."""
+        if not cookie or len(cookie) > _MAX_COOKIE:
             return None
-        try:
-            session_id, token_hash = self._signer.open(_PURPOSE, cookie, tuple[str, str], "session")
-            hashed = bytes.fromhex(token_hash)
-        except (InvalidParameterError, ValueError):
-            return None
-        if not self._tokens.is_configured(hashed):
-            return None
-        return Session(session_id, self._csrf(session_id))
+        key = _key(cookie)
+        with self._lock:
+            entry = self._entries.get(key)
+            if entry is None:
+                return None
+            if entry.expires_at <= self._clock() or not self._tokens.is_configured(
+                entry.token_hash
+            ):
+                del self._entries[key]
+                return None
+        return Session(key, entry.csrf)
 
-    def _csrf(self, session_id: str) -> str:
-        return hmac.digest(self._csrf_key, session_id.encode(), "sha256").hex()
+    def end(self, session: Session) -> None:
+        """End ``session`` now: its cookie opens nothing any more."""
+        with self._lock:
+            self._entries.pop(session.key, None)
+
+
+def _key(session_id: str) -> bytes:
+    return hashlib.sha256(session_id.encode("utf-8", "replace")).digest()
 
 
 def new_login_csrf() -> str:

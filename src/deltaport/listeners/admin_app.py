@@ -4,9 +4,7 @@ request bodies (``maxRequestBodyBytes``)."""
 
 from __future__ import annotations
 
-import hashlib
 import logging
-import os
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -20,6 +18,7 @@ from deltaport.admin.diff_service import DiffService
 from deltaport.admin.errors import as_sharing_error
 from deltaport.admin.headers import SecurityHeaders
 from deltaport.admin.tables import ConfiguredTables
+from deltaport.admin.throttle import FailedAuthLimit
 from deltaport.admin.tokens import AdminTokens
 from deltaport.catalog.sql_store import SqlCatalog
 from deltaport.config.model import ServerConfig
@@ -39,6 +38,7 @@ from deltaport.protocol.errors import (
 from deltaport.protocol.predicates import PredicateError
 from deltaport.server.http.body_limit import BodyLimit
 from deltaport.server.http.header_limit import HeaderLimit
+from deltaport.server.http.hsts import StrictTransport
 from deltaport.storage import StorageError
 
 log = logging.getLogger(__name__)
@@ -51,11 +51,12 @@ def create_admin_app(config: ServerConfig) -> Starlette:
         raise ValueError("the configuration has no admin section")
     tokens = AdminTokens(admin.tokens)
     database = catalog_url(config)
-    catalog = SqlCatalog(database) if database is not None else None
+    catalog = SqlCatalog(database, create=False) if database is not None else None
     tables = ConfiguredTables(config, catalog)
     diffs = DiffService(tables, admin.diff_timeout_seconds)
-    sessions = Sessions(_session_key(config), tokens, admin.session_seconds)
-    api = AdminApi(tokens, diffs)
+    sessions = Sessions(tokens, admin.session_seconds)
+    limit = FailedAuthLimit(admin.failed_auth_limit, admin.failed_auth_window_seconds)
+    api = AdminApi(tokens, diffs, limit)
     handled: list[type[Exception]] = [
         SharingError,
         DeltaError,
@@ -64,7 +65,7 @@ def create_admin_app(config: ServerConfig) -> Starlette:
         PredicateError,
         ValueError,
     ]
-    routes = [*api.routes(), *console_routes(tables, diffs, tokens, sessions)]
+    routes = [*api.routes(), *console_routes(tables, diffs, tokens, sessions, limit)]
     if catalog is not None:
         sharing_url = public_url(config) + config.endpoint
         routes += CatalogApi(catalog, config, sharing_url).routes(api.guard)
@@ -72,6 +73,7 @@ def create_admin_app(config: ServerConfig) -> Starlette:
         routes=routes,
         middleware=[
             Middleware(HeaderLimit),
+            Middleware(StrictTransport),
             Middleware(SecurityHeaders),
             Middleware(BodyLimit, limit=config.max_request_body_bytes),
         ],
@@ -82,13 +84,6 @@ def create_admin_app(config: ServerConfig) -> Starlette:
     )
     app.router.redirect_slashes = False
     return app
-
-
-def _session_key(config: ServerConfig) -> bytes:
-    """Sessions survive a restart only when ``signingKey`` is set."""
-    if config.signing_key:
-        return hashlib.sha256(b"deltaport-admin\0" + config.signing_key.encode()).digest()
-    return os.urandom(32)
 
 
 def _answer(request: Request, error: SharingError) -> Response:

@@ -3,12 +3,15 @@ in one process until interrupted."""
 
 from __future__ import annotations
 
+import ipaddress
 import logging
+import tempfile
 from pathlib import Path
 
 import msgspec
 import pyarrow as pa
 import uvicorn
+from starlette.applications import Starlette
 
 from deltaport.catalog.model import Recipient
 from deltaport.config.model import ServerConfig, load_config
@@ -52,9 +55,16 @@ def run(
     configure_logging()
     pa.set_memory_pool(memory_pool())
     app = create_app(config)
+    with tempfile.TemporaryDirectory(prefix="deltaport-tls-") as keys:
+        _serve(config, app, Path(keys))
+
+
+def _serve(config: ServerConfig, app: Starlette, keys: Path) -> None:
+    """Serve ``app`` (and the admin listener); a generated TLS key is written under
+    ``keys``, a directory removed when serving ends."""
     ssl: dict[str, str | None] = {}
     if config.ssl is not None:
-        files = tls_files(config.ssl, config.host)
+        files = tls_files(config.ssl, config.host, keys)
         ssl = {
             "ssl_certfile": files.certfile,
             "ssl_keyfile": files.keyfile,
@@ -86,6 +96,13 @@ def _admin_listener(config: ServerConfig, ssl: dict[str, str | None]) -> uvicorn
     """The admin listener (admin API and console), TLS as the sharing listener."""
     admin = config.admin
     assert admin is not None
+    if not _is_loopback(admin.host):
+        logging.getLogger(__name__).warning(
+            "the admin listener (console and admin API) is bound to %s, reachable from other "
+            "machines: keep it on 127.0.0.1 and reach it through an SSH tunnel, or put it "
+            "behind TLS and a firewall",
+            admin.host,
+        )
     logging.getLogger(__name__).info(
         "admin listener (console and admin API) at %s://%s:%d/console/",
         "https" if ssl else "http",
@@ -102,3 +119,12 @@ def _admin_listener(config: ServerConfig, ssl: dict[str, str | None]) -> uvicorn
         timeout_graceful_shutdown=config.shutdown_grace_seconds,
         **ssl,  # type: ignore[arg-type]
     )
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False

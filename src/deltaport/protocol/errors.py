@@ -109,6 +109,18 @@ class ResourceExistsError(SharingError):
     error_code = "RESOURCE_ALREADY_EXISTS"
 
 
+class TooManyRequestsError(SharingError):
+    """Too many failed authentications from one client address; ``retry_after`` seconds
+    until it may try again (the ``Retry-After`` header)."""
+
+    status = 429
+    error_code = "TOO_MANY_REQUESTS"
+
+    def __init__(self, message: str, retry_after: int) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
 class MethodNotAllowedError(SharingError):
     status = 405
     error_code = "METHOD_NOT_ALLOWED"

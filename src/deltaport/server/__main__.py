@@ -6,6 +6,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from deltaport.catalog.database import CatalogMissingError, CatalogUrlError
+from deltaport.catalog.migrations import CatalogSchemaError
 from deltaport.config.model import ConfigError
 from deltaport.listeners import run
 
@@ -21,6 +23,9 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"deltaport: invalid configuration: {exc}", file=sys.stderr)
         return 2
+    except (CatalogUrlError, CatalogMissingError, CatalogSchemaError) as exc:
+        print(f"deltaport: error: {exc}", file=sys.stderr)
+        return 1
     return 0
 
 

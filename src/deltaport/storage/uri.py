@@ -49,6 +49,22 @@ class InvalidLocationError(ValueError):
     """A location string that names no storage deltaport knows."""
 
 
+def is_relative_path(location: str) -> bool:
+    """Whether ``location`` is a local path that depends on the working directory (a
+    server refuses those: its working directory is nobody's business)."""
+    text = location.strip()
+    scheme = urlsplit(text).scheme
+    if scheme or not text:
+        return False
+    return not os.path.isabs(os.path.expanduser(text))
+
+
+def absolute_location(location: str) -> str:
+    """``location`` with a relative local path made absolute against the working
+    directory (for commands a person types); URIs and absolute paths unchanged."""
+    return os.path.abspath(location.strip()) if is_relative_path(location) else location
+
+
 def parse_location(location: str) -> Location:
     """Parse a user-given table location (path or URI) into a :class:`Location`."""
     text = location.strip()

@@ -23,6 +23,7 @@ import asyncio
 import errno
 import os
 import select
+import threading
 import weakref
 from typing import Any
 
@@ -40,6 +41,7 @@ SENDING_THREADS = 64
 """Files sent at once per server; more wait for a thread after their response head."""
 
 _DRAIN_POLL_SECONDS = 0.005
+_STOP_POLL_SECONDS = 0.25
 _senders: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, anyio.CapacityLimiter] = (
     weakref.WeakKeyDictionary()
 )
@@ -112,19 +114,58 @@ class _ZeroCopySend:
             if self._cycle.disconnected:
                 return False
             await asyncio.sleep(_DRAIN_POLL_SECONDS)
-        socket_fd = os.dup(transport.get_extra_info("socket").fileno())
+        # duplicates, owned by the sending thread: a connection or file closed meanwhile
+        # cannot hand its number on to another
+        job = _SendJob(os.dup(transport.get_extra_info("socket").fileno()), os.dup(file_fd))
         try:
             await anyio.to_thread.run_sync(
-                _sendfile_all, socket_fd, file_fd, offset, count, limiter=_sending_threads()
+                job.run, offset, count, limiter=_sending_threads(), abandon_on_cancel=True
             )
+        except anyio.get_cancelled_exc_class():
+            job.cancel()  # the server is stopping (grace period over): so does the thread
+            raise
         except (ConnectionError, TimeoutError):
             transport.close()
             self._cycle.disconnected = True
             return False
-        finally:
-            # a duplicate, so a connection closed meanwhile cannot hand its number on
-            os.close(socket_fd)
         return True
+
+
+class _SendJob:
+    """One file send in a worker thread, which owns both descriptors and closes them. A
+    cancelled request stops it at its next wait for the socket (at most
+    :data:`_STOP_POLL_SECONDS` later), so no thread outlives the server's shutdown grace
+    period (a stalled client would otherwise hold one for :data:`STALLED_CLIENT_SECONDS`,
+    or for good if it took a byte now and then); one cancelled before it started closes
+    the descriptors itself."""
+
+    def __init__(self, socket_fd: int, file_fd: int) -> None:
+        self._fds = (socket_fd, file_fd)
+        self._stop = threading.Event()
+        self._lock = threading.Lock()
+        self._state = "waiting"
+
+    def run(self, offset: int, count: int) -> None:
+        with self._lock:
+            if self._state == "cancelled":
+                return
+            self._state = "running"
+        try:
+            _sendfile_all(*self._fds, offset, count, self._stop)
+        finally:
+            self._close()
+
+    def cancel(self) -> None:
+        self._stop.set()
+        with self._lock:
+            if self._state != "waiting":
+                return
+            self._state = "cancelled"
+        self._close()
+
+    def _close(self) -> None:
+        for fd in self._fds:
+            os.close(fd)
 
 
 def _sending_threads() -> anyio.CapacityLimiter:
@@ -136,22 +177,26 @@ def _sending_threads() -> anyio.CapacityLimiter:
     return limiter
 
 
-def _sendfile_all(socket_fd: int, file_fd: int, offset: int, count: int) -> None:
+def _sendfile_all(
+    socket_fd: int, file_fd: int, offset: int, count: int, stop: threading.Event
+) -> None:
     """Send ``count`` bytes of the file from ``offset`` on the non-blocking socket (read
     and written in user space where the file system cannot ``sendfile``)."""
     writable = select.poll()
     writable.register(socket_fd, select.POLLOUT)
     end = offset + count
     while offset < end:
+        if stop.is_set():
+            raise TimeoutError("the request was cancelled")
         try:
             sent = os.sendfile(socket_fd, file_fd, offset, end - offset)
         except BlockingIOError:
-            _wait(writable)
+            _wait(writable, stop)
             continue
         except OSError as exc:
             if exc.errno not in _NO_SENDFILE:
                 raise
-            sent = _copy(socket_fd, file_fd, offset, end - offset, writable)
+            sent = _copy(socket_fd, file_fd, offset, end - offset, writable, stop)
         if sent == 0:
             raise RuntimeError("the file is shorter than the response's Content-Length")
         offset += sent
@@ -161,7 +206,14 @@ _NO_SENDFILE = (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP)
 _COPY_BYTES = 1024 * 1024
 
 
-def _copy(socket_fd: int, file_fd: int, offset: int, count: int, writable: select.poll) -> int:
+def _copy(
+    socket_fd: int,
+    file_fd: int,
+    offset: int,
+    count: int,
+    writable: select.poll,
+    stop: threading.Event,
+) -> int:
     """Up to a megabyte of the file read and written to the socket: the bytes sent, 0 at
     the end of the file."""
     data = memoryview(os.pread(file_fd, min(count, _COPY_BYTES), offset))
@@ -170,10 +222,15 @@ def _copy(socket_fd: int, file_fd: int, offset: int, count: int, writable: selec
         try:
             done += os.write(socket_fd, data[done:])
         except BlockingIOError:
-            _wait(writable)
+            _wait(writable, stop)
     return done
 
 
-def _wait(writable: select.poll) -> None:
-    if not writable.poll(STALLED_CLIENT_SECONDS * 1000):
-        raise TimeoutError("the client took no bytes")
+def _wait(writable: select.poll, stop: threading.Event) -> None:
+    """Until the socket takes more; TimeoutError when the client stalls, or when ``stop``
+    is set (the request was cancelled)."""
+    waited = 0.0
+    while not writable.poll(_STOP_POLL_SECONDS * 1000):
+        waited += _STOP_POLL_SECONDS
+        if stop.is_set() or waited >= STALLED_CLIENT_SECONDS:
+            raise TimeoutError("the client took no bytes")

@@ -52,6 +52,7 @@ from deltaport.server.files.signing import TableUrlSigner
 from deltaport.server.http.body_limit import BodyLimit
 from deltaport.server.http.header_limit import HeaderLimit
 from deltaport.server.http.hot_routes import HotRoutesFirst
+from deltaport.server.http.hsts import StrictTransport
 from deltaport.server.http.warm_up import warmed_up
 from deltaport.server.openapi.document import openapi_document
 from deltaport.server.pages.listing import PageTokens
@@ -117,6 +118,7 @@ def create_app(config: ServerConfig) -> Starlette:
         routes=routes,
         middleware=[
             Middleware(HeaderLimit),
+            Middleware(StrictTransport),
             Middleware(BodyLimit, limit=config.max_request_body_bytes),
             Middleware(
                 FilesFirst,

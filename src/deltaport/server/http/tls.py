@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import datetime as dt
 import ipaddress
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,10 +22,11 @@ class TlsFiles:
     password: str | None = None
 
 
-def tls_files(ssl: SSLConfig, host: str) -> TlsFiles:
-    """The certificate and key uvicorn should use."""
+def tls_files(ssl: SSLConfig, host: str, keys: Path) -> TlsFiles:
+    """The certificate and key uvicorn should use; a generated one is written to ``keys``
+    (a private directory the caller removes when the server stops)."""
     if ssl.self_signed:
-        return self_signed_certificate(host, Path(tempfile.mkdtemp(prefix="deltaport-tls-")))
+        return self_signed_certificate(host, keys)
     assert ssl.certificate_file and ssl.certificate_key_file  # checked when loading
     password = None
     if ssl.certificate_password_file:

@@ -79,4 +79,4 @@ def catalog_source(config: ServerConfig, seal: ReaderSeal) -> CatalogSource:
     def options_for(location: str) -> dict[str, str]:
         return config.storage_options_for(TableConfig(name="t", location=location))
 
-    return DatabaseCatalog(LiveCatalog(SqlCatalog(url), options_for), seal)
+    return DatabaseCatalog(LiveCatalog(SqlCatalog(url, create=False), options_for), seal)

@@ -1,0 +1,95 @@
+"""A bound on failed authentications per client address on the admin listener.
+
+Console logins and admin API bearer tokens share one count per client address: after
+``limit`` failures within ``window_seconds``, every further attempt from that address
+(right token or wrong) is answered 429 with ``Retry-After`` until the oldest of those
+failures leaves the window. A success does not clear the count: a guesser gains nothing
+from also holding a valid token. Each failure is logged with the address and the count,
+never the token. At most :data:`ADDRESSES_KEPT` addresses are tracked (the least recently
+failing are forgotten first), so the memory used is bounded whatever the traffic.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import threading
+import time
+from collections import OrderedDict, deque
+from collections.abc import Callable
+
+from deltaport.protocol.errors import TooManyRequestsError
+
+log = logging.getLogger(__name__)
+
+ADDRESSES_KEPT = 10_000
+
+
+class FailedAuthLimit:
+    def __init__(
+        self,
+        limit: int,
+        window_seconds: int,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.limit = limit
+        self.window = window_seconds
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._failures: OrderedDict[str, deque[float]] = OrderedDict()
+
+    def check(self, address: str) -> None:
+        """Raise :class:`TooManyRequestsError` while ``address`` is over the limit."""
+        with self._lock:
+            recent = self._recent(address)
+            if recent is None or len(recent) < self.limit:
+                return
+            wait = max(1, math.ceil(recent[0] + self.window - self._clock()))
+        log.warning(
+            "admin authentication refused for %s: %d failures in %d s (retry after %d s)",
+            address,
+            self.limit,
+            self.window,
+            wait,
+        )
+        raise TooManyRequestsError(
+            f"too many failed sign-ins from this address; try again in {wait} s", wait
+        )
+
+    def failed(self, address: str, what: str) -> None:
+        """Count a failed authentication (``what``: "console login", "admin token")."""
+        with self._lock:
+            recent = self._recent(address)
+            if recent is None:
+                recent = self._failures[address] = deque(maxlen=self.limit)
+            recent.append(self._clock())
+            self._failures.move_to_end(address)
+            while len(self._failures) > ADDRESSES_KEPT:
+                self._failures.popitem(last=False)
+            count = len(recent)
+        log.warning(
+            "failed %s from %s (%d of %d allowed in %d s)",
+            what,
+            address,
+            count,
+            self.limit,
+            self.window,
+        )
+
+    def _recent(self, address: str) -> deque[float] | None:
+        """The failures of ``address`` still inside the window (older ones dropped)."""
+        recent = self._failures.get(address)
+        if recent is None:
+            return None
+        cutoff = self._clock() - self.window
+        while recent and recent[0] <= cutoff:
+            recent.popleft()
+        if not recent:
+            del self._failures[address]
+            return None
+        return recent
+
+
+def client_address(scope_client: tuple[str, int] | None) -> str:
+    """The address failures are counted against (the peer of the connection)."""
+    return scope_client[0] if scope_client else "unknown"

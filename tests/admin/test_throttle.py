@@ -1,0 +1,115 @@
+"""Failed admin authentications are limited per client address: the policy on an injected
+clock, then over real HTTP against a real server process."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from admin_support import ADMIN_TOKEN, AdminServer, start_admin_server
+from deltaport.admin import throttle
+from deltaport.admin.throttle import FailedAuthLimit
+from deltaport.protocol.errors import TooManyRequestsError
+from sharing_server import stop_server
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_the_limit_blocks_an_address_until_its_oldest_failure_leaves_the_window() -> None:
+    clock = Clock()
+    limit = FailedAuthLimit(3, 60, clock)
+    for _ in range(3):
+        limit.check("10.0.0.1")
+        limit.failed("10.0.0.1", "admin token")
+        clock.now += 10
+    with pytest.raises(TooManyRequestsError) as refused:
+        limit.check("10.0.0.1")
+    assert refused.value.status == 429
+    assert refused.value.retry_after == 30  # the first failure (t=1000) leaves at t=1060
+    limit.check("10.0.0.2")  # other addresses are not affected
+    clock.now = 1060
+    limit.check("10.0.0.1")  # one failure left the window: one more attempt is allowed
+    limit.failed("10.0.0.1", "admin token")
+    with pytest.raises(TooManyRequestsError):
+        limit.check("10.0.0.1")
+    clock.now += 3600
+    limit.check("10.0.0.1")
+
+
+def test_the_addresses_tracked_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(throttle, "ADDRESSES_KEPT", 100)
+    clock = Clock()
+    limit = FailedAuthLimit(2, 60, clock)
+    for i in range(1000):
+        limit.failed(f"10.0.{i // 256}.{i % 256}", "console login")
+    assert len(limit._failures) == 100
+    limit.failed("10.0.3.231", "console login")  # the last address seen is still counted
+    with pytest.raises(TooManyRequestsError):
+        limit.check("10.0.3.231")
+
+
+def test_failures_are_logged_without_the_token(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.WARNING)
+    limit = FailedAuthLimit(1, 60, Clock())
+    limit.failed("192.0.2.7", "console login")
+    with pytest.raises(TooManyRequestsError):
+        limit.check("192.0.2.7")
+    assert "failed console login from 192.0.2.7 (1 of 1 allowed in 60 s)" in caplog.text
+    assert "refused for 192.0.2.7" in caplog.text
+
+
+@pytest.fixture(scope="module")
+def strict_server(
+    admin_tables: dict[str, Path], tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[AdminServer]:
+    running = start_admin_server(
+        admin_tables,
+        tmp_path_factory.mktemp("throttled"),
+        failedAuthLimit=5,
+        failedAuthWindowSeconds=3600,
+    )
+    yield running
+    stop_server(running.sharing)
+
+
+def _console_login(client: httpx.Client, token: str) -> httpx.Response:
+    client.get("/console/login")
+    csrf = client.cookies.get("deltaport_login_csrf")
+    return client.post("/console/login", data={"csrf": csrf, "token": token})
+
+
+def test_wrong_tokens_and_logins_lead_to_429_even_for_the_right_token(
+    strict_server: AdminServer,
+) -> None:
+    wrong = "wrong-admin-token-0123456789"
+    with strict_server.api(token=wrong) as api:
+        for _ in range(3):
+            assert api.get("/api/diff").status_code == 401
+    with httpx.Client(base_url=strict_server.admin, timeout=60) as browser:
+        for _ in range(2):
+            assert _console_login(browser, wrong).status_code == 401
+        # five failures from this address: the right token is refused too, for now
+        refused = _console_login(browser, ADMIN_TOKEN)
+        assert refused.status_code == 429
+        assert int(refused.headers["retry-after"]) > 3000
+        assert "deltaport_session" not in refused.headers.get("set-cookie", "")
+    with strict_server.api() as api:
+        response = api.get("/api/diff", params={"left": "x", "right": "y"})
+        assert response.status_code == 429
+        assert response.json()["errorCode"] == "TOO_MANY_REQUESTS"
+        assert 3000 < int(response.headers["retry-after"]) <= 3600
+    log = strict_server.sharing.log()
+    assert "failed admin token from 127.0.0.1 (1 of 5 allowed in 3600 s)" in log
+    assert "failed console login from 127.0.0.1 (5 of 5 allowed in 3600 s)" in log
+    assert wrong not in log
+    assert ADMIN_TOKEN not in log
