@@ -19,6 +19,7 @@ import pyarrow as pa
 import pytest
 from deltalake import write_deltalake
 
+from deltaport.catalog.sql_store import SqlCatalog
 from sharing_server import RunningServer, free_port, start_server, stop_server
 
 ADMIN_TOKEN = "catalog-bounds-admin-token-4d2a"
@@ -68,6 +69,7 @@ def setup(
         partition_by=["country"],
     )
     admin_port = free_port()
+    SqlCatalog(f"sqlite:///{tmp}/catalog.db")  # created, as `deltaport catalog init` does
     config = {
         "catalog": f"sqlite:///{tmp}/catalog.db",
         "signingKey": "catalog-bounds-key",

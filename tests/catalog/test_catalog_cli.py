@@ -229,6 +229,7 @@ def test_import_carries_access_modes_and_listings_show_them(
 
 def test_listings_say_what_a_person_would(table: Path, tmp_path: Path, capsys) -> None:
     url = f"sqlite:///{tmp_path}/catalog.db"
+    assert cli(["catalog", "init", "--catalog", url]) == 0
     for args in (
         ["share", "create", "empty"],
         ["share", "create", "one"],

@@ -271,7 +271,7 @@ def test_a_version_1_database_is_migrated_and_its_tables_read_as_url(url: str) -
 def test_a_version_2_database_keeps_each_recipients_token_lifetime(url: str) -> None:
     """Recipients of a catalog written before lifetimes were kept: a rotation gives the new
     token the lifetime of the recipient's newest one."""
-    database = Database(url)
+    database = Database(url, create=True)
     day = 86_400_000
     with database.transaction() as tx:
         for statement in (*MIGRATIONS[0], *MIGRATIONS[1]):

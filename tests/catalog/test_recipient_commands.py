@@ -44,6 +44,7 @@ def _expires_in(profile: Path) -> timedelta | None:
 def catalog(tmp_path: Path) -> str:
     """A catalog with recipient acme (90-day tokens, profiles at ENDPOINT)."""
     url = f"sqlite:///{tmp_path}/catalog.db"
+    assert cli(["catalog", "init", "--catalog", url]) == 0
     first = ["-o", str(tmp_path / "acme1.share"), "--endpoint", ENDPOINT, "--catalog", url]
     assert cli(["recipient", "create", "acme", "--expires", "90d", *first]) == 0
     return url
@@ -149,6 +150,7 @@ def test_a_rotation_keeps_the_endpoint_and_the_lifetime(catalog: str, tmp_path: 
 
 def test_a_new_recipient_points_where_the_configuration_says(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path}/catalog.db"
+    assert cli(["catalog", "init", "--catalog", url]) == 0
     config = tmp_path / "server.yaml"
     config.write_text(yaml.safe_dump({"publicUrl": "https://cfg.example.com:8443"}))
     profile = tmp_path / "beta.share"
