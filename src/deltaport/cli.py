@@ -243,7 +243,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _user_errors() -> tuple[type[Exception], ...]:
     """Errors whose message is meant for the user: printed without a traceback."""
-    from deltaport.catalog.database import CatalogUrlError
+    from deltaport.catalog.database import CatalogUrlError, DatabaseUnavailableError
     from deltaport.catalog.migrations import CatalogSchemaError
     from deltaport.catalog.sql_store import CatalogError
     from deltaport.client.errors import SharingError
@@ -262,6 +262,7 @@ def _user_errors() -> tuple[type[Exception], ...]:
         CatalogError,
         CatalogUrlError,
         CatalogSchemaError,
+        DatabaseUnavailableError,
     )
 
 

@@ -27,7 +27,8 @@ def url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
 
 
 def _live(url: str) -> LiveCatalog:
-    return LiveCatalog(SqlCatalog(url), lambda location: {}, poll_seconds=0)
+    """A live view that reads the database when told to (``refresh()``), not by itself."""
+    return LiveCatalog(SqlCatalog(url), lambda location: {})
 
 
 def _bearer(token: str) -> str:
@@ -104,6 +105,7 @@ def test_expired_revoked_and_unknown_tokens(url: str) -> None:
     with pytest.raises(UnauthenticatedError, match="expired"):
         live.authenticate(_bearer(short.token))
     store.revoke("kept")
+    live.refresh()
     with pytest.raises(UnauthenticatedError, match="expired or was revoked"):
         live.authenticate(_bearer(kept.token))
     with pytest.raises(UnauthenticatedError) as info:
@@ -121,6 +123,7 @@ def test_rotation_keeps_the_old_token_until_its_deadline(url: str) -> None:
     assert live.authenticate(_bearer(first.token)).name == "acme"
     assert live.authenticate(_bearer(second.token)).name == "acme"
     third = store.rotate("acme", timedelta(0))
+    live.refresh()
     with pytest.raises(UnauthenticatedError, match="expired"):
         live.authenticate(_bearer(first.token))
     with pytest.raises(UnauthenticatedError, match="expired"):
@@ -133,6 +136,7 @@ def test_changes_reach_a_running_view_within_the_poll(url: str) -> None:
     store.create_share("sales")
     acme = store.create_recipient("acme")
     live = LiveCatalog(SqlCatalog(url), lambda location: {}, poll_seconds=0.2)
+    live.start()
     recipient = live.authenticate(_bearer(acme.token))
     assert live.view().shares(recipient) == []
     SqlCatalog(url).grant("sales", "acme")  # another process

@@ -20,6 +20,7 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from deltaport.catalog.commands import add_table, profile_document, split_table_name
+from deltaport.catalog.database import DatabaseUnavailableError
 from deltaport.catalog.sql_store import (
     CatalogConflictError,
     CatalogError,
@@ -33,6 +34,7 @@ from deltaport.protocol.errors import (
     MalformedRequestError,
     ResourceExistsError,
     ResourceNotFoundError,
+    TemporarilyUnavailableError,
 )
 from deltaport.server.config import ServerConfig
 
@@ -201,6 +203,10 @@ def _catalog_errors(handler: Handler) -> Handler:
             raise ResourceExistsError(str(exc)) from None
         except CatalogError as exc:
             raise InvalidParameterError(str(exc)) from None
+        except DatabaseUnavailableError:
+            raise TemporarilyUnavailableError(
+                "the catalog database cannot be reached at the moment; retry later"
+            ) from None
 
     return endpoint
 

@@ -1,10 +1,18 @@
 """The catalog a server reads from: a database's contents held in memory and reloaded
 when they change.
 
-Requests never wait on the database: they read the view and the token table in memory. At
-most every ``poll_seconds`` a request checks the database's generation counter (one small
-read) and, when another process changed the catalog, reloads it whole; a change therefore
-reaches every server on the database within about ``poll_seconds``.
+Requests never wait on the database: they read an immutable snapshot (the view and the
+token table) in memory. A thread of its own checks the database's generation counter every
+``poll_seconds`` (one small read) and, when another process changed the catalog, reads it
+whole in a read-only transaction, builds the new snapshot and swaps it in with one
+assignment; a change therefore reaches every server on the database within about
+``poll_seconds``.
+
+When the database cannot be read (restarting, stopped, locked), the thread tries again
+with backoff (``poll_seconds`` doubled up to :data:`RETRY_MAX_SECONDS`) and requests are
+served from the last snapshot, for at most ``max_stale_seconds`` after the last moment the
+database was read; past that they get 503 ``TEMPORARILY_UNAVAILABLE``, so a change the
+database acknowledged (a revocation) is never ignored for longer than that bound.
 """
 
 from __future__ import annotations
@@ -13,38 +21,82 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from deltaport.catalog.access import table_access
+from deltaport.catalog.database import DatabaseUnavailableError
 from deltaport.catalog.model import CatalogView, Recipient, Share, SharedSchema, SharedTable
 from deltaport.catalog.sql_store import CatalogContents, SqlCatalog, TokenRow
-from deltaport.protocol.errors import UnauthenticatedError
+from deltaport.protocol.errors import TemporarilyUnavailableError, UnauthenticatedError
 from deltaport.protocol.names import name_key
 from deltaport.storage import parse_location
 
 log = logging.getLogger(__name__)
 
 POLL_SECONDS = 1.0
+MAX_STALE_SECONDS = 30.0
+RETRY_MAX_SECONDS = 5.0
 DIGESTS_KEPT = 10_000
 OptionsFor = Callable[[str], dict[str, str]]
 """Storage options for a table location (from the server's ``storage`` prefixes)."""
+Clock = Callable[[], float]
+
+
+@dataclass(frozen=True)
+class _Snapshot:
+    """One generation of the catalog, as requests read it (never changed once built)."""
+
+    generation: int
+    view: CatalogView
+    recipients: dict[str, Recipient]
+    tokens: dict[str, TokenRow]
+    tokens_of: dict[str, list[TokenRow]]
 
 
 class LiveCatalog:
     def __init__(
-        self, store: SqlCatalog, options_for: OptionsFor, poll_seconds: float = POLL_SECONDS
+        self,
+        store: SqlCatalog,
+        options_for: OptionsFor,
+        poll_seconds: float = POLL_SECONDS,
+        max_stale_seconds: float = MAX_STALE_SECONDS,
+        clock: Clock = time.monotonic,
     ) -> None:
         self._store = store
         self._options_for = options_for
         self._poll_seconds = poll_seconds
+        self._max_stale_seconds = max_stale_seconds
+        self._clock = clock
         self._lock = threading.Lock()
-        self._checked_at = 0.0
+        self._stop = threading.Event()
+        self._poller: threading.Thread | None = None
         self._digests: dict[str, str] = {}
         """Token -> keyed hash of the tokens seen lately (hashing is most of a lookup)."""
-        self._load(store.contents())
+        read_at = clock()
+        self._snapshot = _snapshot(store.contents(), options_for)
+        self._read_at = read_at
+        """When the database was last read (the start of that read): the snapshot holds
+        every change acknowledged before it."""
+
+    def start(self) -> None:
+        """Poll the database from a thread of its own from now on."""
+        self._poller = threading.Thread(target=self._poll, name="catalog-poller", daemon=True)
+        self._poller.start()
+
+    def close(self) -> None:
+        self._stop.set()
+
+    def refresh(self) -> None:
+        """One check of the database: reload the catalog if its generation moved. Raises
+        :class:`~deltaport.catalog.database.DatabaseUnavailableError` when it cannot."""
+        with self._lock:
+            read_at = self._clock()
+            if self._store.generation() != self._snapshot.generation:
+                self._snapshot = _snapshot(self._store.contents(), self._options_for)
+            self._read_at = read_at
 
     def view(self) -> CatalogView:
-        self._refresh()
-        return self._view
+        return self._current().view
 
     def authenticate(self, authorization: str | None) -> Recipient:
         """The recipient of a bearer token; 401 for a missing, unknown, expired or revoked
@@ -52,14 +104,14 @@ class LiveCatalog:
         scheme, _, token = (authorization or "").partition(" ")
         if scheme.lower() != "bearer" or not token.strip():
             raise UnauthenticatedError("missing bearer token")
-        self._refresh()
+        snapshot = self._current()
         given = token.strip()
         digest = self._digests.get(given)
         if digest is None:
             if len(self._digests) >= DIGESTS_KEPT:
                 self._digests.clear()
             digest = self._digests[given] = self._store.hash_token(given)
-        record = self._tokens.get(digest)
+        record = snapshot.tokens.get(digest)
         if record is None:
             raise UnauthenticatedError("the bearer token is not valid")
         now_ms = time.time() * 1000
@@ -69,13 +121,13 @@ class LiveCatalog:
             raise UnauthenticatedError(
                 "the bearer token has expired or was revoked; ask the provider for a new profile"
             )
-        return self._recipients[record.recipient_key]
+        return snapshot.recipients[record.recipient_key]
 
     def may_read(self, recipient: str, table_key: str) -> bool:
         """Whether ``recipient`` still holds a live token and a grant of the table's share."""
-        self._refresh()
-        found = self._recipients.get(name_key(recipient))
-        table = self._view.table_by_key(table_key)
+        snapshot = self._current()
+        found = snapshot.recipients.get(name_key(recipient))
+        table = snapshot.view.table_by_key(table_key)
         if found is None or table is None or found.shares is None:
             return False
         if name_key(table.share) not in found.shares:
@@ -85,35 +137,55 @@ class LiveCatalog:
             t.recipient_key == name_key(recipient)
             and t.revoked_at is None
             and (t.expires_at is None or t.expires_at > now_ms)
-            for t in self._tokens_of.get(name_key(recipient), ())
+            for t in snapshot.tokens_of.get(name_key(recipient), ())
         )
 
-    def _refresh(self) -> None:
-        now = time.monotonic()
-        if now - self._checked_at < self._poll_seconds:
-            return
-        with self._lock:
-            if now - self._checked_at < self._poll_seconds:
-                return
-            self._checked_at = now
-            try:
-                changed = self._store.generation() != self._generation
-                if changed:
-                    self._load(self._store.contents())
-            except Exception:
-                log.exception("the catalog could not be read; serving the last one loaded")
+    def _current(self) -> _Snapshot:
+        """The snapshot, while it is recent enough to answer from; else 503."""
+        if self._clock() - self._read_at > self._max_stale_seconds:
+            raise TemporarilyUnavailableError(
+                "the server cannot read its catalog at the moment; retry later"
+            )
+        return self._snapshot
 
-    def _load(self, contents: CatalogContents) -> None:
-        self._view = _view(contents, self._options_for)
-        self._recipients = {
+    def _poll(self) -> None:
+        delay = self._poll_seconds
+        failing = False
+        while not self._stop.wait(delay):
+            try:
+                self.refresh()
+            except Exception as exc:
+                delay = min(max(delay, self._poll_seconds) * 2, RETRY_MAX_SECONDS)
+                if not failing:
+                    log.warning(
+                        "the catalog could not be read (%s); serving the last one loaded for "
+                        "at most %s s after the last read, retrying with backoff",
+                        exc,
+                        self._max_stale_seconds,
+                        exc_info=not isinstance(exc, DatabaseUnavailableError),
+                    )
+                failing = True
+            else:
+                if failing:
+                    log.warning("the catalog can be read again")
+                failing = False
+                delay = self._poll_seconds
+
+
+def _snapshot(contents: CatalogContents, options_for: OptionsFor) -> _Snapshot:
+    tokens_of: dict[str, list[TokenRow]] = {}
+    for token in contents.tokens.values():
+        tokens_of.setdefault(token.recipient_key, []).append(token)
+    return _Snapshot(
+        contents.generation,
+        _view(contents, options_for),
+        {
             key: Recipient(r.name, frozenset(r.shares), dict(r.properties))
             for key, r in contents.recipients.items()
-        }
-        self._tokens = contents.tokens
-        self._tokens_of: dict[str, list[TokenRow]] = {}
-        for token in contents.tokens.values():
-            self._tokens_of.setdefault(token.recipient_key, []).append(token)
-        self._generation = contents.generation
+        },
+        contents.tokens,
+        tokens_of,
+    )
 
 
 def _view(contents: CatalogContents, options_for: OptionsFor) -> CatalogView:

@@ -106,7 +106,8 @@ class SqlCatalog:
         return token_hash(self._token_key, token)
 
     def contents(self) -> CatalogContents:
-        with self.database.transaction() as tx:
+        """Everything, from one read-only snapshot (no write lock taken)."""
+        with self.database.read() as tx:
             generation = int(
                 tx.execute("SELECT value FROM deltaport_meta WHERE key = 'generation'")[0][0]
             )

@@ -145,6 +145,7 @@ class ServerConfig(_Config):
     max_predicate_hint_depth: int = 64
     shutdown_grace_seconds: int = 30
     catalog: str | None = None
+    catalog_max_stale_seconds: int = 30
     admin: AdminConfig | None = None
 
     def storage_options_for(self, table: TableConfig) -> dict[str, str]:
@@ -248,6 +249,8 @@ def _check(config: ServerConfig) -> None:
             raise ConfigError(f"{_camel(key)}: must be positive")
     if config.shutdown_grace_seconds < 0:
         raise ConfigError("shutdownGraceSeconds: must not be negative")
+    if config.catalog_max_stale_seconds < 2:
+        raise ConfigError("catalogMaxStaleSeconds: must be at least 2 (twice the poll interval)")
     if not 0 <= config.port <= 65535:
         raise ConfigError(f"port: {config.port} is not a TCP port")
     if config.admin is not None:
