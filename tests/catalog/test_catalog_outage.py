@@ -33,17 +33,17 @@ never refuses still fails."""
 STALE_SECONDS = 4
 PAUSE_SECONDS = 8
 HOLDER = """
-import sqlite3, sys, time
+import sqlite3, sys
 from deltaport.catalog.database import sqlite_path
 from deltaport.catalog.sql_store import SqlCatalog
 
-url, seconds = sys.argv[1], float(sys.argv[2])
+url = sys.argv[1]
 SqlCatalog(url).revoke("a")  # committed: the server has something to reload
 db = sqlite3.connect(sqlite_path(url), isolation_level=None)
 db.execute("BEGIN IMMEDIATE")
 db.execute("UPDATE deltaport_meta SET value = value WHERE key = 'generation'")
 print("held", flush=True)
-time.sleep(seconds)
+sys.stdin.readline()  # until the test says so
 db.execute("ROLLBACK")
 """
 
@@ -166,8 +166,8 @@ def test_a_paused_postgresql_does_not_hold_up_requests(
     resumed = threading.Event()
 
     def resume() -> None:
+        resumed.set()  # first: a request the pause held up must not count as answered
         cluster.resume()
-        resumed.set()
 
     timer = threading.Timer(PAUSE_SECONDS, resume)
     try:
@@ -199,25 +199,39 @@ def test_a_held_sqlite_write_lock_does_not_hold_up_requests(table: Path, tmp_pat
     tokens = _seed(url, table)
     server, _ = _start(url, tmp_path / "server")
     clients = _clients(server, tokens)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, url],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    released = threading.Event()
+
+    def release() -> None:
+        released.set()  # first: a request the lock held up must not count as answered
+        if holder.poll() is None:
+            assert holder.stdin is not None
+            holder.stdin.write("release\n")
+            holder.stdin.flush()
+
+    timer = threading.Timer(PAUSE_SECONDS, release)
     try:
-        assert _shares(clients["a"]) == _shares(clients["b"]) == 200
-        holder = subprocess.Popen(
-            [sys.executable, "-c", HOLDER, url, str(PAUSE_SECONDS)],
-            stdout=subprocess.PIPE,
-            text=True,
-        )
         assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        timer.start()
         time.sleep(2 * POLL_SECONDS)  # the server has seen the revocation's generation
         answered_while_held = 0
         a_refused_while_held = False
-        while holder.poll() is None:
+        while not released.is_set():
             assert _shares(clients["b"]) == 200
             a_refused = _shares(clients["a"]) == 401
-            if holder.poll() is None:
+            if not released.is_set():
                 answered_while_held += 1
                 a_refused_while_held |= a_refused
-        assert holder.returncode == 0
+        assert holder.wait(30) == 0
         assert answered_while_held >= 10
         assert a_refused_while_held  # the reload read past the lock
     finally:
+        timer.cancel()
+        release()
+        holder.wait(30)
         stop_server(server)
