@@ -267,3 +267,29 @@ def test_a_version_1_database_is_migrated_and_its_tables_read_as_url(url: str) -
     store.add_table("sales", "s", "new", "s3://b/new", history_shared=True, access_modes=["dir"])
     modes = {t.name: t.access_modes for t in SqlCatalog(url).contents().tables}
     assert modes == {"old": ("url",), "new": ("dir",)}
+
+
+def test_a_reload_reuses_what_did_not_change_and_rebuilds_what_did(url: str) -> None:
+    store = SqlCatalog(url)
+    store.create_share("sales")
+    store.add_table("sales", "s", "kept", "/kept")
+    store.add_table("sales", "s", "moved", "/before")
+    one = store.create_recipient("one")
+    two = store.create_recipient("two")
+    store.grant("sales", "one")
+    live = _live(url)
+    everyone = Recipient("all")
+    kept = live.view().table(everyone, "sales", "s", "kept")
+    moved = live.view().table(everyone, "sales", "s", "moved")
+    recipient_one = live.authenticate(_bearer(one.token))
+    store.remove_table("sales", "s", "moved")
+    store.add_table("sales", "s", "moved", "/after")
+    store.grant("sales", "two")
+    live.refresh()
+    view = live.view()
+    assert view.table(everyone, "sales", "s", "kept") is kept
+    again = view.table(everyone, "sales", "s", "moved")
+    assert again.id != moved.id and again.location.uri.endswith("/after")
+    assert live.authenticate(_bearer(one.token)) is recipient_one
+    assert live.authenticate(_bearer(two.token)).shares == {"sales"}
+    assert [s.name for s in view.shares(live.authenticate(_bearer(two.token)))] == ["sales"]

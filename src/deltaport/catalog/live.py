@@ -22,11 +22,19 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
+from typing import TypeVar, cast
 
 from deltaport.catalog.access import table_access
 from deltaport.catalog.database import DatabaseUnavailableError
 from deltaport.catalog.model import CatalogView, Recipient, Share, SharedSchema, SharedTable
-from deltaport.catalog.sql_store import CatalogContents, SqlCatalog, TokenRow
+from deltaport.catalog.sql_store import (
+    CatalogContents,
+    RecipientRow,
+    SqlCatalog,
+    TableRow,
+    TokenRow,
+)
 from deltaport.protocol.errors import TemporarilyUnavailableError, UnauthenticatedError
 from deltaport.protocol.names import name_key
 from deltaport.storage import parse_location
@@ -40,6 +48,7 @@ DIGESTS_KEPT = 10_000
 OptionsFor = Callable[[str], dict[str, str]]
 """Storage options for a table location (from the server's ``storage`` prefixes)."""
 Clock = Callable[[], float]
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -50,7 +59,8 @@ class _Snapshot:
     view: CatalogView
     recipients: dict[str, Recipient]
     tokens: dict[str, TokenRow]
-    tokens_of: dict[str, list[TokenRow]]
+    tokens_of: dict[str, tuple[TokenRow, ...]]
+    made: _Made
 
 
 class LiveCatalog:
@@ -73,7 +83,7 @@ class LiveCatalog:
         self._digests: dict[str, str] = {}
         """Token -> keyed hash of the tokens seen lately (hashing is most of a lookup)."""
         read_at = clock()
-        self._snapshot = _snapshot(store.contents(), options_for)
+        self._snapshot = _snapshot(store.contents(), options_for, None)
         self._read_at = read_at
         """When the database was last read (the start of that read): the snapshot holds
         every change acknowledged before it."""
@@ -92,7 +102,8 @@ class LiveCatalog:
         with self._lock:
             read_at = self._clock()
             if self._store.generation() != self._snapshot.generation:
-                self._snapshot = _snapshot(self._store.contents(), self._options_for)
+                contents = self._store.contents()
+                self._snapshot = _snapshot(contents, self._options_for, self._snapshot)
             self._read_at = read_at
 
     def view(self) -> CatalogView:
@@ -172,41 +183,83 @@ class LiveCatalog:
                 delay = self._poll_seconds
 
 
-def _snapshot(contents: CatalogContents, options_for: OptionsFor) -> _Snapshot:
-    tokens_of: dict[str, list[TokenRow]] = {}
+class _Made:
+    """What was made of each row of one read, by the row's identity: the next snapshot
+    reuses it for the rows that did not change (the store hands back the very same row
+    objects for those), so a reload after a small change builds, and leaves for the
+    garbage collector to scan, little that is new."""
+
+    def __init__(self, before: _Made | None) -> None:
+        self._rows_before = before._rows if before else {}
+        self._made_before = before._made if before else {}
+        self._rows: dict[int, object] = {}
+        self._made: dict[int, object] = {}
+
+    def once(self, row: object, make: Callable[[], T]) -> T:
+        key = id(row)
+        unchanged = self._rows_before.get(key) is row
+        value = cast(T, self._made_before[key]) if unchanged else make()
+        self._rows[key] = row
+        self._made[key] = value
+        return value
+
+
+def _snapshot(
+    contents: CatalogContents, options_for: OptionsFor, before: _Snapshot | None
+) -> _Snapshot:
+    made = _Made(before.made if before else None)
+    grouped: dict[str, list[TokenRow]] = {}
     for token in contents.tokens.values():
-        tokens_of.setdefault(token.recipient_key, []).append(token)
+        grouped.setdefault(token.recipient_key, []).append(token)
+    tokens_before = before.tokens_of if before else {}
+    tokens_of: dict[str, tuple[TokenRow, ...]] = {}
+    for key, listed in grouped.items():
+        kept = tokens_before.get(key, ())
+        same = len(kept) == len(listed) and all(a is b for a, b in zip(kept, listed, strict=True))
+        tokens_of[key] = kept if same else tuple(listed)
+    recipients = {
+        key: made.once(r, partial(_recipient, r)) for key, r in contents.recipients.items()
+    }
     return _Snapshot(
         contents.generation,
-        _view(contents, options_for),
-        {
-            key: Recipient(r.name, frozenset(r.shares), dict(r.properties))
-            for key, r in contents.recipients.items()
-        },
+        _view(contents, options_for, made),
+        recipients,
         contents.tokens,
         tokens_of,
+        made,
     )
 
 
-def _view(contents: CatalogContents, options_for: OptionsFor) -> CatalogView:
+def _view(contents: CatalogContents, options_for: OptionsFor, made: _Made) -> CatalogView:
     shares: dict[str, Share] = {
         name_key(s.name): Share(s.name, id=s.id, comment=s.comment) for s in contents.shares
     }
     for t in contents.tables:
         share = shares[name_key(t.share)]
         schema = share.schemas.setdefault(name_key(t.schema), SharedSchema(share.name, t.schema))
-        location = parse_location(t.location)
-        schema.tables[name_key(t.name)] = SharedTable(
-            share=share.name,
-            schema=schema.name,
-            name=t.name,
-            location=location,
-            storage_options=options_for(t.location),
-            id=t.id,
-            share_id=share.id,
-            history_shared=t.history_shared,
-            start_version=t.start_version,
-            access=table_access(location, t.location, t.access_modes, t.auxiliary_locations),
-            partition_filter=t.partition_filter,
-        )
+        table = made.once(t, partial(_table, t, share, options_for))
+        if table.share_id != share.id:  # the share was made again under the same name
+            table = _table(t, share, options_for)
+        schema.tables[name_key(t.name)] = table
     return CatalogView(list(shares.values()))
+
+
+def _recipient(r: RecipientRow) -> Recipient:
+    return Recipient(r.name, frozenset(r.shares), dict(r.properties))
+
+
+def _table(t: TableRow, share: Share, options_for: OptionsFor) -> SharedTable:
+    location = parse_location(t.location)
+    return SharedTable(
+        share=share.name,
+        schema=t.schema,
+        name=t.name,
+        location=location,
+        storage_options=options_for(t.location),
+        id=t.id,
+        share_id=share.id,
+        history_shared=t.history_shared,
+        start_version=t.start_version,
+        access=table_access(location, t.location, t.access_modes, t.auxiliary_locations),
+        partition_filter=t.partition_filter,
+    )

@@ -90,12 +90,22 @@ class IssuedToken:
     expires_at: int | None
 
 
+@dataclass(frozen=True)
+class _LastRows:
+    """The rows of the last read, each with the object made of it."""
+
+    tables: dict[Row, TableRow]
+    recipients: dict[tuple[Row, tuple[str, ...]], RecipientRow]
+    tokens: dict[Row, TokenRow]
+
+
 class SqlCatalog:
     def __init__(self, url: str) -> None:
         self.database = Database(url)
         migrate(self.database)
         key = self.database.query("SELECT value FROM deltaport_meta WHERE key = 'token_key'")
         self._token_key = bytes.fromhex(key[0][0])
+        self._last_rows = _LastRows({}, {}, {})
 
     # -- reading -------------------------------------------------------------------------
     def generation(self) -> int:
@@ -124,15 +134,36 @@ class SqlCatalog:
         granted: dict[str, list[str]] = {}
         for recipient_key, share_key in grants:
             granted.setdefault(recipient_key, []).append(share_key)
+        return self._converted(generation, shares, tables, recipients, granted, tokens)
+
+    def _converted(
+        self,
+        generation: int,
+        shares: list[Row],
+        tables: list[Row],
+        recipients: list[Row],
+        granted: dict[str, list[str]],
+        tokens: list[Row],
+    ) -> CatalogContents:
+        """The rows as :class:`CatalogContents`, reusing the objects made for rows that are
+        unchanged since the last read: a reload after a small change then makes few new
+        objects (and the server reuses what it built on them, see ``catalog.live``)."""
+        before = self._last_rows
+        table_rows = {r: before.tables.get(r) or _table_row(r) for r in tables}
+        recipient_rows: dict[tuple[Row, tuple[str, ...]], RecipientRow] = {}
+        for r in recipients:
+            key = (r, tuple(granted.get(r[0], ())))
+            recipient_rows[key] = before.recipients.get(key) or RecipientRow(
+                r[1], json.loads(r[2]), key[1]
+            )
+        token_rows = {r: before.tokens.get(r) or TokenRow(r[1], r[2], r[3]) for r in tokens}
+        self._last_rows = _LastRows(table_rows, recipient_rows, token_rows)
         return CatalogContents(
             generation,
             tuple(ShareRow(*r) for r in shares),
-            tuple(_table_row(r) for r in tables),
-            {
-                r[0]: RecipientRow(r[1], json.loads(r[2]), tuple(granted.get(r[0], ())))
-                for r in recipients
-            },
-            {r[0]: TokenRow(r[1], r[2], r[3]) for r in tokens},
+            tuple(table_rows.values()),
+            {key[0][0]: row for key, row in recipient_rows.items()},
+            {r[0]: row for r, row in token_rows.items()},
         )
 
     # -- shares and tables ---------------------------------------------------------------
