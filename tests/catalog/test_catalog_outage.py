@@ -6,6 +6,9 @@ documented bound (docs/server/operating.md, "When the catalog database is away")
 
 from __future__ import annotations
 
+import os
+import signal
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -18,6 +21,8 @@ import pyarrow as pa
 import pytest
 from deltalake import write_deltalake
 
+from deltaport.catalog import database
+from deltaport.catalog.database import Database, DatabaseUnavailableError
 from deltaport.catalog.live import POLL_SECONDS, RETRY_MAX_SECONDS
 from deltaport.catalog.sql_store import SqlCatalog
 from postgres import PostgresCluster, new_database
@@ -235,3 +240,40 @@ def test_a_held_sqlite_write_lock_does_not_hold_up_requests(table: Path, tmp_pat
         release()
         holder.wait(30)
         stop_server(server)
+
+
+def test_a_stopped_backend_is_cut_off_and_its_connection_replaced(
+    cluster: PostgresCluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db = Database(new_database(cluster.url))
+    backend = db.query("SELECT pg_backend_pid()")[0][0]
+    monkeypatch.setattr(database, "STALLED_SECONDS", 1)
+    os.kill(backend, signal.SIGSTOP)  # its own statement timeout can never fire
+    try:
+        with pytest.raises(DatabaseUnavailableError):
+            db.query("SELECT 1")
+        assert db.query("SELECT pg_backend_pid()")[0][0] != backend  # a new connection
+    finally:
+        os.kill(backend, signal.SIGCONT)
+
+
+def test_sqlite_reads_pass_a_held_write_lock_and_writes_give_up(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    url = f"sqlite:///{tmp_path}/catalog.db"
+    SqlCatalog(url).create_share("s")
+    db = Database(url)
+    holder = sqlite3.connect(tmp_path / "catalog.db", isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    holder.execute("DELETE FROM shares")
+    monkeypatch.setattr(database, "STALLED_SECONDS", 1)
+    try:
+        with db.read() as tx:
+            assert tx.execute("SELECT name FROM shares") == [("s",)]  # the last commit
+        with pytest.raises(DatabaseUnavailableError), db.transaction() as tx:
+            tx.execute("DELETE FROM shares")
+    finally:
+        holder.execute("ROLLBACK")
+    with db.transaction() as tx:
+        tx.execute("DELETE FROM shares")
+    assert db.query("SELECT name FROM shares") == []
