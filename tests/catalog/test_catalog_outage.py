@@ -6,6 +6,7 @@ documented bound (docs/server/operating.md, "When the catalog database is away")
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import sqlite3
@@ -122,6 +123,14 @@ def _shares(client: httpx.Client) -> int:
     return client.get("/shares").status_code
 
 
+def _file_url(client: httpx.Client) -> str:
+    """The URL of the table's one file, as ``/query`` hands it out."""
+    answer = client.post("/shares/s/schemas/sc/tables/t/query", json={})
+    assert answer.status_code == 200, answer.text
+    lines = [json.loads(line) for line in answer.text.splitlines()]
+    return str(next(line["file"]["url"] for line in lines if "file" in line))
+
+
 def test_a_postgresql_restart_is_served_from_memory_then_503_then_reconnected(
     cluster: PostgresCluster, table: Path, tmp_path: Path
 ) -> None:
@@ -131,7 +140,9 @@ def test_a_postgresql_restart_is_served_from_memory_then_503_then_reconnected(
     clients = _clients(server, tokens)
     try:
         assert _shares(clients["a"]) == _shares(clients["b"]) == 200
+        file_url = _file_url(clients["b"])
         cluster.stop()
+        assert httpx.get(file_url).status_code == 200
         answers: list[httpx.Response] = []
 
         def refused() -> bool:
@@ -142,6 +153,9 @@ def test_a_postgresql_restart_is_served_from_memory_then_503_then_reconnected(
         assert answers[0].status_code == 200  # served from memory first
         assert {r.status_code for r in answers} == {200, 503}
         assert answers[-1].json()["errorCode"] == "TEMPORARILY_UNAVAILABLE"
+        file_answer = httpx.get(file_url)
+        assert file_answer.status_code == 503
+        assert file_answer.json()["errorCode"] == "TEMPORARILY_UNAVAILABLE"
         unwritten = api.post("/api/recipients/a/revoke")
         assert unwritten.status_code == 503
         assert unwritten.json()["errorCode"] == "TEMPORARILY_UNAVAILABLE"
@@ -154,6 +168,7 @@ def test_a_postgresql_restart_is_served_from_memory_then_503_then_reconnected(
             lambda: _shares(clients["a"]) == 401,
         )
         assert _shares(clients["b"]) == 200
+        assert httpx.get(file_url).status_code == 200
         assert server.log().count("the catalog could not be read") == 1  # not every second
         assert server.log().count("the catalog can be read again") == 1
     finally:
