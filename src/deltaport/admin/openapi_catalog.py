@@ -24,6 +24,7 @@ def _operation(op_id: str, summary: str, ok: str, **extra: Any) -> dict[str, Any
         "401": {"description": "The admin token is missing or wrong."},
         "404": {"description": "The share, table or recipient does not exist."},
         "409": {"description": "The name is taken already (RESOURCE_ALREADY_EXISTS)."},
+        "503": {"description": "The catalog database cannot be reached (TEMPORARILY_UNAVAILABLE)."},
     }
     return {"operationId": op_id, "summary": summary + "." + _NOTE, "responses": responses, **extra}
 
