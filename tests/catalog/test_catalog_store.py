@@ -15,7 +15,11 @@ from deltaport.catalog.live import LiveCatalog
 from deltaport.catalog.migrations import MIGRATIONS, SCHEMA_VERSION, CatalogSchemaError
 from deltaport.catalog.model import Recipient, TableAccess
 from deltaport.catalog.sql_store import CatalogError, SqlCatalog
-from deltaport.protocol.errors import ResourceNotFoundError, UnauthenticatedError
+from deltaport.protocol.errors import (
+    ResourceNotFoundError,
+    TemporarilyUnavailableError,
+    UnauthenticatedError,
+)
 from postgres import postgres_server, postgres_url  # noqa: F401
 
 
@@ -137,18 +141,25 @@ def test_changes_reach_a_running_view_within_the_poll(url: str) -> None:
     acme = store.create_recipient("acme")
     live = LiveCatalog(SqlCatalog(url), lambda location: {}, poll_seconds=0.2)
     live.start()
-    recipient = live.authenticate(_bearer(acme.token))
+    try:
+        _follow_changes(url, live, acme.token)
+    finally:
+        live.close()
+
+
+def _follow_changes(url: str, live: LiveCatalog, token: str) -> None:
+    recipient = live.authenticate(_bearer(token))
     assert live.view().shares(recipient) == []
     SqlCatalog(url).grant("sales", "acme")  # another process
     deadline = time.monotonic() + 5
-    while not live.view().shares(live.authenticate(_bearer(acme.token))):
+    while not live.view().shares(live.authenticate(_bearer(token))):
         assert time.monotonic() < deadline, "the grant did not arrive"
         time.sleep(0.05)
     SqlCatalog(url).revoke("acme")
     deadline = time.monotonic() + 5
     while True:
         try:
-            live.authenticate(_bearer(acme.token))
+            live.authenticate(_bearer(token))
         except UnauthenticatedError:
             break
         assert time.monotonic() < deadline, "the revoke did not arrive"
@@ -293,3 +304,23 @@ def test_a_reload_reuses_what_did_not_change_and_rebuilds_what_did(url: str) -> 
     assert live.authenticate(_bearer(one.token)) is recipient_one
     assert live.authenticate(_bearer(two.token)).shares == {"sales"}
     assert [s.name for s in view.shares(live.authenticate(_bearer(two.token)))] == ["sales"]
+
+
+def test_a_view_older_than_its_bound_is_refused_until_read_again(url: str) -> None:
+    store = SqlCatalog(url)
+    acme = store.create_recipient("acme")
+    now = [1000.0]
+    live = LiveCatalog(
+        SqlCatalog(url), lambda location: {}, max_stale_seconds=30, clock=lambda: now[0]
+    )
+    now[0] += 30
+    assert live.authenticate(_bearer(acme.token)).name == "acme"  # at the bound: still served
+    now[0] += 0.001
+    with pytest.raises(TemporarilyUnavailableError):
+        live.authenticate(_bearer(acme.token))
+    with pytest.raises(TemporarilyUnavailableError):
+        live.view()
+    with pytest.raises(TemporarilyUnavailableError):
+        live.may_read("acme", "sales.s.t")
+    live.refresh()  # the database answers again
+    assert live.authenticate(_bearer(acme.token)).name == "acme"

@@ -94,6 +94,7 @@ class LiveCatalog:
         self._poller.start()
 
     def close(self) -> None:
+        """Stop polling (a read under way ends on its own)."""
         self._stop.set()
 
     def refresh(self) -> None:
@@ -203,6 +204,10 @@ class _Made:
         self._made[key] = value
         return value
 
+    def settle(self) -> None:
+        """Let the last read's rows go once the new snapshot is built."""
+        self._rows_before, self._made_before = {}, {}
+
 
 def _snapshot(
     contents: CatalogContents, options_for: OptionsFor, before: _Snapshot | None
@@ -220,14 +225,9 @@ def _snapshot(
     recipients = {
         key: made.once(r, partial(_recipient, r)) for key, r in contents.recipients.items()
     }
-    return _Snapshot(
-        contents.generation,
-        _view(contents, options_for, made),
-        recipients,
-        contents.tokens,
-        tokens_of,
-        made,
-    )
+    view = _view(contents, options_for, made)
+    made.settle()
+    return _Snapshot(contents.generation, view, recipients, contents.tokens, tokens_of, made)
 
 
 def _view(contents: CatalogContents, options_for: OptionsFor, made: _Made) -> CatalogView:
