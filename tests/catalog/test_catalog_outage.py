@@ -36,7 +36,8 @@ within the longest retry delay plus one poll."""
 SLACK_SECONDS = 5
 """Added to every bound for a loaded two-core machine; a server that never recovers or
 never refuses still fails."""
-STALE_SECONDS = 4
+STALE_SECONDS = 8
+"""Long enough that stopping PostgreSQL (which the test waits for) never outlasts it."""
 PAUSE_SECONDS = 8
 HOLDER = """
 import sqlite3, sys
