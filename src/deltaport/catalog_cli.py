@@ -181,7 +181,8 @@ def _store(args: argparse.Namespace, create: bool = False) -> SqlCatalog | Remot
     """The catalog the command works on; a missing SQLite file is created only with
     ``create`` (``catalog init``)."""
     from deltaport.catalog.remote import RemoteCatalog
-    from deltaport.catalog.sql_store import CatalogError, SqlCatalog
+    from deltaport.catalog.rows import CatalogError
+    from deltaport.catalog.sql_store import SqlCatalog
 
     if args.server:
         token = _admin_token(args)
@@ -199,7 +200,7 @@ def _admin_token(args: argparse.Namespace) -> str | None:
     DELTAPORT_ADMIN_TOKEN_FILE (first line), else DELTAPORT_ADMIN_TOKEN."""
     from pathlib import Path
 
-    from deltaport.catalog.sql_store import CatalogError
+    from deltaport.catalog.rows import CatalogError
 
     if args.admin_token:
         return str(args.admin_token)
@@ -214,7 +215,8 @@ def _admin_token(args: argparse.Namespace) -> str | None:
 
 
 def _local(args: argparse.Namespace, create: bool = False) -> SqlCatalog:
-    from deltaport.catalog.sql_store import CatalogError, SqlCatalog
+    from deltaport.catalog.rows import CatalogError
+    from deltaport.catalog.sql_store import SqlCatalog
 
     store = _store(args, create)
     if not isinstance(store, SqlCatalog):
@@ -293,7 +295,7 @@ def _recipient_create(args: argparse.Namespace) -> str:
     the configuration, the endpoint (by the store) and the profile path."""
     from deltaport.catalog.commands import ProfileOutput
     from deltaport.catalog.remote import RemoteCatalog
-    from deltaport.catalog.sql_store import CatalogError
+    from deltaport.catalog.rows import CatalogError
 
     properties = {}
     for item in args.property:
@@ -314,7 +316,7 @@ def _recipient_create(args: argparse.Namespace) -> str:
 def _recipient_rotate(args: argparse.Namespace) -> str:
     """As :func:`_recipient_create`: nothing changes unless the profile can be made."""
     from deltaport.catalog.commands import ProfileOutput, parse_duration
-    from deltaport.catalog.sql_store import KEEP
+    from deltaport.catalog.rows import KEEP
 
     grace = timedelta(0) if args.now else parse_duration(args.grace)
     lifetime = KEEP if args.expires is None else _lifetime(args.expires)
@@ -340,7 +342,7 @@ def _recipient_list(args: argparse.Namespace) -> str:
 
 def _init(args: argparse.Namespace) -> str:
     from deltaport.catalog.database import sqlite_path
-    from deltaport.catalog.sql_store import CatalogError
+    from deltaport.catalog.rows import CatalogError
 
     url = resolve_catalog(args.catalog, args.config)
     if url.startswith("sqlite:") and sqlite_path(url).exists():

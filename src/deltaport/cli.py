@@ -258,9 +258,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _user_errors() -> tuple[type[Exception], ...]:
     """Errors whose message is meant for the user: printed without a traceback."""
-    from deltaport.catalog.database import CatalogMissingError, CatalogUrlError
+    from deltaport.catalog.database import (
+        CatalogMissingError,
+        CatalogUrlError,
+        DatabaseUnavailableError,
+    )
     from deltaport.catalog.migrations import CatalogSchemaError
-    from deltaport.catalog.sql_store import CatalogError
+    from deltaport.catalog.rows import CatalogError
     from deltaport.client.base.errors import SharingError
     from deltaport.config.model import ConfigError
     from deltaport.delta.errors import DeltaError
@@ -280,6 +284,7 @@ def _user_errors() -> tuple[type[Exception], ...]:
         CatalogUrlError,
         CatalogMissingError,
         CatalogSchemaError,
+        DatabaseUnavailableError,
     )
 
 

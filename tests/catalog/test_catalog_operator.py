@@ -18,7 +18,8 @@ import yaml
 from deltalake import write_deltalake
 
 from deltaport.catalog.database import CatalogMissingError
-from deltaport.catalog.sql_store import CatalogError, SqlCatalog
+from deltaport.catalog.rows import CatalogError
+from deltaport.catalog.sql_store import SqlCatalog
 from deltaport.cli import main as cli
 from deltaport.config.model import ConfigError, load_config
 from sharing_server import free_port

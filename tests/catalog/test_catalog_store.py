@@ -14,9 +14,14 @@ from deltaport.catalog.database import Database
 from deltaport.catalog.live import LiveCatalog
 from deltaport.catalog.migrations import MIGRATIONS, SCHEMA_VERSION, CatalogSchemaError
 from deltaport.catalog.model import Recipient, TableAccess
-from deltaport.catalog.sql_store import CatalogError, SqlCatalog
+from deltaport.catalog.rows import CatalogError
+from deltaport.catalog.sql_store import SqlCatalog
 from deltaport.catalog.tokens import credential_id
-from deltaport.protocol.errors import ResourceNotFoundError, UnauthenticatedError
+from deltaport.protocol.errors import (
+    ResourceNotFoundError,
+    TemporarilyUnavailableError,
+    UnauthenticatedError,
+)
 from postgres import postgres_server, postgres_url  # noqa: F401
 
 
@@ -28,7 +33,8 @@ def url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
 
 
 def _live(url: str) -> LiveCatalog:
-    return LiveCatalog(SqlCatalog(url), lambda location: {}, poll_seconds=0)
+    """A live view that reads the database when told to (``refresh()``), not by itself."""
+    return LiveCatalog(SqlCatalog(url), lambda location: {})
 
 
 def _bearer(token: str) -> str:
@@ -107,6 +113,7 @@ def test_expired_revoked_and_unknown_tokens(url: str) -> None:
     with pytest.raises(UnauthenticatedError, match="expired"):
         live.authenticate(_bearer(short.token))
     store.revoke("kept")
+    live.refresh()
     with pytest.raises(UnauthenticatedError, match="expired or was revoked"):
         live.authenticate(_bearer(kept.token))
     with pytest.raises(UnauthenticatedError) as info:
@@ -124,6 +131,7 @@ def test_rotation_keeps_the_old_token_until_its_deadline(url: str) -> None:
     assert live.authenticate(_bearer(first.token)).name == "acme"
     assert live.authenticate(_bearer(second.token)).name == "acme"
     third = store.rotate("acme", timedelta(0))
+    live.refresh()
     with pytest.raises(UnauthenticatedError, match="expired"):
         live.authenticate(_bearer(first.token))
     with pytest.raises(UnauthenticatedError, match="expired"):
@@ -136,18 +144,26 @@ def test_changes_reach_a_running_view_within_the_poll(url: str) -> None:
     store.create_share("sales")
     acme = store.create_recipient("acme")
     live = LiveCatalog(SqlCatalog(url), lambda location: {}, poll_seconds=0.2)
-    recipient = live.authenticate(_bearer(acme.token))
+    live.start()
+    try:
+        _follow_changes(url, live, acme.token)
+    finally:
+        live.close()
+
+
+def _follow_changes(url: str, live: LiveCatalog, token: str) -> None:
+    recipient = live.authenticate(_bearer(token))
     assert live.view().shares(recipient) == []
     SqlCatalog(url).grant("sales", "acme")  # another process
     deadline = time.monotonic() + 5
-    while not live.view().shares(live.authenticate(_bearer(acme.token))):
+    while not live.view().shares(live.authenticate(_bearer(token))):
         assert time.monotonic() < deadline, "the grant did not arrive"
         time.sleep(0.05)
     SqlCatalog(url).revoke("acme")
     deadline = time.monotonic() + 5
     while True:
         try:
-            live.authenticate(_bearer(acme.token))
+            live.authenticate(_bearer(token))
         except UnauthenticatedError:
             break
         assert time.monotonic() < deadline, "the revoke did not arrive"
@@ -306,3 +322,49 @@ def test_a_version_2_database_keeps_each_recipients_token_lifetime(url: str) -> 
     assert rotated.endpoint == "https://x.example.com/ds"
     assert store.rotate("open", timedelta(0)).expires_at is None
     assert SqlCatalog(url).contents().recipients["acme"].endpoint == "https://x.example.com/ds"
+
+
+def test_a_reload_reuses_what_did_not_change_and_rebuilds_what_did(url: str) -> None:
+    store = SqlCatalog(url)
+    store.create_share("sales")
+    store.add_table("sales", "s", "kept", "/kept")
+    store.add_table("sales", "s", "moved", "/before")
+    one = store.create_recipient("one")
+    two = store.create_recipient("two")
+    store.grant("sales", "one")
+    live = _live(url)
+    everyone = Recipient("all")
+    kept = live.view().table(everyone, "sales", "s", "kept")
+    moved = live.view().table(everyone, "sales", "s", "moved")
+    recipient_one = live.authenticate(_bearer(one.token))
+    store.remove_table("sales", "s", "moved")
+    store.add_table("sales", "s", "moved", "/after")
+    store.grant("sales", "two")
+    live.refresh()
+    view = live.view()
+    assert view.table(everyone, "sales", "s", "kept") is kept
+    again = view.table(everyone, "sales", "s", "moved")
+    assert again.id != moved.id and again.location.uri.endswith("/after")
+    assert live.authenticate(_bearer(one.token)) == recipient_one
+    assert live.authenticate(_bearer(two.token)).shares == {"sales"}
+    assert [s.name for s in view.shares(live.authenticate(_bearer(two.token)))] == ["sales"]
+
+
+def test_a_view_older_than_its_bound_is_refused_until_read_again(url: str) -> None:
+    store = SqlCatalog(url)
+    acme = store.create_recipient("acme")
+    now = [1000.0]
+    live = LiveCatalog(
+        SqlCatalog(url), lambda location: {}, max_stale_seconds=30, clock=lambda: now[0]
+    )
+    now[0] += 30
+    assert live.authenticate(_bearer(acme.token)).name == "acme"  # at the bound: still served
+    now[0] += 0.001
+    with pytest.raises(TemporarilyUnavailableError):
+        live.authenticate(_bearer(acme.token))
+    with pytest.raises(TemporarilyUnavailableError):
+        live.view()
+    with pytest.raises(TemporarilyUnavailableError):
+        live.may_read("acme", "credential", "sales.s.t")
+    live.refresh()  # the database answers again
+    assert live.authenticate(_bearer(acme.token)).name == "acme"

@@ -85,6 +85,14 @@ def test_limits_have_defaults_and_must_be_positive() -> None:
     assert parse_config({"shutdownGraceSeconds": 0}, {}).shutdown_grace_seconds == 0
 
 
+def test_the_catalog_staleness_bound_has_a_default_and_a_floor() -> None:
+    assert parse_config({}, {}).catalog_max_stale_seconds == 30
+    assert parse_config({"catalogMaxStaleSeconds": 2}, {}).catalog_max_stale_seconds == 2
+    assert error_of({"catalogMaxStaleSeconds": 1}) == (
+        "catalogMaxStaleSeconds: must be at least 2 (twice the poll interval)"
+    )
+
+
 def test_unknown_keys_are_reported_with_their_path() -> None:
     assert error_of(config_with_table(histroyShared=True)) == (
         "shares[0].schemas[0].tables[0].histroyShared: unknown key"

@@ -20,15 +20,16 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from deltaport.catalog.commands import add_table, profile_document, split_table_name
+from deltaport.catalog.database import DatabaseUnavailableError
 from deltaport.catalog.limits import grace_problem, lifetime_problem
-from deltaport.catalog.sql_store import (
+from deltaport.catalog.rows import (
     KEEP,
     CatalogConflictError,
     CatalogError,
     CatalogNotFoundError,
     IssuedToken,
-    SqlCatalog,
 )
+from deltaport.catalog.sql_store import SqlCatalog
 from deltaport.config.model import ServerConfig
 from deltaport.protocol.credentials import URL
 from deltaport.protocol.errors import (
@@ -36,6 +37,7 @@ from deltaport.protocol.errors import (
     MalformedRequestError,
     ResourceExistsError,
     ResourceNotFoundError,
+    TemporarilyUnavailableError,
 )
 
 Handler = Callable[[Request], Awaitable[Response]]
@@ -215,6 +217,10 @@ def _catalog_errors(handler: Handler) -> Handler:
             raise ResourceExistsError(str(exc)) from None
         except CatalogError as exc:
             raise InvalidParameterError(str(exc)) from None
+        except DatabaseUnavailableError:
+            raise TemporarilyUnavailableError(
+                "the catalog database cannot be reached at the moment; retry later"
+            ) from None
 
     return endpoint
 

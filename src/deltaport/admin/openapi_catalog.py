@@ -34,6 +34,7 @@ def _operation(op_id: str, summary: str, ok: str, **extra: Any) -> dict[str, Any
         "404": {"description": "The share, table or recipient does not exist."},
         "409": {"description": "The name is taken already (RESOURCE_ALREADY_EXISTS)."},
         "413": {"description": "The body is larger than maxRequestBodyBytes."},
+        "503": {"description": "The catalog database cannot be reached (TEMPORARILY_UNAVAILABLE)."},
     }
     return {"operationId": op_id, "summary": summary + "." + _NOTE, "responses": responses, **extra}
 

@@ -8,15 +8,23 @@ beyond the standard library; PostgreSQL needs ``psycopg`` (``pip install deltapo
 from __future__ import annotations
 
 import os
+import socket
 import sqlite3
 import threading
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 Row = tuple[Any, ...]
+
+STATEMENT_TIMEOUT_SECONDS = 5
+"""PostgreSQL's ``statement_timeout`` on every connection."""
+STALLED_SECONDS = 10
+"""A query, read or transaction still unanswered after this long is cut off: a stopped
+backend never applies its own statement timeout, so the client ends the wait itself."""
+CONNECT_TIMEOUT_SECONDS = 10
 
 
 class CatalogUrlError(ValueError):
@@ -28,8 +36,14 @@ class CatalogMissingError(RuntimeError):
     away while in use (an operator's fault, not the caller's: a 500 on the admin API)."""
 
 
+class DatabaseUnavailableError(Exception):
+    """The database cannot be reached, or did not answer in time (locked, stopped,
+    restarting). The connection is opened again on the next use."""
+
+
 class Database:
-    """A connection used by one thread at a time (a lock serialises callers).
+    """A connection used by one thread at a time (a lock serialises callers). A PostgreSQL
+    connection lost to a restart is opened again on the next call.
 
     A SQLite file is created (mode 0600, which its ``-wal`` and ``-shm`` files take) only
     with ``create``; otherwise a missing file is :class:`CatalogMissingError`, and so is a
@@ -38,10 +52,11 @@ class Database:
 
     def __init__(self, url: str, create: bool = False) -> None:
         self.url = url
-        self.kind, self._connection = _connect(url, create)
+        self.kind = _kind(url)
+        self._lock = threading.RLock()
+        self._connection: Any = _connect(url, create)
         self._file = sqlite_path(url) if self.kind == "sqlite" else None
         self._identity = _identity(self._file) if self._file else None
-        self._lock = threading.RLock()
 
     def _check_file(self) -> None:
         if self._file is not None and _identity(self._file) != self._identity:
@@ -52,30 +67,48 @@ class Database:
 
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
         self._check_file()
-        with self._lock:
-            cursor = self._connection.cursor()
+        with self._lock, self._guarded() as connection:
+            cursor = connection.cursor()
             try:
                 cursor.execute(self._dialect(sql), tuple(params))
                 rows = cursor.fetchall() if cursor.description else []
             finally:
                 cursor.close()
             if self.kind == "postgresql":
-                self._connection.rollback()  # reads end their snapshot: see later commits
+                connection.rollback()  # a read ends its snapshot
             return [tuple(r) for r in rows]
+
+    @contextmanager
+    def read(self) -> Iterator[Transaction]:
+        """Statements that see one consistent state and change nothing: a deferred SQLite
+        transaction (in WAL mode it never waits for a writer's lock), a read-only
+        PostgreSQL one. Cut off after :data:`STALLED_SECONDS`."""
+        self._check_file()
+        with self._lock, self._guarded() as connection:
+            cursor = connection.cursor()
+            try:
+                if self.kind == "sqlite":
+                    cursor.execute("BEGIN")
+                else:
+                    cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+                yield Transaction(self, cursor)
+            finally:
+                cursor.close()
+                _quietly(connection.rollback)
 
     @contextmanager
     def transaction(self) -> Iterator[Transaction]:
         """Statements that all happen or none does."""
         self._check_file()
-        with self._lock:
-            cursor = self._connection.cursor()
+        with self._lock, self._guarded() as connection:
+            cursor = connection.cursor()
             try:
                 if self.kind == "sqlite":
                     cursor.execute("BEGIN IMMEDIATE")
                 yield Transaction(self, cursor)
-                self._connection.commit()
+                connection.commit()
             except BaseException:
-                self._connection.rollback()
+                _quietly(connection.rollback)
                 raise
             finally:
                 cursor.close()
@@ -83,6 +116,24 @@ class Database:
     def close(self) -> None:
         with self._lock:
             self._connection.close()
+
+    @contextmanager
+    def _guarded(self) -> Iterator[Any]:
+        """The connection (opened again if it was lost), for one unit of work that a
+        watchdog cuts off once stalled; connection failures become
+        :class:`DatabaseUnavailableError`."""
+        try:
+            if self._connection.closed:
+                _quietly(self._connection.close)
+                self._connection = _connect(self.url, create=False)
+            with _Watchdog(self._connection, STALLED_SECONDS):
+                yield self._connection
+        except Exception as exc:
+            if _unavailable(exc):
+                raise DatabaseUnavailableError(
+                    f"the catalog database is unavailable: {exc}"
+                ) from exc
+            raise
 
     def _dialect(self, sql: str) -> str:
         return sql.replace("?", "%s") if self.kind == "postgresql" else sql
@@ -98,6 +149,43 @@ class Transaction:
         return [tuple(r) for r in self._cursor.fetchall()] if self._cursor.description else []
 
 
+class _Watchdog:
+    """Ends a stalled unit of work from another thread: SQLite's ``interrupt()``, or the
+    PostgreSQL socket shut down under libpq (its wait then fails, and the connection is
+    marked broken, to be opened again)."""
+
+    def __init__(self, connection: Any, seconds: float) -> None:
+        self._connection = connection
+        self._done = False
+        self._mutex = threading.Lock()
+        self._timer = threading.Timer(seconds, self._cut_off)
+        self._timer.daemon = True
+
+    def __enter__(self) -> None:
+        self._timer.start()
+
+    def __exit__(self, *exc: object) -> None:
+        with self._mutex:
+            self._done = True
+        self._timer.cancel()
+
+    def _cut_off(self) -> None:
+        with self._mutex:
+            if not self._done:
+                self._connection.interrupt()
+
+
+def _kind(url: str) -> str:
+    scheme = urlsplit(url).scheme
+    if scheme == "sqlite":
+        return "sqlite"
+    if scheme in ("postgresql", "postgres"):
+        return "postgresql"
+    raise CatalogUrlError(
+        f"unknown catalog URL scheme {scheme!r}: use sqlite:///PATH or postgresql://..."
+    )
+
+
 def _identity(path: Path) -> tuple[int, int] | None:
     try:
         stat = path.stat()
@@ -106,9 +194,8 @@ def _identity(path: Path) -> tuple[int, int] | None:
     return stat.st_dev, stat.st_ino
 
 
-def _connect(url: str, create: bool) -> tuple[str, Any]:
-    scheme = urlsplit(url).scheme
-    if scheme == "sqlite":
+def _connect(url: str, create: bool) -> Any:
+    if _kind(url) == "sqlite":
         path = sqlite_path(url)
         if not path.exists():
             if not create:
@@ -126,18 +213,36 @@ def _connect(url: str, create: bool) -> tuple[str, Any]:
             connection.execute("PRAGMA foreign_keys=ON")
         except sqlite3.Error as exc:
             raise CatalogUrlError(f"the catalog database {path} cannot be opened: {exc}") from None
-        return "sqlite", _SqliteConnection(connection)
-    if scheme in ("postgresql", "postgres"):
-        try:
-            import psycopg
-        except ImportError:
-            raise CatalogUrlError(
-                "a PostgreSQL catalog needs psycopg: pip install deltaport[postgres]"
-            ) from None
-        return "postgresql", psycopg.connect(url)
-    raise CatalogUrlError(
-        f"unknown catalog URL scheme {scheme!r}: use sqlite:///PATH or postgresql://..."
-    )
+        return _SqliteConnection(connection)
+    try:
+        import psycopg
+        from psycopg.conninfo import conninfo_to_dict
+    except ImportError:
+        raise CatalogUrlError(
+            "a PostgreSQL catalog needs psycopg: pip install deltaport[postgres]"
+        ) from None
+    given = conninfo_to_dict(url)
+    timeout = {} if "connect_timeout" in given else {"connect_timeout": CONNECT_TIMEOUT_SECONDS}
+    postgres = psycopg.connect(url, **timeout)  # type: ignore[arg-type]
+    postgres.execute(f"SET statement_timeout = {STATEMENT_TIMEOUT_SECONDS * 1000}")
+    postgres.commit()
+    return _PostgresConnection(postgres)
+
+
+def _unavailable(exc: Exception) -> bool:
+    if isinstance(exc, sqlite3.OperationalError):
+        return "locked" in str(exc) or "interrupted" in str(exc)
+    try:
+        import psycopg
+    except ImportError:
+        return False
+    return isinstance(exc, psycopg.OperationalError | psycopg.InterfaceError)
+
+
+def _quietly(action: Callable[[], None]) -> None:
+    """A rollback that may find the connection gone already (it then has nothing to undo)."""
+    with suppress(Exception):
+        action()
 
 
 def sqlite_path(url: str) -> Path:
@@ -165,6 +270,44 @@ class _SqliteConnection:
     def rollback(self) -> None:
         if self._connection.in_transaction:
             self._connection.execute("ROLLBACK")
+
+    @property
+    def closed(self) -> bool:
+        return False
+
+    def interrupt(self) -> None:
+        self._connection.interrupt()
+
+    def close(self) -> None:
+        self._connection.close()
+
+
+class _PostgresConnection:
+    """A psycopg connection whose stalled wait another thread can end."""
+
+    def __init__(self, connection: Any) -> None:
+        self._connection = connection
+
+    @property
+    def closed(self) -> bool:
+        return bool(self._connection.closed)
+
+    def cursor(self) -> Any:
+        return self._connection.cursor()
+
+    def commit(self) -> None:
+        self._connection.commit()
+
+    def rollback(self) -> None:
+        self._connection.rollback()
+
+    def interrupt(self) -> None:
+        """Shut the socket down under libpq (closing it from here would not wake a thread
+        waiting on it; shutting it down does)."""
+        with suppress(Exception):  # the connection is gone already
+            fd = self._connection.pgconn.socket
+            with socket.socket(fileno=os.dup(fd)) as sock:
+                sock.shutdown(socket.SHUT_RDWR)
 
     def close(self) -> None:
         self._connection.close()

@@ -1,10 +1,18 @@
 """The catalog a server reads from: a database's contents held in memory and reloaded
 when they change.
 
-Requests never wait on the database: they read the view and the token table in memory. At
-most every ``poll_seconds`` a request checks the database's generation counter (one small
-read) and, when another process changed the catalog, reloads it whole; a change therefore
-reaches every server on the database within about ``poll_seconds``.
+Requests never wait on the database: they read an immutable snapshot (the view and the
+token table) in memory. A thread of its own checks the database's generation counter every
+``poll_seconds`` (one small read) and, when another process changed the catalog, reads it
+whole in a read-only transaction, builds the new snapshot and swaps it in with one
+assignment; a change therefore reaches every server on the database within about
+``poll_seconds``.
+
+When the database cannot be read (restarting, stopped, locked), the thread tries again
+with backoff (``poll_seconds`` doubled up to :data:`RETRY_MAX_SECONDS`) and requests are
+served from the last snapshot, for at most ``max_stale_seconds`` after the last moment the
+database was read; past that they get 503 ``TEMPORARILY_UNAVAILABLE``, so a change the
+database acknowledged (a revocation) is never ignored for longer than that bound.
 """
 
 from __future__ import annotations
@@ -13,37 +21,87 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
+from functools import partial
+from typing import TypeVar, cast
 
 from deltaport.catalog.access import table_access
+from deltaport.catalog.database import DatabaseUnavailableError
 from deltaport.catalog.model import CatalogView, Recipient, Share, SharedSchema, SharedTable
-from deltaport.catalog.sql_store import CatalogContents, SqlCatalog, TokenRow
+from deltaport.catalog.rows import CatalogContents, RecipientRow, TableRow, TokenRow
+from deltaport.catalog.sql_store import SqlCatalog
 from deltaport.catalog.tokens import credential_id, presented_token
-from deltaport.protocol.errors import UnauthenticatedError
+from deltaport.protocol.errors import TemporarilyUnavailableError, UnauthenticatedError
 from deltaport.protocol.names import name_key
 from deltaport.storage import parse_location
 
 log = logging.getLogger(__name__)
 
 POLL_SECONDS = 1.0
+MAX_STALE_SECONDS = 30.0
+RETRY_MAX_SECONDS = 5.0
 OptionsFor = Callable[[str], dict[str, str]]
 """Storage options for a table location (from the server's ``storage`` prefixes)."""
+Clock = Callable[[], float]
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class _Snapshot:
+    """One generation of the catalog, as requests read it (never changed once built)."""
+
+    generation: int
+    view: CatalogView
+    recipients: dict[str, Recipient]
+    credentials: dict[str, tuple[str, TokenRow]]
+    """Token hash -> the token's credential id and row; and credential id -> the same."""
+    made: _Made
 
 
 class LiveCatalog:
     def __init__(
-        self, store: SqlCatalog, options_for: OptionsFor, poll_seconds: float = POLL_SECONDS
+        self,
+        store: SqlCatalog,
+        options_for: OptionsFor,
+        poll_seconds: float = POLL_SECONDS,
+        max_stale_seconds: float = MAX_STALE_SECONDS,
+        clock: Clock = time.monotonic,
     ) -> None:
         self._store = store
         self._options_for = options_for
         self._poll_seconds = poll_seconds
+        self._max_stale_seconds = max_stale_seconds
+        self._clock = clock
         self._lock = threading.Lock()
-        self._checked_at = 0.0
-        self._load(store.contents())
+        self._stop = threading.Event()
+        self._poller: threading.Thread | None = None
+        read_at = clock()
+        self._snapshot = _snapshot(store.contents(), options_for, None)
+        self._read_at = read_at
+        """When the database was last read (the start of that read): the snapshot holds
+        every change acknowledged before it."""
+
+    def start(self) -> None:
+        """Poll the database from a thread of its own from now on."""
+        self._poller = threading.Thread(target=self._poll, name="catalog-poller", daemon=True)
+        self._poller.start()
+
+    def close(self) -> None:
+        """Stop polling (a read under way ends on its own)."""
+        self._stop.set()
+
+    def refresh(self) -> None:
+        """One check of the database: reload the catalog if its generation moved. Raises
+        :class:`~deltaport.catalog.database.DatabaseUnavailableError` when it cannot."""
+        with self._lock:
+            read_at = self._clock()
+            if self._store.generation() != self._snapshot.generation:
+                contents = self._store.contents()
+                self._snapshot = _snapshot(contents, self._options_for, self._snapshot)
+            self._read_at = read_at
 
     def view(self) -> CatalogView:
-        self._refresh()
-        return self._view
+        return self._current().view
 
     def authenticate(self, authorization: str | None) -> Recipient:
         """The recipient of a bearer token, its :attr:`~Recipient.credential` naming the
@@ -51,93 +109,142 @@ class LiveCatalog:
         never says whose it was). Nothing of a presented token is remembered: its keyed
         hash is computed again each time (a few microseconds)."""
         given = presented_token(authorization)
-        self._refresh()
-        found = self._by_hash.get(self._store.hash_token(given))
+        snapshot = self._current()
+        digest = self._store.hash_token(given)
+        found = snapshot.credentials.get(digest)
         if found is None:
             raise UnauthenticatedError("the bearer token is not valid")
-        record, recipient = found
+        credential, record = found
         if not _live(record, time.time() * 1000):
             raise UnauthenticatedError(
                 "the bearer token has expired or was revoked; ask the provider for a new profile"
             )
-        return recipient
+        return replace(snapshot.recipients[record.recipient_key], credential=credential)
 
     def may_read(self, recipient: str, credential: str, table_key: str) -> bool:
         """Whether ``recipient`` may still read the table with the token named by
         ``credential``: that token is its own and live, and the share is granted to it."""
-        self._refresh()
-        found = self._recipients.get(name_key(recipient))
-        table = self._view.table_by_key(table_key)
+        snapshot = self._current()
+        found = snapshot.recipients.get(name_key(recipient))
+        table = snapshot.view.table_by_key(table_key)
         if found is None or table is None or found.shares is None:
             return False
         if name_key(table.share) not in found.shares:
             return False
-        token = self._by_credential.get(credential)
+        token = snapshot.credentials.get(credential)
         return (
             token is not None
-            and token.recipient_key == name_key(recipient)
-            and _live(token, time.time() * 1000)
+            and token[1].recipient_key == name_key(recipient)
+            and _live(token[1], time.time() * 1000)
         )
 
-    def _refresh(self) -> None:
-        now = time.monotonic()
-        if now - self._checked_at < self._poll_seconds:
-            return
-        with self._lock:
-            if now - self._checked_at < self._poll_seconds:
-                return
-            self._checked_at = now
-            try:
-                changed = self._store.generation() != self._generation
-                if changed:
-                    self._load(self._store.contents())
-            except Exception:
-                log.exception("the catalog could not be read; serving the last one loaded")
+    def _current(self) -> _Snapshot:
+        """The snapshot, while it is recent enough to answer from; else 503."""
+        if self._clock() - self._read_at > self._max_stale_seconds:
+            raise TemporarilyUnavailableError(
+                "the server cannot read its catalog at the moment; retry later"
+            )
+        return self._snapshot
 
-    def _load(self, contents: CatalogContents) -> None:
-        recipients = {
-            key: Recipient(r.name, frozenset(r.shares), dict(r.properties))
-            for key, r in contents.recipients.items()
-        }
-        by_hash: dict[str, tuple[TokenRow, Recipient]] = {}
-        by_credential: dict[str, TokenRow] = {}
-        for hashed, token in contents.tokens.items():
-            credential = credential_id(hashed)
-            owner = recipients.get(token.recipient_key)
-            if owner is not None:
-                by_hash[hashed] = (token, replace(owner, credential=credential))
-            by_credential[credential] = token
-        self._view = _view(contents, self._options_for)
-        self._recipients = recipients
-        self._by_hash = by_hash
-        """Token hash -> the token's row and its recipient (named by the token)."""
-        self._by_credential = by_credential
-        self._generation = contents.generation
+    def _poll(self) -> None:
+        delay = self._poll_seconds
+        failing = False
+        while not self._stop.wait(delay):
+            try:
+                self.refresh()
+            except Exception as exc:
+                delay = min(max(delay, self._poll_seconds) * 2, RETRY_MAX_SECONDS)
+                if not failing:
+                    log.warning(
+                        "the catalog could not be read (%s); serving the last one loaded for "
+                        "at most %s s after the last read, retrying with backoff",
+                        exc,
+                        self._max_stale_seconds,
+                        exc_info=not isinstance(exc, DatabaseUnavailableError),
+                    )
+                failing = True
+            else:
+                if failing:
+                    log.warning("the catalog can be read again")
+                failing = False
+                delay = self._poll_seconds
+
+
+class _Made:
+    """What was made of each row of one read, by the row's identity: the next snapshot
+    reuses it for the rows that did not change (the store hands back the very same row
+    objects for those), so a reload after a small change builds, and leaves for the
+    garbage collector to scan, little that is new."""
+
+    def __init__(self, before: _Made | None) -> None:
+        self._rows_before = before._rows if before else {}
+        self._made_before = before._made if before else {}
+        self._rows: dict[int, object] = {}
+        self._made: dict[int, object] = {}
+
+    def once(self, row: object, make: Callable[[], T]) -> T:
+        key = id(row)
+        unchanged = self._rows_before.get(key) is row
+        value = cast(T, self._made_before[key]) if unchanged else make()
+        self._rows[key] = row
+        self._made[key] = value
+        return value
+
+    def settle(self) -> None:
+        """Let the last read's rows go once the new snapshot is built."""
+        self._rows_before, self._made_before = {}, {}
+
+
+def _snapshot(
+    contents: CatalogContents, options_for: OptionsFor, before: _Snapshot | None
+) -> _Snapshot:
+    made = _Made(before.made if before else None)
+    credentials: dict[str, tuple[str, TokenRow]] = {}
+    for hashed, token in contents.tokens.items():
+        credential = made.once(token, partial(credential_id, hashed))
+        credentials[hashed] = credentials[credential] = (credential, token)
+    recipients = {
+        key: made.once(r, partial(_recipient, r)) for key, r in contents.recipients.items()
+    }
+    view = _view(contents, options_for, made)
+    made.settle()
+    return _Snapshot(contents.generation, view, recipients, credentials, made)
 
 
 def _live(token: TokenRow, now_ms: float) -> bool:
     return token.revoked_at is None and (token.expires_at is None or token.expires_at > now_ms)
 
 
-def _view(contents: CatalogContents, options_for: OptionsFor) -> CatalogView:
+def _view(contents: CatalogContents, options_for: OptionsFor, made: _Made) -> CatalogView:
     shares: dict[str, Share] = {
         name_key(s.name): Share(s.name, id=s.id, comment=s.comment) for s in contents.shares
     }
     for t in contents.tables:
         share = shares[name_key(t.share)]
         schema = share.schemas.setdefault(name_key(t.schema), SharedSchema(share.name, t.schema))
-        location = parse_location(t.location)
-        schema.tables[name_key(t.name)] = SharedTable(
-            share=share.name,
-            schema=schema.name,
-            name=t.name,
-            location=location,
-            storage_options=options_for(t.location),
-            id=t.id,
-            share_id=share.id,
-            history_shared=t.history_shared,
-            start_version=t.start_version,
-            access=table_access(location, t.location, t.access_modes, t.auxiliary_locations),
-            partition_filter=t.partition_filter,
-        )
+        table = made.once(t, partial(_table, t, share, options_for))
+        if table.share_id != share.id:  # the share was made again under the same name
+            table = _table(t, share, options_for)
+        schema.tables[name_key(t.name)] = table
     return CatalogView(list(shares.values()))
+
+
+def _recipient(r: RecipientRow) -> Recipient:
+    return Recipient(r.name, frozenset(r.shares), dict(r.properties))
+
+
+def _table(t: TableRow, share: Share, options_for: OptionsFor) -> SharedTable:
+    location = parse_location(t.location)
+    return SharedTable(
+        share=share.name,
+        schema=t.schema,
+        name=t.name,
+        location=location,
+        storage_options=options_for(t.location),
+        id=t.id,
+        share_id=share.id,
+        history_shared=t.history_shared,
+        start_version=t.start_version,
+        access=table_access(location, t.location, t.access_modes, t.auxiliary_locations),
+        partition_filter=t.partition_filter,
+    )

@@ -11,7 +11,7 @@ from urllib.parse import quote
 
 import httpx
 
-from deltaport.catalog.sql_store import (
+from deltaport.catalog.rows import (
     KEEP,
     CatalogConflictError,
     CatalogContents,

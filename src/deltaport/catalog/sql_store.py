@@ -15,9 +15,7 @@ import time
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
-from dataclasses import dataclass
 from datetime import datetime, timedelta
-from enum import Enum
 from urllib.parse import urlsplit
 
 from deltaport.catalog.access import access_problem
@@ -30,92 +28,26 @@ from deltaport.catalog.limits import (
     text_problem,
 )
 from deltaport.catalog.migrations import migrate
+from deltaport.catalog.rows import (
+    KEEP,
+    CatalogConflictError,
+    CatalogContents,
+    CatalogError,
+    CatalogNotFoundError,
+    IssuedToken,
+    Keep,
+    LastRows,
+    RecipientRow,
+    ShareRow,
+    TableRow,
+    TokenRow,
+    recipient_row,
+    table_row,
+)
 from deltaport.catalog.tokens import new_token, token_hash
 from deltaport.protocol.credentials import URL
 from deltaport.protocol.names import name_key, name_problem
 from deltaport.storage.uri import is_relative_path
-
-
-class CatalogError(ValueError):
-    """A catalog change that cannot be made (a name taken, missing, or invalid)."""
-
-
-class CatalogNotFoundError(CatalogError):
-    """The share, table or recipient named does not exist."""
-
-
-class CatalogConflictError(CatalogError):
-    """The name is taken already."""
-
-
-class Keep(Enum):
-    """``KEEP``: a rotation gives the new token the lifetime the recipient's tokens have."""
-
-    KEEP = "keep"
-
-
-KEEP = Keep.KEEP
-
-
-@dataclass(frozen=True)
-class ShareRow:
-    name: str
-    id: str
-    comment: str | None
-
-
-@dataclass(frozen=True)
-class TableRow:
-    share: str
-    schema: str
-    name: str
-    location: str
-    id: str
-    history_shared: bool
-    start_version: int
-    partition_filter: str | None
-    access_modes: tuple[str, ...] = (URL,)
-    auxiliary_locations: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class RecipientRow:
-    name: str
-    properties: dict[str, str]
-    shares: tuple[str, ...]
-    """Name keys of the shares granted to it."""
-    endpoint: str | None = None
-    """Where its last profile pointed (None: not recorded, a catalog of an older deltaport)."""
-    token_lifetime: timedelta | None = None
-    """How long its tokens live (None: they do not expire)."""
-
-
-@dataclass(frozen=True)
-class TokenRow:
-    recipient_key: str
-    expires_at: int | None
-    """Milliseconds since the epoch; None: never."""
-    revoked_at: int | None
-
-
-@dataclass(frozen=True)
-class CatalogContents:
-    """Everything a server needs, read in one go."""
-
-    generation: int
-    shares: tuple[ShareRow, ...]
-    tables: tuple[TableRow, ...]
-    recipients: dict[str, RecipientRow]
-    tokens: dict[str, TokenRow]
-
-
-@dataclass(frozen=True)
-class IssuedToken:
-    recipient: str
-    token: str
-    expires_at: int | None
-    endpoint: str | None = None
-    """The sharing endpoint its profile points to, as recorded for the recipient."""
 
 
 class SqlCatalog:
@@ -130,6 +62,7 @@ class SqlCatalog:
             raise CatalogUrlError(f"the catalog database cannot be used: {exc}") from None
         self._token_key = bytes.fromhex(key[0][0])
         self._batch = threading.local()
+        self._last_rows = LastRows({}, {}, {})
 
     # -- reading -------------------------------------------------------------------------
     def generation(self) -> int:
@@ -140,7 +73,8 @@ class SqlCatalog:
         return token_hash(self._token_key, token)
 
     def contents(self) -> CatalogContents:
-        with self.database.transaction() as tx:
+        """Everything, from one read-only snapshot (no write lock taken)."""
+        with self.database.read() as tx:
             generation = int(
                 tx.execute("SELECT value FROM deltaport_meta WHERE key = 'generation'")[0][0]
             )
@@ -160,12 +94,34 @@ class SqlCatalog:
         granted: dict[str, list[str]] = {}
         for recipient_key, share_key in grants:
             granted.setdefault(recipient_key, []).append(share_key)
+        return self._converted(generation, shares, tables, recipients, granted, tokens)
+
+    def _converted(
+        self,
+        generation: int,
+        shares: list[Row],
+        tables: list[Row],
+        recipients: list[Row],
+        granted: dict[str, list[str]],
+        tokens: list[Row],
+    ) -> CatalogContents:
+        """The rows as :class:`CatalogContents`, reusing the objects made for rows that are
+        unchanged since the last read: a reload after a small change then makes few new
+        objects (and the server reuses what it built on them, see ``catalog.live``)."""
+        before = self._last_rows
+        table_rows = {r: before.tables.get(r) or table_row(r) for r in tables}
+        recipient_rows: dict[tuple[Row, tuple[str, ...]], RecipientRow] = {}
+        for r in recipients:
+            key = (r, tuple(granted.get(r[0], ())))
+            recipient_rows[key] = before.recipients.get(key) or recipient_row(r, key[1])
+        token_rows = {r: before.tokens.get(r) or TokenRow(r[1], r[2], r[3]) for r in tokens}
+        self._last_rows = LastRows(table_rows, recipient_rows, token_rows)
         return CatalogContents(
             generation,
             tuple(ShareRow(*r) for r in shares),
-            tuple(_table_row(r) for r in tables),
-            {r[0]: _recipient_row(r, tuple(granted.get(r[0], ()))) for r in recipients},
-            {r[0]: TokenRow(r[1], r[2], r[3]) for r in tokens},
+            tuple(table_rows.values()),
+            {key[0][0]: row for key, row in recipient_rows.items()},
+            {r[0]: row for r, row in token_rows.items()},
         )
 
     # -- shares and tables ---------------------------------------------------------------
@@ -464,18 +420,6 @@ class _Change:
                 "WHERE key = 'generation'"
             )
         self._context.__exit__(*exc)  # type: ignore[arg-type]
-
-
-def _table_row(r: Row) -> TableRow:
-    """A ``shared_tables`` row as :meth:`SqlCatalog.contents` selects it."""
-    modes, auxiliary = tuple(json.loads(r[8])), tuple(json.loads(r[9]))
-    return TableRow(r[0], r[1], r[2], r[3], r[4], bool(r[5]), r[6], r[7], modes, auxiliary)
-
-
-def _recipient_row(r: Row, shares: tuple[str, ...]) -> RecipientRow:
-    """A ``recipients`` row as :meth:`SqlCatalog.contents` selects it."""
-    lifetime = None if r[4] is None else timedelta(seconds=r[4])
-    return RecipientRow(r[1], json.loads(r[2]), shares, r[3], lifetime)
 
 
 def _seconds(lifetime: timedelta | None) -> int | None:

@@ -152,6 +152,7 @@ class ServerConfig(_Config):
     max_predicate_hint_depth: int = 64
     shutdown_grace_seconds: int = 30
     catalog: str | None = None
+    catalog_max_stale_seconds: int = 30
     admin: AdminConfig | None = None
 
     def storage_options_for(self, table: TableConfig) -> dict[str, str]:
@@ -261,6 +262,8 @@ def _check(config: ServerConfig) -> None:
             f"authorization.bearerToken: longer than {MAX_TOKEN_LENGTH} characters "
             "(the server refuses longer tokens)"
         )
+    if config.catalog_max_stale_seconds < 2:
+        raise ConfigError("catalogMaxStaleSeconds: must be at least 2 (twice the poll interval)")
     if not 0 <= config.port <= 65535:
         raise ConfigError(f"port: {config.port} is not a TCP port")
     if config.admin is not None:

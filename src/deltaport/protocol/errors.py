@@ -135,6 +135,14 @@ class TableCorruptError(SharingError):
     error_code = "TABLE_CORRUPT"
 
 
+class TemporarilyUnavailableError(SharingError):
+    """The server cannot answer for now (its catalog database has been unreachable for
+    longer than it may serve from memory); retrying later may succeed."""
+
+    status = 503
+    error_code = "TEMPORARILY_UNAVAILABLE"
+
+
 class InternalError(SharingError):
     """Anything unexpected; the message never carries the cause."""
 

@@ -7,6 +7,7 @@ import stat
 from collections.abc import Callable, Mapping
 from typing import NamedTuple
 
+from deltaport.protocol.errors import SharingError
 from deltaport.storage.local_urls import (
     InvalidSignatureError,
     LocalUrlSigner,
@@ -65,9 +66,12 @@ class LocalFiles:
             self.signer.verify(table_key, relative_path, query)
         except InvalidSignatureError as exc:
             raise FileError(403, "PERMISSION_DENIED", str(exc)) from None
-        root = self._resolve_table_root(table_key)
-        if root is not None and self._admit is not None and not self._admit(table_key, query):
-            root = None  # its recipient may no longer read it: as if it were not shared
+        try:
+            root = self._resolve_table_root(table_key)
+            if root is not None and self._admit is not None and not self._admit(table_key, query):
+                root = None  # its recipient may no longer read it: as if it were not shared
+        except SharingError as exc:  # the catalog cannot say (503 while its database is away)
+            raise FileError(exc.status, exc.error_code, exc.message) from None
         if root is None or root.kind != "local":
             raise FileError(404, "RESOURCE_DOES_NOT_EXIST", "the table is not served here")
         try:

@@ -13,6 +13,8 @@ _ERROR_CODES = {
     "403": "The request is forbidden.",
     "404": "The share, schema, table or version does not exist.",
     "500": "The server failed; the message holds no details.",
+    "503": "The server has not been able to read its catalog database for longer than "
+    "catalogMaxStaleSeconds (TEMPORARILY_UNAVAILABLE); retry later.",
 }
 
 _TABLE = "/shares/{share}/schemas/{schema}/tables/{table}"

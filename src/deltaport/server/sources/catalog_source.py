@@ -79,4 +79,10 @@ def catalog_source(config: ServerConfig, seal: ReaderSeal) -> CatalogSource:
     def options_for(location: str) -> dict[str, str]:
         return config.storage_options_for(TableConfig(name="t", location=location))
 
-    return DatabaseCatalog(LiveCatalog(SqlCatalog(url, create=False), options_for), seal)
+    live = LiveCatalog(
+        SqlCatalog(url, create=False),
+        options_for,
+        max_stale_seconds=config.catalog_max_stale_seconds,
+    )
+    live.start()
+    return DatabaseCatalog(live, seal)

@@ -1,0 +1,115 @@
+"""The catalog's rows as the store hands them out: shares, tables, recipients, tokens, the
+whole contents of one read, a token just issued; and the errors of a change refused."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import timedelta
+from enum import Enum
+
+from deltaport.catalog.database import Row
+from deltaport.protocol.credentials import URL
+
+
+class CatalogError(ValueError):
+    """A catalog change that cannot be made (a name taken, missing, or invalid)."""
+
+
+class CatalogNotFoundError(CatalogError):
+    """The share, table or recipient named does not exist."""
+
+
+class CatalogConflictError(CatalogError):
+    """The name is taken already."""
+
+
+class Keep(Enum):
+    """``KEEP``: a rotation gives the new token the lifetime the recipient's tokens have."""
+
+    KEEP = "keep"
+
+
+KEEP = Keep.KEEP
+
+
+@dataclass(frozen=True)
+class ShareRow:
+    name: str
+    id: str
+    comment: str | None
+
+
+@dataclass(frozen=True)
+class TableRow:
+    share: str
+    schema: str
+    name: str
+    location: str
+    id: str
+    history_shared: bool
+    start_version: int
+    partition_filter: str | None
+    access_modes: tuple[str, ...] = (URL,)
+    auxiliary_locations: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class RecipientRow:
+    name: str
+    properties: dict[str, str]
+    shares: tuple[str, ...]
+    """Name keys of the shares granted to it."""
+    endpoint: str | None = None
+    """Where its last profile pointed (None: not recorded, a catalog of an older deltaport)."""
+    token_lifetime: timedelta | None = None
+    """How long its tokens live (None: they do not expire)."""
+
+
+@dataclass(frozen=True)
+class TokenRow:
+    recipient_key: str
+    expires_at: int | None
+    """Milliseconds since the epoch; None: never."""
+    revoked_at: int | None
+
+
+@dataclass(frozen=True)
+class CatalogContents:
+    """Everything a server needs, read in one go."""
+
+    generation: int
+    shares: tuple[ShareRow, ...]
+    tables: tuple[TableRow, ...]
+    recipients: dict[str, RecipientRow]
+    tokens: dict[str, TokenRow]
+
+
+@dataclass(frozen=True)
+class IssuedToken:
+    recipient: str
+    token: str
+    expires_at: int | None
+    endpoint: str | None = None
+    """The sharing endpoint its profile points to, as recorded for the recipient."""
+
+
+@dataclass(frozen=True)
+class LastRows:
+    """The rows of the last read, each with the object made of it."""
+
+    tables: dict[Row, TableRow]
+    recipients: dict[tuple[Row, tuple[str, ...]], RecipientRow]
+    tokens: dict[Row, TokenRow]
+
+
+def table_row(r: Row) -> TableRow:
+    """A ``shared_tables`` row as :meth:`SqlCatalog.contents` selects it."""
+    modes, auxiliary = tuple(json.loads(r[8])), tuple(json.loads(r[9]))
+    return TableRow(r[0], r[1], r[2], r[3], r[4], bool(r[5]), r[6], r[7], modes, auxiliary)
+
+
+def recipient_row(r: Row, shares: tuple[str, ...]) -> RecipientRow:
+    """A ``recipients`` row as :meth:`SqlCatalog.contents` selects it."""
+    lifetime = None if r[4] is None else timedelta(seconds=r[4])
+    return RecipientRow(r[1], json.loads(r[2]), shares, r[3], lifetime)
