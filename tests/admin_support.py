@@ -14,6 +14,8 @@ import httpx
 import pytest
 
 from corpus import corpus_table
+from deltaport.admin.tokens import AdminTokens, token_hash
+from deltaport.console.sessions import Sessions
 from difftables import branch, write
 from sharing_server import (
     RunningServer,
@@ -27,6 +29,16 @@ from sharing_server import (
 ADMIN_TOKEN = "admin-token-5b7e0c41d9a2"
 HASHED_ADMIN_TOKEN = "second-admin-token-93fa61"
 DVCM = "golden__dv-with-columnmapping"
+SIGNING_KEY = "a-fixed-key-for-admin-tests"
+
+
+def session_cookie(issued_at: float, lifetime: int, token: str = ADMIN_TOKEN) -> str:
+    """A console session cookie as the test servers (signing key ``SIGNING_KEY``) seal it,
+    issued at ``issued_at`` (Unix seconds) for ``lifetime`` seconds: a session that
+    expired long ago, with no wait on the real clock."""
+    key = hashlib.sha256(b"deltaport-admin\0" + SIGNING_KEY.encode()).digest()
+    sessions = Sessions(key, AdminTokens([token]), lifetime, clock=lambda: issued_at)
+    return sessions.start(token_hash(token))
 
 
 @dataclass
@@ -73,7 +85,7 @@ def admin_config(tables: dict[str, Path], port: int, **admin: Any) -> dict[str, 
     return {
         "version": 1,
         "authorization": {"bearerToken": "${DELTAPORT_TEST_TOKEN}"},
-        "signingKey": "a-fixed-key-for-admin-tests",
+        "signingKey": SIGNING_KEY,
         "admin": {
             "port": port,
             "tokens": [

@@ -3,14 +3,18 @@ real server process."""
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import time
 from collections.abc import Iterator
 
 import httpx
+import msgspec
 import pytest
 
-from admin_support import ADMIN_TOKEN, HASHED_ADMIN_TOKEN, AdminServer
+from admin_support import ADMIN_TOKEN, HASHED_ADMIN_TOKEN, AdminServer, session_cookie
+from deltaport.admin.tokens import AdminTokens, token_hash
+from deltaport.console.sessions import Sessions
 from sharing_server import TOKEN
 
 
@@ -96,16 +100,43 @@ def test_logout_needs_the_session_csrf_token(admin_server: AdminServer) -> None:
         assert client.get("/console/").status_code == 303
 
 
-def test_a_session_expires(short_session_server: AdminServer) -> None:
+def test_a_session_lasts_the_configured_seconds(short_session_server: AdminServer) -> None:
+    before = int(time.time())
     with login(short_session_server) as client:
-        assert client.get("/console/").status_code == 200
+        after = int(time.time())
         cookie = client.cookies["deltaport_session"]
-        time.sleep(3)
-        # the browser would have dropped the cookie (Max-Age); the server refuses it too
-        client.cookies.clear()
-        response = client.get("/console/", headers={"cookie": f"deltaport_session={cookie}"})
+        _, expires_at, _ = msgspec.msgpack.decode(base64.urlsafe_b64decode(_padded(cookie)))
+        assert before + 2 <= expires_at <= after + 2  # sessionSeconds: 2
+        assert client.get("/console/").status_code == 200
+
+
+def _padded(cookie: str) -> str:
+    body = cookie.split(".")[0]
+    return body + "=" * (-len(body) % 4)
+
+
+def test_a_session_expires(admin_server: AdminServer) -> None:
+    now = time.time()
+    with httpx.Client(base_url=admin_server.admin, timeout=60) as client:
+        live = session_cookie(issued_at=now, lifetime=3600)
+        response = client.get("/console/", headers={"cookie": f"deltaport_session={live}"})
+        assert response.status_code == 200  # the cookie is made as the server makes them
+        # issued two hours ago for one: the browser would have dropped it (Max-Age); the
+        # server refuses it too
+        expired = session_cookie(issued_at=now - 7200, lifetime=3600)
+        response = client.get("/console/", headers={"cookie": f"deltaport_session={expired}"})
         assert response.status_code == 303
         assert response.headers["location"] == "/console/login"
+
+
+def test_sessions_start_and_expire_by_their_clock() -> None:
+    now = [1_000_000.0]
+    sessions = Sessions(b"k" * 32, AdminTokens([ADMIN_TOKEN]), 60, clock=lambda: now[0])
+    cookie = sessions.start(token_hash(ADMIN_TOKEN))
+    now[0] += 60
+    assert sessions.open(cookie) is not None  # valid through its last second
+    now[0] += 1
+    assert sessions.open(cookie) is None
 
 
 def test_an_altered_session_is_refused(admin_server: AdminServer) -> None:

@@ -31,9 +31,16 @@ OptionsFor = Callable[[str], dict[str, str]]
 
 class LiveCatalog:
     def __init__(
-        self, store: SqlCatalog, options_for: OptionsFor, poll_seconds: float = POLL_SECONDS
+        self,
+        store: SqlCatalog,
+        options_for: OptionsFor,
+        poll_seconds: float = POLL_SECONDS,
+        clock: Callable[[], float] = time.time,
     ) -> None:
+        """``clock`` is the wall clock (seconds since the epoch) that token expiry is
+        judged by; tests give their own."""
         self._store = store
+        self._clock = clock
         self._options_for = options_for
         self._poll_seconds = poll_seconds
         self._lock = threading.Lock()
@@ -62,7 +69,7 @@ class LiveCatalog:
         record = self._tokens.get(digest)
         if record is None:
             raise UnauthenticatedError("the bearer token is not valid")
-        now_ms = time.time() * 1000
+        now_ms = self._clock() * 1000
         if record.revoked_at is not None or (
             record.expires_at is not None and record.expires_at <= now_ms
         ):
@@ -80,7 +87,7 @@ class LiveCatalog:
             return False
         if name_key(table.share) not in found.shares:
             return False
-        now_ms = time.time() * 1000
+        now_ms = self._clock() * 1000
         return any(
             t.recipient_key == name_key(recipient)
             and t.revoked_at is None

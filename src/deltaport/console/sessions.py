@@ -13,6 +13,7 @@ from __future__ import annotations
 import hmac
 import secrets
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from deltaport.admin.tokens import AdminTokens
@@ -31,7 +32,15 @@ class Session:
 
 
 class Sessions:
-    def __init__(self, key: bytes, tokens: AdminTokens, lifetime_seconds: int) -> None:
+    def __init__(
+        self,
+        key: bytes,
+        tokens: AdminTokens,
+        lifetime_seconds: int,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        """``clock``: the wall clock (Unix seconds) sessions start and expire by."""
+        self._clock = clock
         self._signer = TokenSigner(hmac.digest(key, b"console-sessions", "sha256"))
         self._csrf_key = hmac.digest(key, b"console-csrf", "sha256")
         self._tokens = tokens
@@ -40,14 +49,16 @@ class Sessions:
     def start(self, token_hash: bytes) -> str:
         """A new session's cookie value."""
         payload = [secrets.token_urlsafe(16), token_hash.hex()]
-        return self._signer.seal(_PURPOSE, payload, int(time.time()) + self.lifetime)
+        return self._signer.seal(_PURPOSE, payload, int(self._clock()) + self.lifetime)
 
     def open(self, cookie: str | None) -> Session | None:
         """The session of ``cookie``; None when absent, altered, expired or revoked."""
         if not cookie:
             return None
         try:
-            session_id, token_hash = self._signer.open(_PURPOSE, cookie, tuple[str, str], "session")
+            session_id, token_hash = self._signer.open(
+                _PURPOSE, cookie, tuple[str, str], "session", now=self._clock()
+            )
             hashed = bytes.fromhex(token_hash)
         except (InvalidParameterError, ValueError):
             return None
