@@ -29,6 +29,7 @@ from sharing_server import (
 ADMIN_TOKEN = "admin-token-5b7e0c41d9a2"
 HASHED_ADMIN_TOKEN = "second-admin-token-93fa61"
 DVCM = "golden__dv-with-columnmapping"
+SIGNING_KEY = "a-fixed-key-for-admin-tests"
 
 
 @dataclass
@@ -86,7 +87,7 @@ def admin_config(tables: dict[str, Path], port: int, **admin: Any) -> dict[str, 
     return {
         "version": 1,
         "authorization": {"bearerToken": "${DELTAPORT_TEST_TOKEN}"},
-        "signingKey": "a-fixed-key-for-admin-tests",
+        "signingKey": SIGNING_KEY,
         "admin": {
             "port": port,
             "tokens": [

@@ -8,7 +8,9 @@
   Needs ``node`` and ``npm``; without them the fixture fails with a clear message.
 - ``official_client_python``: a Python interpreter with the official ``delta-sharing``
   client (1.4.2), in its own venv (it pins pandas<3 and pyarrow<=23) created with ``uv`` on
-  first use in ``.cache/peer-venv`` (or ``$DELTAPORT_PEER_VENV``); with
+  first use in ``.cache/peer-venv`` (or ``$DELTAPORT_PEER_VENV``, never cleared). Every
+  test runs it through :func:`official_client_results` (calls made with
+  :func:`official_call`, one script that first checks the client's version); with
   :func:`sharing_query_route` and :func:`read_with_official_client` a test can hand it
   hand-made query responses.
 
@@ -301,15 +303,15 @@ def official_client_python() -> Path:
 
 # -- a stand-in sharing server for the official client ------------------------------------
 
-READ_SCRIPT = """
+OFFICIAL_SCRIPT = """
 import json, sys, traceback
 import delta_sharing
+print("VERSION " + delta_sharing.__version__, flush=True)
 for job in json.loads(sys.argv[1]):
-    profile, fmt = job
     try:
-        url = profile + "#s.sc.t"
-        df = delta_sharing.load_as_pandas(url, use_delta_format=(fmt == "delta"))
-        out = {"rows": df.sort_values("id").to_dict("records")}
+        df = getattr(delta_sharing, job["call"])(job["url"], **job["options"])
+        df = df.astype(object).where(df.notna(), None)
+        out = {"columns": list(df.columns), "rows": df.to_dict("records")}
     except Exception:
         out = {"error": traceback.format_exc()}
     print("RESULT " + json.dumps(out, default=str), flush=True)
@@ -382,22 +384,38 @@ def write_profile(directory: Path, name: str, endpoint: str) -> Path:
 
 def read_with_official_client(python: Path, jobs: list[tuple[Path, str]]) -> list[dict[str, Any]]:
     """Runs ``delta_sharing.load_as_pandas`` on table ``s.sc.t`` for each (profile, response
-    format) job in one process (importing the client takes seconds); per job either
-    ``{"rows": [...sorted by id]}`` or ``{"error": traceback}``."""
-    return official_client_results(python, READ_SCRIPT, [[str(p), fmt] for p, fmt in jobs])
-
-
-def official_client_results(python: Path, script: str, jobs: list[Any]) -> list[dict[str, Any]]:
-    """Runs ``script`` with the official client's ``python``, the JSON of ``jobs`` as its
-    argument, and returns what it printed per job as ``RESULT {json}`` lines."""
-    result = subprocess.run(
-        [str(python), "-c", script, json.dumps(jobs)], capture_output=True, text=True, timeout=600
-    )
-    outputs = [
-        json.loads(line.removeprefix("RESULT "))
-        for line in result.stdout.splitlines()
-        if line.startswith("RESULT ")
+    format) job; per job either ``{"rows": [...sorted by id]}`` or ``{"error": traceback}``."""
+    calls = [
+        official_call("load_as_pandas", f"{p}#s.sc.t", use_delta_format=fmt == "delta")
+        for p, fmt in jobs
     ]
-    if len(outputs) != len(jobs):
+    return [
+        {"rows": sorted(out["rows"], key=lambda r: r["id"])} if "rows" in out else out
+        for out in official_client_results(python, calls)
+    ]
+
+
+def official_call(call: str, url: str, **options: Any) -> dict[str, Any]:
+    """A job for :func:`official_client_results`: ``delta_sharing.<call>(url, **options)``."""
+    return {"call": call, "url": url, "options": options}
+
+
+def official_client_results(python: Path, calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Runs each call (see :func:`official_call`) with the official client's ``python``, all
+    in one process (importing the client takes seconds), after checking its version. Per
+    call: ``{"columns": [...], "rows": [records, missing values None]}`` or
+    ``{"error": traceback}``."""
+    result = subprocess.run(
+        [str(python), "-c", OFFICIAL_SCRIPT, json.dumps(calls)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    lines = result.stdout.splitlines()
+    wanted = OFFICIAL_CLIENT.split("==")[1]
+    if f"VERSION {wanted}" not in lines:
+        raise RuntimeError(f"not the official client {wanted}:\n{result.stderr[-3000:]}")
+    outputs = [json.loads(line[7:]) for line in lines if line.startswith("RESULT ")]
+    if len(outputs) != len(calls):
         raise RuntimeError(f"the official client crashed:\n{result.stderr[-3000:]}")
     return outputs

@@ -1,5 +1,10 @@
 """The brute-force answer a row diff must give: both full tables read and compared in
-Python, row by row."""
+Python, row by row.
+
+The tables are read and filtered by deltalake's SQL engine (DataFusion through
+``QueryBuilder``), which applies deletion vectors and column mapping itself, so the
+reference shares neither deltaport's reader nor its predicate evaluator with the code
+under test."""
 
 from __future__ import annotations
 
@@ -10,14 +15,17 @@ from collections.abc import Sequence
 from typing import Any
 
 import pyarrow as pa
+from deltalake import DeltaTable, QueryBuilder
 
 from deltaport.diff.rows.row_diff import RowDiff
-from deltaport.direct import read_table_batches
 
 
-def full_table(uri: str, version: int | None = None) -> pa.Table:
-    schema, batches = read_table_batches(uri, version=version)
-    return pa.Table.from_batches(list(batches), schema)
+def full_table(uri: str, version: int | None = None, where: str | None = None) -> pa.Table:
+    """The table at ``version`` (the latest if None), as deltalake reads it, keeping only
+    the rows where the SQL condition ``where`` holds."""
+    query = "SELECT * FROM t" + (f" WHERE {where}" if where else "")
+    registered = QueryBuilder().register("t", DeltaTable(uri, version=version))
+    return pa.table(registered.execute(query).read_all())
 
 
 def _canonical(value: Any) -> Any:

@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -219,18 +218,6 @@ def test_a_form_without_its_csrf_token_is_refused(watched: Watched) -> None:
     page.evaluate("document.querySelector('form.inline input[name=csrf]').remove()")
     page.click("form.inline button")
     assert "Refused" in (page.text_content("h1") or "")
-
-
-def test_an_expired_session_is_refused(browser: Any, short_session_server: AdminServer) -> None:
-    watched = Watched(browser, short_session_server)
-    try:
-        watched.login()
-        assert watched.page.url.endswith("/console/")
-        time.sleep(3)
-        watched.goto("/console/tables/lake.main.dvcm")
-        assert watched.page.url.endswith("/console/login")
-    finally:
-        watched.context.close()
 
 
 def test_the_console_of_a_catalog_server(

@@ -318,11 +318,22 @@ def test_two_servers_on_one_postgresql(
             )
         table = "/shares/s/schemas/sc/tables/whole/query"
         with _as(one, tokens["eu"]) as a, _as(two, tokens["eu"]) as b:
-            first = [
-                json.loads(line) for line in a.post(table, json={"maxFiles": 1}).text.splitlines()
-            ]
-            page = first[-1]["endStreamAction"]["nextPageToken"]
-            assert b.post(table, json={"maxFiles": 1, "pageToken": page}).status_code == 200
+            whole = _file_lines(a.post(table, json={}))
+            # one file a page, each page token carried to the other server
+            paged: list[dict[str, Any]] = []
+            body: dict[str, Any] = {"maxFiles": 1}
+            for turn in range(len(whole) + 1):
+                lines = [
+                    json.loads(t)
+                    for t in (b if turn % 2 else a).post(table, json=body).text.splitlines()
+                ]
+                paged.extend(_file_lines_of(lines))
+                token = lines[-1].get("endStreamAction", {}).get("nextPageToken")
+                if not token:
+                    break
+                body = {"maxFiles": 1, "pageToken": token}
+            assert len(whole) >= 2 and turn == len(whole) - 1
+            assert sorted(paged, key=str) == sorted(whole, key=str)
             for client in (a, b):
                 assert client.post(f"{LAKE}/temporary-table-credentials").status_code == 200
             _catalog(postgres_url, "recipient", "revoke", "eu")
@@ -331,3 +342,17 @@ def test_two_servers_on_one_postgresql(
     finally:
         stop_server(one)
         stop_server(two)
+
+
+def _file_lines_of(lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The file lines of a query answer without their URLs (signed per server)."""
+    return [
+        {k: v for k, v in line["file"].items() if k not in ("url", "expirationTimestamp")}
+        for line in lines
+        if "file" in line
+    ]
+
+
+def _file_lines(response: httpx.Response) -> list[dict[str, Any]]:
+    assert response.status_code == 200, response.text
+    return _file_lines_of([json.loads(t) for t in response.text.splitlines()])

@@ -192,4 +192,5 @@ def test_the_plan_refreshes_and_its_files_read(table, fmt):
 def test_a_table_without_history_is_refused(client):
     with pytest.raises(dc.SharingError) as error:
         client.table("s.d.nohistory").files_since(0)
-    assert error.value.status in (400, 403)
+    assert (error.value.status, error.value.error_code) == (400, "INVALID_PARAMETER_VALUE")
+    assert "does not share its history (historyShared is off)" in str(error.value)

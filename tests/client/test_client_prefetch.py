@@ -74,17 +74,23 @@ def test_backoff_grows_and_is_capped():
 
 
 def test_retries_are_bounded_by_total_time():
+    now = [100.0]
+    sleeps: list[float] = []
     calls = 0
 
     def always_busy() -> None:
         nonlocal calls
         calls += 1
+        now[0] += 0.01  # each answer takes 10 ms
         raise RetryableResponse(_response(503, "0.2"))
 
+    def sleep(seconds: float) -> None:
+        sleeps.append(seconds)
+        now[0] += seconds
+
     policy = RetryPolicy(max_attempts=100, base_delay=0.01, max_delay=5, total_time=0.5)
-    started = time.monotonic()
     with pytest.raises(SharingError) as info:
-        call_with_retries(always_busy, policy, "GET /x")
+        call_with_retries(always_busy, policy, "GET /x", sleep=sleep, clock=lambda: now[0])
     assert info.value.status == 503 and "3 attempts" in info.value.message
-    assert calls == 3  # waits of 0.2 s: a third one would pass the 0.5 s budget
-    assert time.monotonic() - started < 1.0
+    # 0.01 + 0.2 + 0.01 + 0.2 + 0.01 = 0.43 s: a third wait would end at 0.63 s, past 0.5 s
+    assert calls == 3 and sleeps == [0.2, 0.2]

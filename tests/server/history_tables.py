@@ -19,7 +19,7 @@ import pyarrow.parquet as pq
 from deltalake import DeltaTable, write_deltalake
 
 from deltaport.server.pages.tokens import TokenSigner
-from emulators import official_client_results
+from emulators import official_call, official_client_results
 from sharing_server import TOKEN, set_commit_times, table_entry
 
 ENABLE_CDF = {"delta.enableChangeDataFeed": "true"}
@@ -179,28 +179,6 @@ def deltalake_change_rows(path: Path, start: int, end: int | None = None) -> lis
     return sorted(row_key(r) for r in table.to_pylist())
 
 
-OFFICIAL_SCRIPT = """
-import json, sys, traceback
-import delta_sharing
-for job in json.loads(sys.argv[1]):
-    url = job["profile"] + "#hist.s." + job["table"]
-    delta = job["format"] == "delta"
-    try:
-        if job["kind"] == "changes":
-            df = delta_sharing.load_table_changes_as_pandas(
-                url, starting_version=job["start"], ending_version=job.get("end"),
-                use_delta_format=delta)
-            df = df.drop(columns=["_commit_timestamp"])
-        else:
-            df = delta_sharing.load_as_pandas(url, version=job.get("version"),
-                                              use_delta_format=delta)
-        out = {"rows": df.to_dict("records")}
-    except Exception:
-        out = {"error": traceback.format_exc()}
-    print("RESULT " + json.dumps(out, default=str), flush=True)
-"""
-
-
 def write_token_profile(directory: Path, endpoint: str) -> Path:
     profile = {"shareCredentialsVersion": 1, "endpoint": endpoint, "bearerToken": TOKEN}
     path = directory / "history.share"
@@ -211,17 +189,35 @@ def write_token_profile(directory: Path, endpoint: str) -> Path:
 def run_official_client(python: Path, jobs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Each job's answer from the official client: ``{"rows": [row keys, sorted]}`` or
     ``{"error": traceback}`` (all jobs in one process: importing the client is slow)."""
-    plain_jobs = [{k: str(v) if k == "profile" else v for k, v in j.items()} for j in jobs]
-    outputs = official_client_results(python, OFFICIAL_SCRIPT, plain_jobs)
+    calls = []
+    for job in jobs:
+        url = f"{job['profile']}#hist.s.{job['table']}"
+        delta = job["format"] == "delta"
+        if job["kind"] == "changes":
+            calls.append(
+                official_call(
+                    "load_table_changes_as_pandas",
+                    url,
+                    starting_version=job["start"],
+                    ending_version=job.get("end"),
+                    use_delta_format=delta,
+                )
+            )
+        else:
+            version = job.get("version")
+            calls.append(
+                official_call("load_as_pandas", url, version=version, use_delta_format=delta)
+            )
     return [
-        {"rows": sorted(row_key(_plain(r)) for r in out["rows"])} if "rows" in out else out
-        for out in outputs
+        {"rows": sorted(row_key(_without_commit_time(r)) for r in out["rows"])}
+        if "rows" in out
+        else out
+        for out in official_client_results(python, calls)
     ]
 
 
-def _plain(record: dict[str, Any]) -> dict[str, Any]:
-    """pandas gives NaN for missing values."""
-    return {k: None if isinstance(v, float) and v != v else v for k, v in record.items()}
+def _without_commit_time(record: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in record.items() if k != "_commit_timestamp"}
 
 
 def write_log_only_table(

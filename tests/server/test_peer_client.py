@@ -1,10 +1,9 @@
-"""The official Python client (delta-sharing 1.4.2, in its own venv) reads from our server."""
+"""The official Python client (delta-sharing 1.4.2, in its own venv: the shared
+``official_client_python`` fixture) reads from our server."""
 
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -13,25 +12,8 @@ import pyarrow as pa
 import pytest
 from deltalake import DeltaTable, QueryBuilder
 
+from emulators import official_call, official_client_python, official_client_results  # noqa: F401
 from sharing_server import TOKEN, RunningServer
-
-REPO = Path(__file__).resolve().parents[2]
-PEER_VENV = REPO / ".cache" / "peer-venv"
-PEER_PACKAGE = "delta-sharing==1.4.2"
-
-READ_SCRIPT = """
-import json, sys
-import delta_sharing
-profile, requests = sys.argv[1], json.loads(sys.argv[2])
-out = {}
-for key, (table, options) in requests.items():
-    try:
-        df = delta_sharing.load_as_pandas(f"{profile}#sales.default.{table}", **options)
-        out[key] = {"rows": json.loads(df.to_json(orient="records", date_format="iso"))}
-    except Exception as exc:
-        out[key] = {"error": f"{type(exc).__name__}: {exc}"}
-print(json.dumps(out))
-"""
 
 # Every read the tests check, done in one client process (starting one is slow).
 REQUESTS: dict[str, tuple[str, dict[str, Any]]] = {
@@ -57,20 +39,6 @@ REQUESTS: dict[str, tuple[str, dict[str, Any]]] = {
 }
 
 
-@pytest.fixture(scope="session")
-def peer_python() -> Path:
-    python = PEER_VENV / "bin" / "python"
-    probe = [str(python), "-c", "import delta_sharing; print(delta_sharing.__version__)"]
-    if python.exists() and subprocess.run(probe, capture_output=True).returncode == 0:
-        return python
-    uv = shutil.which("uv")
-    if uv is None:
-        pytest.skip("uv is needed to build the delta-sharing client venv")
-    subprocess.run([uv, "venv", "--clear", "-q", str(PEER_VENV)], check=True)
-    subprocess.run([uv, "pip", "install", "-q", "--python", str(python), PEER_PACKAGE], check=True)
-    return python
-
-
 @pytest.fixture(scope="module")
 def profile(server: RunningServer, tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("profile") / "profile.share"
@@ -80,16 +48,13 @@ def profile(server: RunningServer, tmp_path_factory: pytest.TempPathFactory) -> 
 
 
 @pytest.fixture(scope="module")
-def reads(peer_python: Path, profile: Path) -> dict[str, dict[str, Any]]:
-    result = subprocess.run(
-        [str(peer_python), "-c", READ_SCRIPT, str(profile), json.dumps(REQUESTS)],
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert result.returncode == 0, result.stderr[-3000:]
-    parsed: dict[str, dict[str, Any]] = json.loads(result.stdout)
-    return parsed
+def reads(official_client_python: Path, profile: Path) -> dict[str, dict[str, Any]]:  # noqa: F811
+    calls = [
+        official_call("load_as_pandas", f"{profile}#sales.default.{table}", **options)
+        for table, options in REQUESTS.values()
+    ]
+    answers = official_client_results(official_client_python, calls)
+    return dict(zip(REQUESTS, answers, strict=True))
 
 
 def load(reads: dict[str, dict[str, Any]], key: str) -> pd.DataFrame:

@@ -208,15 +208,21 @@ def test_a_trailing_slash_is_not_redirected(client: httpx.Client) -> None:
 
 def test_long_inputs_are_not_echoed_whole(client: httpx.Client) -> None:
     name = "n" * 10_000
-    for response in (
-        client.get(f"/shares/{name}"),
-        client.get(f"/shares/hist/schemas/{name}/tables"),
-        client.get(f"{TABLE}/{name}/version"),
-        client.get(f"/no-such-route/{name}"),
-        client.get("/shares", params={"maxResults": name}),
-        client.get(f"{TABLE}/many/version", params={"startingTimestamp": name}),
+    for response, status, code in (
+        (client.get(f"/shares/{name}"), 404, "RESOURCE_DOES_NOT_EXIST"),
+        (client.get(f"/shares/hist/schemas/{name}/tables"), 404, "RESOURCE_DOES_NOT_EXIST"),
+        (client.get(f"{TABLE}/{name}/version"), 404, "RESOURCE_DOES_NOT_EXIST"),
+        (client.get(f"/no-such-route/{name}"), 404, "RESOURCE_DOES_NOT_EXIST"),
+        (client.get("/shares", params={"maxResults": name}), 400, "INVALID_PARAMETER_VALUE"),
+        (
+            client.get(f"{TABLE}/many/version", params={"startingTimestamp": name}),
+            400,
+            "INVALID_PARAMETER_VALUE",
+        ),
     ):
-        assert response.status_code in (400, 404), response.text[:200]
+        assert (response.status_code, response.json()["errorCode"]) == (status, code), (
+            response.text[:200]
+        )
         message = response.json()["message"]
         assert len(message) < 300, message[:300]
         assert "characters)" in message

@@ -85,11 +85,17 @@ def test_expiry() -> None:
 
 
 def test_bad_inputs_to_sign() -> None:
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="needs at least"):
         LocalUrlSigner(b"short", "http://h")
     signer = LocalUrlSigner(SECRET, "http://h/files")
-    for key, path in (("t", "../x"), ("t", "a/../../x"), ("t", "/abs"), ("t", ""), ("a/b", "x")):
-        with pytest.raises(ValueError):
+    for key, path, reason in (
+        ("t", "../x", "'..' segments"),
+        ("t", "a/../../x", "'..' segments"),
+        ("t", "/abs", "relative and non-empty"),
+        ("t", "", "relative and non-empty"),
+        ("a/b", "x", "one non-empty path segment"),
+    ):
+        with pytest.raises(ValueError, match=reason):
             signer.sign(key, path, 1)
     assert signer.sign("t", "a..b/c..", 1)  # dots inside names are fine
 
@@ -152,5 +158,5 @@ def test_resolve_local_file_confines_to_root(tmp_path: Path) -> None:
     for bad in (*bad_paths, "dir_out/missing", "d//../../outside"):
         with pytest.raises(PathEscapeError):
             resolve_local_file(root, bad)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="not a local table location"):
         resolve_local_file(parse_location("s3://b/t"), "f")

@@ -66,8 +66,12 @@ class LiveCatalog:
         poll_seconds: float = POLL_SECONDS,
         max_stale_seconds: float = MAX_STALE_SECONDS,
         clock: Clock = time.monotonic,
+        wall_clock: Clock = time.time,
     ) -> None:
+        """``clock`` (monotonic seconds) measures how old the snapshot is; ``wall_clock``
+        (seconds since the epoch) judges token expiry. Tests give their own."""
         self._store = store
+        self._wall_clock = wall_clock
         self._options_for = options_for
         self._poll_seconds = poll_seconds
         self._max_stale_seconds = max_stale_seconds
@@ -115,7 +119,7 @@ class LiveCatalog:
         if found is None:
             raise UnauthenticatedError("the bearer token is not valid")
         credential, record = found
-        if not _live(record, time.time() * 1000):
+        if not _live(record, self._wall_clock() * 1000):
             raise UnauthenticatedError(
                 "the bearer token has expired or was revoked; ask the provider for a new profile"
             )
@@ -135,7 +139,7 @@ class LiveCatalog:
         return (
             token is not None
             and token[1].recipient_key == name_key(recipient)
-            and _live(token[1], time.time() * 1000)
+            and _live(token[1], self._wall_clock() * 1000)
         )
 
     def _current(self) -> _Snapshot:

@@ -140,7 +140,7 @@ def _read_json_top(storage: Storage, location: Location) -> _FileContent:
             continue
         try:
             action = _LINE_DECODER.decode(line)
-        except msgspec.DecodeError as exc:
+        except (msgspec.DecodeError, UnicodeDecodeError) as exc:  # bytes not UTF-8
             raise LogCorruptError(
                 f"malformed JSON in checkpoint {location.uri} line {lineno}: {exc}"
             ) from exc

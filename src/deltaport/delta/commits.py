@@ -138,7 +138,7 @@ def _parse_commit(version: int, data: bytes, name: str) -> Commit:
             continue
         try:
             action = _DECODER.decode(line)
-        except msgspec.DecodeError as exc:
+        except (msgspec.DecodeError, UnicodeDecodeError) as exc:  # bytes not UTF-8
             raise LogCorruptError(f"malformed JSON in {name} line {lineno}: {exc}") from exc
         if action.add is not None:
             actions.append(("add", action.add))

@@ -72,11 +72,13 @@ def call_with_retries(
     policy: RetryPolicy,
     what: str,
     sleep: Callable[[float], None] = time.sleep,
+    clock: Callable[[], float] = time.monotonic,
 ) -> T:
     """Run ``call`` until it returns, retrying transport errors and
     ``RetryableResponse``; the last failure becomes a
-    [`SharingError`][deltaport.client.SharingError]."""
-    started = time.monotonic()
+    [`SharingError`][deltaport.client.SharingError]. ``sleep`` and ``clock``
+    (seconds) are the real ones unless a test gives its own."""
+    started = clock()
     attempt = 0
     while True:
         attempt += 1
@@ -94,7 +96,7 @@ def call_with_retries(
             failure = exc
             retry_after = None
         wait = policy.delay(attempt, retry_after)
-        out_of_time = time.monotonic() - started + wait > policy.total_time
+        out_of_time = clock() - started + wait > policy.total_time
         if attempt >= policy.max_attempts or out_of_time:
             raise _final_error(failure, what, attempt) from failure
         sleep(wait)
