@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, TypeVar
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from deltaport.client.access import AccessMode
 from deltaport.client.arrow_scan import ArrowScan
@@ -20,6 +21,7 @@ from deltaport.client.sharing_client import SharingClient
 from deltaport.client.table import TableHandle
 from deltaport.delta.model import Metadata, Protocol
 from deltaport.protocol.profile import split_table_url
+from deltaport.read.plan import COMMIT_TIMESTAMP_COLUMN
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -197,9 +199,14 @@ def load_table_changes_as_pandas(
     convert_in_batches: bool = False,
     access_mode: AccessMode | None = None,
     storage_options: Mapping[str, str] | None = None,
+    arrow_types: bool = False,
 ) -> pd.DataFrame:
-    """As :func:`load_table_changes_as_arrow`, as pandas (``convert_in_batches`` is
-    accepted for compatibility)."""
+    """As :func:`load_table_changes_as_arrow`, as pandas, with the official client's
+    dtypes: ``_commit_timestamp`` is int64 epoch milliseconds unless ``use_delta_format``
+    is true (then a UTC timestamp, as the official client gives in delta format). With
+    ``arrow_types`` it is always a UTC timestamp (pandas' conversion of the Arrow table).
+    ``convert_in_batches`` is accepted for compatibility."""
+    official_ms = not arrow_types and use_delta_format is not True
     return _changes(
         url,
         starting_version,
@@ -207,10 +214,20 @@ def load_table_changes_as_pandas(
         starting_timestamp,
         ending_timestamp,
         use_delta_format,
-        ArrowScan.to_pandas,
+        _changes_to_pandas_ms if official_ms else ArrowScan.to_pandas,
         access_mode,
         storage_options,
     )
+
+
+def _changes_to_pandas_ms(scan: ArrowScan) -> pd.DataFrame:
+    """The change feed as pandas with ``_commit_timestamp`` in epoch milliseconds."""
+    table = scan.to_arrow()
+    index = table.schema.get_field_index(COMMIT_TIMESTAMP_COLUMN)
+    stamps = table.column(index).cast(pa.timestamp("us", "UTC")).cast(pa.int64())
+    millis = pc.divide(stamps, pa.scalar(1000, pa.int64()))
+    frame: pd.DataFrame = table.set_column(index, COMMIT_TIMESTAMP_COLUMN, millis).to_pandas()
+    return frame
 
 
 def load_table_changes_as_polars(
