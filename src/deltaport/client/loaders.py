@@ -12,16 +12,17 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, TypeVar
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from deltaport.client.access import AccessMode
 from deltaport.client.arrow_scan import ArrowScan
 from deltaport.client.models import Table
+from deltaport.client.official_types import official_frame
+from deltaport.client.scan import TableScan
 from deltaport.client.sharing_client import SharingClient
 from deltaport.client.table import TableHandle
 from deltaport.delta.model import Metadata, Protocol
+from deltaport.protocol.capabilities import PARQUET
 from deltaport.protocol.profile import split_table_url
-from deltaport.read.plan import COMMIT_TIMESTAMP_COLUMN
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -97,9 +98,20 @@ def load_as_pandas(
     convert_in_batches: bool = False,
     access_mode: AccessMode | None = None,
     storage_options: Mapping[str, str] | None = None,
+    arrow_types: bool = False,
 ) -> pd.DataFrame:
-    """As :func:`load_as_arrow`, as a pandas DataFrame. ``convert_in_batches`` is accepted
+    """As :func:`load_as_arrow`, as a pandas DataFrame typed as the official client types
+    it: when the answer is in the parquet format (in ``dir`` mode: unless
+    ``use_delta_format`` is true), timestamps are naive UTC nanoseconds (see
+    :mod:`deltaport.client.official_types`). ``arrow_types`` gives pandas' conversion of
+    the Arrow table instead (UTC timestamps throughout). ``convert_in_batches`` is accepted
     for compatibility; files are always read batch by batch."""
+
+    def convert(scan: ArrowScan) -> pd.DataFrame:
+        if arrow_types or not _parquet_answer(scan, use_delta_format):
+            return scan.to_pandas()
+        return official_frame(scan.to_arrow(), commit_timestamp_ms=False)
+
     return _snapshot(
         url,
         limit,
@@ -107,10 +119,18 @@ def load_as_pandas(
         timestamp,
         jsonPredicateHints,
         use_delta_format,
-        ArrowScan.to_pandas,
+        convert,
         access_mode,
         storage_options,
     )
+
+
+def _parquet_answer(scan: ArrowScan, use_delta_format: bool | None) -> bool:
+    """Whether the official client would have read these rows through its parquet path
+    (its delta path converts the Arrow table as it is, like ``arrow_types``)."""
+    if isinstance(scan, TableScan):
+        return scan.plan().response_format == PARQUET
+    return use_delta_format is not True
 
 
 def load_as_polars(
@@ -201,12 +221,16 @@ def load_table_changes_as_pandas(
     storage_options: Mapping[str, str] | None = None,
     arrow_types: bool = False,
 ) -> pd.DataFrame:
-    """As :func:`load_table_changes_as_arrow`, as pandas, with the official client's
-    dtypes: ``_commit_timestamp`` is int64 epoch milliseconds unless ``use_delta_format``
-    is true (then a UTC timestamp, as the official client gives in delta format). With
-    ``arrow_types`` it is always a UTC timestamp (pandas' conversion of the Arrow table).
-    ``convert_in_batches`` is accepted for compatibility."""
-    official_ms = not arrow_types and use_delta_format is not True
+    """As :func:`load_table_changes_as_arrow`, as pandas, typed as the official client
+    types it (see :mod:`deltaport.client.official_types`): unless ``use_delta_format`` is
+    true, ``_commit_timestamp`` is int64 epoch milliseconds and timestamps are naive UTC
+    nanoseconds. ``arrow_types`` gives pandas' conversion of the Arrow table instead (UTC
+    timestamps throughout). ``convert_in_batches`` is accepted for compatibility."""
+    as_official = not arrow_types and use_delta_format is not True
+
+    def convert(scan: ArrowScan) -> pd.DataFrame:
+        return official_frame(scan.to_arrow(), commit_timestamp_ms=True)
+
     return _changes(
         url,
         starting_version,
@@ -214,20 +238,10 @@ def load_table_changes_as_pandas(
         starting_timestamp,
         ending_timestamp,
         use_delta_format,
-        _changes_to_pandas_ms if official_ms else ArrowScan.to_pandas,
+        convert if as_official else ArrowScan.to_pandas,
         access_mode,
         storage_options,
     )
-
-
-def _changes_to_pandas_ms(scan: ArrowScan) -> pd.DataFrame:
-    """The change feed as pandas with ``_commit_timestamp`` in epoch milliseconds."""
-    table = scan.to_arrow()
-    index = table.schema.get_field_index(COMMIT_TIMESTAMP_COLUMN)
-    stamps = table.column(index).cast(pa.timestamp("us", "UTC")).cast(pa.int64())
-    millis = pc.divide(stamps, pa.scalar(1000, pa.int64()))
-    frame: pd.DataFrame = table.set_column(index, COMMIT_TIMESTAMP_COLUMN, millis).to_pandas()
-    return frame
 
 
 def load_table_changes_as_polars(
