@@ -306,7 +306,6 @@ def official_client_python() -> Path:
 OFFICIAL_SCRIPT = """
 import json, sys, traceback
 import delta_sharing
-print("VERSION " + delta_sharing.__version__, flush=True)
 for job in json.loads(sys.argv[1]):
     try:
         df = getattr(delta_sharing, job["call"])(job["url"], **job["options"])
@@ -405,8 +404,21 @@ def official_client_results(python: Path, calls: list[dict[str, Any]]) -> list[d
     in one process (importing the client takes seconds), after checking its version. Per
     call: ``{"columns": [...], "rows": [records, missing values None]}`` or
     ``{"error": traceback}``."""
+    outputs = [json.loads(line) for line in run_official_script(python, OFFICIAL_SCRIPT, calls)]
+    if len(outputs) != len(calls):
+        raise RuntimeError(f"the official client answered {len(outputs)} of {len(calls)} calls")
+    return outputs
+
+
+def run_official_script(python: Path, script: str, argument: Any) -> list[str]:
+    """The answers ``script`` prints (lines starting ``RESULT ``) when run by the official
+    client's ``python`` with ``argument`` as JSON in ``sys.argv[1]``, after checking that
+    the client is the pinned version. The exit status is not looked at: the client's native
+    libraries can abort while the interpreter shuts down ("terminate called without an
+    active exception"), after every answer is out; a missing answer is an error."""
+    prelude = "import delta_sharing\nprint('VERSION ' + delta_sharing.__version__, flush=True)\n"
     result = subprocess.run(
-        [str(python), "-c", OFFICIAL_SCRIPT, json.dumps(calls)],
+        [str(python), "-c", prelude + script, json.dumps(argument)],
         capture_output=True,
         text=True,
         timeout=600,
@@ -415,7 +427,7 @@ def official_client_results(python: Path, calls: list[dict[str, Any]]) -> list[d
     wanted = OFFICIAL_CLIENT.split("==")[1]
     if f"VERSION {wanted}" not in lines:
         raise RuntimeError(f"not the official client {wanted}:\n{result.stderr[-3000:]}")
-    outputs = [json.loads(line[7:]) for line in lines if line.startswith("RESULT ")]
-    if len(outputs) != len(calls):
-        raise RuntimeError(f"the official client crashed:\n{result.stderr[-3000:]}")
-    return outputs
+    answers = [line[len("RESULT ") :] for line in lines if line.startswith("RESULT ")]
+    if not answers:
+        raise RuntimeError(f"the official client answered nothing:\n{result.stderr[-3000:]}")
+    return answers

@@ -14,7 +14,6 @@ import pytest
 
 import sharing_server as server_process
 from client_support import (
-    CDF_TABLES,
     client_server_config,
     write_many_small_files,
     write_profile,
@@ -55,8 +54,7 @@ def profile(sharing_server: Any, tmp_path_factory: pytest.TempPathFactory) -> Pa
 
 @pytest.fixture(scope="session")
 def proxy_server(sharing_server: Any) -> Iterator[SharingProxy]:
-    cdf = {f"share1.default.{alias}": corpus_table(name).path for alias, name in CDF_TABLES.items()}
-    proxy = SharingProxy(sharing_server.url, cdf)
+    proxy = SharingProxy(sharing_server.url)
     with serve_asgi(proxy.app()) as base:
         proxy.base = base
         yield proxy

@@ -4,20 +4,18 @@ It forwards the REST API to a real deltaport server and can, on demand: answer 4
 bursts, cut a response in the middle of its body, drop or poison the ``endStreamAction``,
 split query answers into ``maxFiles`` pages with page tokens and refresh tokens, and let
 file URLs "expire" after some downloads (file URLs are rewritten to pass through it).
-It also answers ``/changes`` itself, from the table on disk (the server under test has
-no change-data route yet), serving the files with the server's own signed local URLs.
+Everything else (``/changes`` included) is forwarded unchanged: the change feed is tested
+against the real server's route (tests/client/test_client_changes.py).
 """
 
 from __future__ import annotations
 
 import json
 import threading
-import time
 from collections import Counter
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
-from urllib.parse import quote, unquote, urlsplit
+from urllib.parse import quote, urlsplit
 
 import httpx
 from starlette.applications import Starlette
@@ -26,14 +24,6 @@ from starlette.responses import Response
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
-from deltaport.delta import open_table
-from deltaport.delta.model import DeletionVector
-from deltaport.protocol.capabilities import needs_delta_format, parse_capabilities
-from deltaport.server.files.endpoint import files_routes
-from deltaport.storage import parse_location
-from deltaport.storage.local_urls import LocalUrlSigner
-
-SECRET = b"sharing-proxy-test-secret-012345"
 NDJSON = "application/x-ndjson"
 
 
@@ -46,7 +36,7 @@ class Faults:
     download_statuses: list[int] = field(default_factory=list)
     retry_after: str | None = None
     cut_responses: int = 0
-    """Number of next query/changes answers to cut half-way through their body."""
+    """Number of next query answers to cut half-way through their body."""
     cut_downloads: int = 0
     drop_end_action: bool = False
     end_error: str | None = None
@@ -88,12 +78,11 @@ class CutResponse(Response):
 
 
 class SharingProxy:
-    def __init__(self, upstream: str, cdf_tables: dict[str, Path] | None = None) -> None:
+    def __init__(self, upstream: str) -> None:
         self.upstream = upstream.rstrip("/")
         self.base = ""  # set once served
         self.faults = Faults()
         self.record = Record()
-        self.cdf_tables = cdf_tables or {}
         self._lock = threading.Lock()
         self._generation = 0
         self._expired_below = 0
@@ -108,10 +97,8 @@ class SharingProxy:
 
     # -- app ---------------------------------------------------------------------------
     def app(self) -> Starlette:
-        locations = {key: parse_location(str(path)) for key, path in self.cdf_tables.items()}
         routes = [
             Route("/fwd/{generation:int}", self.download, methods=["GET"]),
-            *files_routes(LocalUrlSigner(SECRET, "/local"), locations.get, prefix="/local"),
             Route("/sharing/{rest:path}", self.api, methods=["GET", "POST", "HEAD"]),
         ]
         return Starlette(routes=routes)
@@ -135,8 +122,6 @@ class SharingProxy:
         fault = self._take_status(self.faults.statuses)
         if fault is not None:
             return fault
-        if path.endswith("/changes"):
-            return self._finish(self._changes(request, path))
         if self.faults.page_size is not None and body:
             # paging is emulated here: the server under test answers the whole query
             hidden = ("maxFiles", "pageToken", "refreshToken", "includeRefreshToken")
@@ -250,98 +235,6 @@ class SharingProxy:
         return (
             CutResponse(response.body, response.status_code, response_headers) if cut else response
         )
-
-    # -- change data feed ----------------------------------------------------------------
-    def _changes(self, request: Request, path: str) -> Response:
-        parts = path.strip("/").split("/")
-        key = f"{parts[1]}.{parts[3]}.{parts[5]}"
-        params = request.query_params
-        caps = parse_capabilities(request.headers.get("delta-sharing-capabilities"))
-        table = open_table(str(self.cdf_tables[key]))
-        start = int(params["startingVersion"])
-        end = int(params["endingVersion"]) if "endingVersion" in params else None
-        changes = table.change_data(start, end)
-        needs_delta = needs_delta_format(
-            changes.protocol.reader_features or (), changes.metadata.column_mapping_mode
-        )
-        delta = "delta" in caps.response_formats and (
-            needs_delta or "parquet" not in caps.response_formats
-        )
-        with self._lock:
-            self._generation += 1
-            generation = self._generation
-        signer = LocalUrlSigner(SECRET, f"{self.base}/local")
-        expires = int(time.time()) + 3600
-
-        def url(log_path: str) -> str:
-            return self.proxied(signer.sign(key, unquote(log_path), expires), generation)
-
-        metadata = changes.metadata
-        lines: list[dict[str, Any]] = []
-        if delta:
-            lines.append({"protocol": {"deltaProtocol": changes.protocol.to_json()}})
-            lines.append({"metaData": {"deltaMetadata": metadata.to_json()}})
-        else:
-            lines.append({"protocol": {"minReaderVersion": 1}})
-            meta = metadata.to_json()
-            meta.pop("createdTime", None)
-            lines.append({"metaData": meta})
-        for row in changes.files.to_pylist():
-            wire = {"add": "add", "remove": "remove", "cdc": "cdf"}[row["action"]]
-            file_id = row["path"]
-            partition_values = dict(row["partition_values"] or ())
-            if delta:
-                action: dict[str, Any] = {
-                    "path": url(row["path"]),
-                    "partitionValues": partition_values,
-                    "size": row["size"],
-                    "dataChange": True,
-                }
-                dv = row["deletion_vector"]
-                if dv and dv.get("storageType"):
-                    action["deletionVector"] = _signed_dv(dv, url)
-                lines.append(
-                    {
-                        "file": {
-                            "id": file_id,
-                            "deltaSingleAction": {row["action"]: action},
-                            "version": row["version"],
-                            "timestamp": row["timestamp"],
-                        }
-                    }
-                )
-            else:
-                lines.append(
-                    {
-                        wire: {
-                            "url": url(row["path"]),
-                            "id": file_id,
-                            "partitionValues": partition_values,
-                            "size": row["size"],
-                            "version": row["version"],
-                            "timestamp": row["timestamp"],
-                        }
-                    }
-                )
-        text = "".join(json.dumps(line) + "\n" for line in lines)
-        headers = {
-            "delta-table-version": str(changes.start_version),
-            "delta-sharing-capabilities": f"responseformat={'delta' if delta else 'parquet'}",
-        }
-        return Response(text, 200, headers=headers, media_type=NDJSON)
-
-
-def _signed_dv(dv: dict[str, Any], url: Any) -> dict[str, Any]:
-    descriptor = DeletionVector.from_json(dv)
-    if descriptor.storage_type == "i":
-        return dict(dv)
-    path = (
-        quote(descriptor.relative_path())
-        if descriptor.storage_type == "u"
-        else dv["pathOrInlineDv"]
-    )
-    out = {**dv, "storageType": "p", "pathOrInlineDv": url(path)}
-    return {k: v for k, v in out.items() if v is not None}
 
 
 def _with_end(headers: dict[str, str]) -> str:

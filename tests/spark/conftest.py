@@ -85,13 +85,3 @@ def profile(server: Any, tmp_path_factory: pytest.TempPathFactory) -> str:
         json.dumps({"shareCredentialsVersion": 1, "endpoint": server.url, "bearerToken": TOKEN})
     )
     return str(path)
-
-
-@pytest.fixture(scope="session")
-def changes_route(server: Any) -> None:
-    """Skips tests that need the server's change data (``/changes``) while the server
-    does not answer that route yet (it is being built)."""
-    with server.client() as http:
-        answer = http.get("/shares/s/schemas/d/tables/cdf/changes", params={"startingVersion": 0})
-    if answer.status_code == 404 and "no route" in answer.text:
-        pytest.skip("the server does not answer /changes yet")

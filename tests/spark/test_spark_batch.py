@@ -78,7 +78,7 @@ def test_one_partition_per_file_or_packed(spark: SparkSession, profile: str, ser
     assert server.log().count('"POST /delta-sharing/files HTTP') == batches_before + 1
 
 
-def test_change_data_feed(spark: SparkSession, profile: str, changes_route: None) -> None:
+def test_change_data_feed(spark: SparkSession, profile: str) -> None:
     df = (
         spark.read.format("deltaSharing")
         .option("readChangeFeed", "true")

@@ -27,7 +27,6 @@ def test_restart_reads_each_new_row_once(
     profile: str,
     tables: dict[str, Path],
     tmp_path: Path,
-    changes_route: None,
 ) -> None:
     url = table_url(profile, "grow")
     checkpoint = tmp_path / "checkpoint"
@@ -47,7 +46,6 @@ def test_deletes_fail_the_stream_unless_ignored(
     profile: str,
     tables: dict[str, Path],
     tmp_path: Path,
-    changes_route: None,
 ) -> None:
     url = table_url(profile, "deletes")
     checkpoint = tmp_path / "checkpoint"
@@ -78,9 +76,7 @@ def test_compaction_adds_no_rows_to_a_stream(
         assert run_available_now(spark, url, checkpoint, responseFormat=fmt) == [[6, 7]]
 
 
-def test_change_data_feed_stream(
-    spark: SparkSession, profile: str, tmp_path: Path, changes_route: None
-) -> None:
+def test_change_data_feed_stream(spark: SparkSession, profile: str, tmp_path: Path) -> None:
     rows: list[tuple[Any, ...]] = []
 
     def collect(df: DataFrame, batch_id: int) -> None:

@@ -17,9 +17,12 @@ import pyarrow as pa
 from deltaport.client.access import AccessMode
 from deltaport.client.base.models import Table
 from deltaport.client.files.arrow_scan import ArrowScan
+from deltaport.client.files.scan import TableScan
+from deltaport.client.official_types import official_frame
 from deltaport.client.sharing_client import SharingClient
 from deltaport.client.table import TableHandle
 from deltaport.delta.model import Metadata, Protocol
+from deltaport.protocol.capabilities import PARQUET
 from deltaport.protocol.profile import split_table_url
 
 if TYPE_CHECKING:
@@ -96,9 +99,20 @@ def load_as_pandas(
     convert_in_batches: bool = False,
     access_mode: AccessMode | None = None,
     storage_options: Mapping[str, str] | None = None,
+    arrow_types: bool = False,
 ) -> pd.DataFrame:
-    """As [`load_as_arrow`][deltaport.client.load_as_arrow], as a pandas DataFrame.
-    ``convert_in_batches`` is accepted for compatibility; files are always read batch by batch."""
+    """As [`load_as_arrow`][deltaport.client.load_as_arrow], as a pandas DataFrame typed
+    as the official client types it: when the answer is in the parquet format (in
+    ``dir`` mode: unless ``use_delta_format`` is true), timestamps are naive UTC nanoseconds (see
+    ``deltaport.client.official_types``). ``arrow_types`` gives pandas' conversion of
+    the Arrow table instead (UTC timestamps throughout). ``convert_in_batches`` is accepted
+    for compatibility; files are always read batch by batch."""
+
+    def convert(scan: ArrowScan) -> pd.DataFrame:
+        if arrow_types or not _parquet_answer(scan, use_delta_format):
+            return scan.to_pandas()
+        return official_frame(scan.to_arrow(), commit_timestamp_ms=False)
+
     return _snapshot(
         url,
         limit,
@@ -106,10 +120,18 @@ def load_as_pandas(
         timestamp,
         jsonPredicateHints,
         use_delta_format,
-        ArrowScan.to_pandas,
+        convert,
         access_mode,
         storage_options,
     )
+
+
+def _parquet_answer(scan: ArrowScan, use_delta_format: bool | None) -> bool:
+    """Whether the official client would have read these rows through its parquet path
+    (its delta path converts the Arrow table as it is, like ``arrow_types``)."""
+    if isinstance(scan, TableScan):
+        return scan.plan().response_format == PARQUET
+    return use_delta_format is not True
 
 
 def load_as_polars(
@@ -199,9 +221,19 @@ def load_table_changes_as_pandas(
     convert_in_batches: bool = False,
     access_mode: AccessMode | None = None,
     storage_options: Mapping[str, str] | None = None,
+    arrow_types: bool = False,
 ) -> pd.DataFrame:
-    """As [`load_table_changes_as_arrow`][deltaport.client.load_table_changes_as_arrow], as pandas
-    (``convert_in_batches`` is accepted for compatibility)."""
+    """As [`load_table_changes_as_arrow`][deltaport.client.load_table_changes_as_arrow], as
+    pandas, typed as the official client types it (see
+    ``deltaport.client.official_types``): unless ``use_delta_format`` is true,
+    ``_commit_timestamp`` is int64 epoch milliseconds and timestamps are naive UTC
+    nanoseconds. ``arrow_types`` gives pandas' conversion of the Arrow table instead (UTC
+    timestamps throughout). ``convert_in_batches`` is accepted for compatibility."""
+    as_official = not arrow_types and use_delta_format is not True
+
+    def convert(scan: ArrowScan) -> pd.DataFrame:
+        return official_frame(scan.to_arrow(), commit_timestamp_ms=True)
+
     return _changes(
         url,
         starting_version,
@@ -209,7 +241,7 @@ def load_table_changes_as_pandas(
         starting_timestamp,
         ending_timestamp,
         use_delta_format,
-        ArrowScan.to_pandas,
+        convert if as_official else ArrowScan.to_pandas,
         access_mode,
         storage_options,
     )
