@@ -32,8 +32,9 @@ def modules(root: Path = SRC) -> dict[str, Module]:
     return found
 
 
-def imported_names(module: Module) -> Iterator[str]:
-    """Every module name ``module`` imports, relative imports resolved."""
+def imported_names(module: Module, found: dict[str, Module]) -> Iterator[str]:
+    """Every module name ``module`` imports, relative imports resolved. ``from pkg import
+    mod`` names ``pkg.mod``, not ``pkg``: the names come from the submodule."""
     tree = ast.parse(module.path.read_text(encoding="utf-8"))
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
@@ -45,9 +46,10 @@ def imported_names(module: Module) -> Iterator[str]:
                 anchor = module.package.split(".")
                 anchor = anchor[: len(anchor) - (node.level - 1)]
                 base = ".".join([*anchor, base]) if base else ".".join(anchor)
-            yield base
-            for alias in node.names:
-                yield f"{base}.{alias.name}"
+            submodules = [f"{base}.{alias.name}" for alias in node.names]
+            yield from (name for name in submodules if name in found)
+            if not all(name in found for name in submodules):
+                yield base
 
 
 def package_edges(found: dict[str, Module]) -> dict[str, set[str]]:
@@ -57,7 +59,7 @@ def package_edges(found: dict[str, Module]) -> dict[str, set[str]]:
     for module in found.values():
         if module.name.endswith(".__main__"):
             continue
-        for name in imported_names(module):
+        for name in imported_names(module, found):
             target = found.get(name)
             if target is None or target.package == module.package:
                 continue
@@ -98,3 +100,15 @@ def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
         if node not in index:
             visit(node)
     return found
+
+
+def module_edges(found: dict[str, Module]) -> dict[str, set[str]]:
+    """module -> the modules it imports (entry points left out, as for packages)."""
+    edges: dict[str, set[str]] = {name: set() for name in found}
+    for module in found.values():
+        if module.name.endswith(".__main__"):
+            continue
+        edges[module.name] = {n for n in imported_names(module, found) if n in found} - {
+            module.name
+        }
+    return edges

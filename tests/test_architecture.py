@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from imports_graph import SRC, Module, cycles, modules, package_edges
+from imports_graph import SRC, Module, cycles, module_edges, modules, package_edges
 
 ROOT = SRC.parent
 PAGE = ROOT / "docs" / "architecture.md"
@@ -49,6 +49,10 @@ def room(package: str, family: str) -> str | None:
 
 def test_no_packages_import_each_other() -> None:
     assert cycles(EDGES) == []
+
+
+def test_no_modules_import_each_other() -> None:
+    assert cycles(module_edges(FOUND)) == []
 
 
 def test_the_cycle_finder_finds_a_cycle() -> None:

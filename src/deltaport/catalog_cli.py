@@ -169,7 +169,7 @@ def add_catalog_commands(
 
 def _run(fn: Handler) -> Callable[[argparse.Namespace], int]:
     def handler(args: argparse.Namespace) -> int:
-        from deltaport.cli import say
+        from deltaport.text.terminal import say
 
         say(fn(args))
         return 0

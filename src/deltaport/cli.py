@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from deltaport import __version__
-from deltaport.text.terminal import escape_diagnostics, json_printable, printable
+from deltaport.text.terminal import escape_diagnostics, printable, say
 
 
 def parse_timestamp(text: str) -> dt.datetime:
@@ -234,12 +234,6 @@ def _emit(schema: Any, batches: Any, output: str | None) -> int:
     else:
         say(preview(schema, batches))
     return 0
-
-
-def say(text: str, *, as_json: bool = False) -> None:
-    """Print ``text`` with its control characters escaped (see :mod:`deltaport.text.terminal`):
-    names, values and messages may come from a server or a table someone else wrote."""
-    print(json_printable(text) if as_json else printable(text))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

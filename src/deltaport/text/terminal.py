@@ -79,3 +79,9 @@ def escape_diagnostics() -> None:
     logging; this handler is only Python's last resort.)"""
     logging.lastResort = _LastResort(logging.WARNING)
     warnings.formatwarning = _printable_formatwarning
+
+
+def say(text: str, *, as_json: bool = False) -> None:
+    """Print ``text`` with its control characters escaped :
+    names, values and messages may come from a server or a table someone else wrote."""
+    print(json_printable(text) if as_json else printable(text))
