@@ -27,7 +27,7 @@ from sharing_server import start_server, stop_server
 BUCKET = "dircorpusall"
 ONCE = dc.RetryPolicy(max_attempts=1)
 
-_SHREDDED = re.escape("requires unsupported reader feature(s): variantShredding-preview")
+_SHREDDED = re.escape("requires unsupported reader feature: variantShredding-preview")
 _MISSING_DV = (
     r"NoSuchKey.*t\d+/deletion_vector_",
     r"not found: s3://dircorpusall/t\d+/deletion_vector_",
@@ -39,7 +39,7 @@ UNREADABLE: dict[str, tuple[str, str]] = {
     "spark__variant-stats-no-checkpoint": (_SHREDDED, _SHREDDED),
     "spark__variant-stats-state-reconstruction": (_SHREDDED, _SHREDDED),
     "spark__variant-stats-with-struct-no-checkpoint": (_SHREDDED, _SHREDDED),
-    "krs__table-with-geo": (re.escape("unsupported reader feature(s): geospatial"),) * 2,
+    "krs__table-with-geo": (re.escape("unsupported reader feature: geospatial"),) * 2,
     "spark__table-with-dv-small": _MISSING_DV,
     "spark__table-with-dv-large": _MISSING_DV,
     "spark__partitioned-table-with-dv-large": _MISSING_DV,

@@ -104,7 +104,7 @@ def test_truncated_gap_before_checkpoint_is_reported() -> None:
     table = next(t for t in ALL if t.name == "drs-errlog__table_b")
     dt = DeltaTable(str(table.path))
     assert dt.snapshot(10).version == 10
-    with pytest.raises(LogCorruptError, match="version\\(s\\) 7"):
+    with pytest.raises(LogCorruptError, match="the commit file for version 7 "):
         dt.snapshot(8)
 
 

@@ -107,14 +107,14 @@ def test_rename_under_column_mapping(tmp_path: Path) -> None:
     assert "delta.columnMapping.mode" in keys
 
 
-_SHREDDED = "requires unsupported reader feature(s): variantShredding-preview"
+_SHREDDED = "requires unsupported reader feature: variantShredding-preview"
 UNDIFFABLE = {
     "kdefaults__spark-shredded-variant-preview-delta": _SHREDDED,
     "spark__variant-stats-nested-no-checkpoint": _SHREDDED,
     "spark__variant-stats-no-checkpoint": _SHREDDED,
     "spark__variant-stats-state-reconstruction": _SHREDDED,
     "spark__variant-stats-with-struct-no-checkpoint": _SHREDDED,
-    "krs__table-with-geo": "requires unsupported reader feature(s): geospatial",
+    "krs__table-with-geo": "requires unsupported reader feature: geospatial",
     # the history the differ reads starts at a commit the log has cleaned up
     "drs__table-with-domain-metadata": "commit 108 is no longer in the log (cleaned up)",
     # the corpus holds only commit 1 of this table, which has no metaData
