@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from deltaport.admin.metrics_api import metrics_paths
 from deltaport.admin.openapi_catalog import catalog_paths
 
 
@@ -129,5 +130,6 @@ def admin_openapi() -> dict[str, Any]:
                 }
             },
             **catalog_paths(),
+            **metrics_paths(),
         },
     }

@@ -125,6 +125,9 @@ class LiveCatalog:
             )
         return replace(snapshot.recipients[record.recipient_key], credential=credential)
 
+    def recipient_count(self) -> int:
+        return len(self._current().recipients)
+
     def may_read(self, recipient: str, credential: str, table_key: str) -> bool:
         """Whether ``recipient`` may still read the table with the token named by
         ``credential``: that token is its own and live, and the share is granted to it."""

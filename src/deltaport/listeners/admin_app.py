@@ -17,6 +17,7 @@ from deltaport.admin.catalog_api import CatalogApi
 from deltaport.admin.diff_service import DiffService
 from deltaport.admin.errors import as_sharing_error
 from deltaport.admin.headers import SecurityHeaders
+from deltaport.admin.metrics_api import metrics_routes
 from deltaport.admin.tables import ConfiguredTables
 from deltaport.admin.throttle import FailedAuthLimit
 from deltaport.admin.tokens import AdminTokens
@@ -28,6 +29,7 @@ from deltaport.console.render import page
 from deltaport.console.sessions import Sessions
 from deltaport.delta.errors import DeltaError
 from deltaport.diff.base.errors import DiffError
+from deltaport.observe.health import Readiness
 from deltaport.protocol.echo import echo
 from deltaport.protocol.errors import (
     InternalError,
@@ -38,14 +40,17 @@ from deltaport.protocol.errors import (
 from deltaport.protocol.predicates import PredicateError
 from deltaport.server.http.body_limit import BodyLimit
 from deltaport.server.http.header_limit import HeaderLimit
+from deltaport.server.http.health import health_routes
 from deltaport.server.http.hsts import StrictTransport
+from deltaport.server.http.request_metrics import RequestMetrics
 from deltaport.storage import StorageError
 
 log = logging.getLogger(__name__)
 
 
-def create_admin_app(config: ServerConfig) -> Starlette:
-    """The admin app of ``config`` (which must have an ``admin`` section)."""
+def create_admin_app(config: ServerConfig, readiness: Readiness | None = None) -> Starlette:
+    """The admin app of ``config`` (which must have an ``admin`` section); ``readiness``
+    is the process's (the sharing listener's), for ``/readyz``."""
     admin = config.admin
     if admin is None:
         raise ValueError("the configuration has no admin section")
@@ -66,12 +71,14 @@ def create_admin_app(config: ServerConfig) -> Starlette:
         ValueError,
     ]
     routes = [*api.routes(), *console_routes(tables, diffs, tokens, sessions, limit)]
+    routes += [*metrics_routes(api.guard), *health_routes(readiness or Readiness())]
     if catalog is not None:
         sharing_url = public_url(config) + config.endpoint
         routes += CatalogApi(catalog, config, sharing_url).routes(api.guard)
     app = Starlette(
         routes=routes,
         middleware=[
+            Middleware(RequestMetrics, listener="admin"),
             Middleware(HeaderLimit),
             Middleware(StrictTransport),
             Middleware(SecurityHeaders),

@@ -22,7 +22,7 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Generator, Sequence
+from collections.abc import Callable, Generator, Sequence
 from types import FrameType
 
 import uvicorn
@@ -39,8 +39,9 @@ class _Server(uvicorn.Server):
         yield  # serve_all handles the signals of every server
 
 
-def serve_all(configs: Sequence[uvicorn.Config]) -> None:
-    """Run a server for each of ``configs`` until a signal stops them all."""
+def serve_all(configs: Sequence[uvicorn.Config], on_stop: Callable[[], None] | None = None) -> None:
+    """Run a server for each of ``configs`` until a signal stops them all; ``on_stop`` is
+    called on the first signal (``/readyz`` answers 503 from then on)."""
     servers = [_Server(config) for config in configs]
     grace = max(config.timeout_graceful_shutdown or 0 for config in configs)
     watchdog = threading.Timer(grace + EXIT_MARGIN_SECONDS, _exit_now, args=(grace,))
@@ -49,6 +50,8 @@ def serve_all(configs: Sequence[uvicorn.Config]) -> None:
     def handle(sig: int, frame: FrameType | None) -> None:
         if not watchdog.is_alive():
             watchdog.start()
+            if on_stop is not None:
+                on_stop()
         for server in servers:
             server.handle_exit(sig, frame)
 

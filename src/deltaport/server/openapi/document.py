@@ -312,6 +312,12 @@ def openapi_document(endpoint: str) -> dict[str, Any]:
             }
         },
     }
+    paths["/livez"] = _probe("livez", "Liveness: 200 while the process runs", {})
+    paths["/readyz"] = _probe(
+        "readyz",
+        "Readiness: 200, or 503 while draining or while the catalog cannot be read",
+        {"503": {"description": "Not ready (the reason in the body)"}},
+    )
     return {
         "openapi": "3.1.0",
         "info": {"title": "deltaport Delta Sharing server", "version": "1"},
@@ -323,6 +329,13 @@ def openapi_document(endpoint: str) -> dict[str, Any]:
             "schemas": _SCHEMAS,
         },
     }
+
+
+def _probe(op_id: str, summary: str, more: dict[str, Any]) -> dict[str, Any]:
+    """A health probe: at the root of the listener (not under the endpoint), no token."""
+    responses = {"200": {"description": "ok", "content": {"text/plain": {"schema": _STR}}}}
+    get = {**_op(op_id, summary, [], {**responses, **more}), "security": []}
+    return {"servers": [{"url": "/"}], "get": get}
 
 
 def _obj(props: dict[str, Any], required: list[str] | None = None) -> dict[str, Any]:

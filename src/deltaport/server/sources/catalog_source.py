@@ -22,6 +22,8 @@ class CatalogSource(Protocol):
 
     def authenticate(self, authorization: str | None) -> Recipient: ...
 
+    def recipient_count(self) -> int: ...
+
     def may_read_file(self, table_key: str, query: Mapping[str, str]) -> bool:
         """Whether a (correctly signed) local file URL may still be answered."""
         ...
@@ -33,6 +35,7 @@ class YamlCatalog:
     def __init__(self, config: ServerConfig) -> None:
         self._view = yaml_catalog(config)
         token = config.authorization.bearer_token if config.authorization else None
+        self._token = token
         self._auth = BearerAuth({token: Recipient("default")} if token else {})
 
     def view(self) -> CatalogView:
@@ -40,6 +43,9 @@ class YamlCatalog:
 
     def authenticate(self, authorization: str | None) -> Recipient:
         return self._auth.authenticate(authorization)
+
+    def recipient_count(self) -> int:
+        return 1 if self._token else 0
 
     def may_read_file(self, table_key: str, query: Mapping[str, str]) -> bool:
         return True
@@ -59,6 +65,9 @@ class DatabaseCatalog:
 
     def authenticate(self, authorization: str | None) -> Recipient:
         return self._live.authenticate(authorization)
+
+    def recipient_count(self) -> int:
+        return self._live.recipient_count()
 
     def may_read_file(self, table_key: str, query: Mapping[str, str]) -> bool:
         reader = self._seal.reader(table_key, query)
