@@ -6,18 +6,29 @@ both listeners."""
 from __future__ import annotations
 
 import json
+import re
+import signal
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import httpx
 import pyarrow as pa
 import pytest
+import yaml
 from deltalake import write_deltalake
 from prometheus_client.parser import text_string_to_metric_families
 
 from deltaport.catalog.sql_store import SqlCatalog
-from sharing_server import RunningServer, free_port, start_server, stop_server
+from sharing_server import (
+    TOKEN,
+    RunningServer,
+    free_port,
+    start_server,
+    stop_server,
+    table_entry,
+)
 
 ADMIN_TOKEN = "metrics-admin-token-7c1d"
 TABLE = "/shares/sales/schemas/eu/tables/orders"
@@ -165,3 +176,61 @@ def test_both_openapi_documents_describe_the_probes_and_metrics(served: MetricsS
     assert admin["/readyz"]["get"]["security"] == []
     sharing = httpx.get(served.sharing.url + "/openapi.json").json()["paths"]
     assert sharing["/readyz"]["servers"] == [{"url": "/"}]
+
+
+def test_readyz_answers_503_while_the_server_drains(tmp_path: Path) -> None:
+    """With ``drainSeconds``, a stop signal makes both listeners not ready while requests
+    are still answered; a second signal stops the server at once."""
+    table = tmp_path / "t"
+    write_deltalake(str(table), pa.table({"id": [1]}))
+    port = free_port()
+    config = {
+        "authorization": {"bearerToken": "${DELTAPORT_TEST_TOKEN}"},
+        "drainSeconds": 600,
+        "admin": {"port": port, "tokens": [ADMIN_TOKEN]},
+        "shares": [{"name": "s", "schemas": [{"name": "sc", "tables": [table_entry("t", table)]}]}],
+    }
+    sharing = start_server(config, tmp_path / "server")
+    probes = [sharing.base + "/readyz", f"http://127.0.0.1:{port}/readyz"]
+    try:
+        with sharing.client(TOKEN) as client:
+            assert {httpx.get(probe).status_code for probe in probes} == {200}
+            sharing.process.send_signal(signal.SIGTERM)
+            deadline = time.monotonic() + 30
+            while {httpx.get(probe).status_code for probe in probes} != {503}:
+                assert time.monotonic() < deadline, "/readyz never answered 503"
+                time.sleep(0.05)
+            assert httpx.get(probes[0]).text == "not ready: draining: the server is shutting down\n"
+            assert client.get("/shares").status_code == 200  # still served while draining
+            assert httpx.get(sharing.base + "/livez").status_code == 200
+            sharing.process.send_signal(signal.SIGTERM)
+            assert sharing.process.wait(30) == 0
+    finally:
+        stop_server(sharing)
+
+
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "server"
+METRIC_NAME = re.compile(r"\b((?:deltaport|process)_[a-z_]+)")
+
+
+def queried_metrics() -> set[str]:
+    """Every metric name the sample dashboard and the alert rules query."""
+    dashboard = json.loads((DOCS / "grafana-dashboard.json").read_text())
+    exprs = [t["expr"] for p in dashboard["panels"] for t in p["targets"]]
+    rules = yaml.safe_load((DOCS / "prometheus-alerts.yml").read_text())
+    exprs += [str(r["expr"]) for g in rules["groups"] for r in g["rules"]]
+    return {name for expr in exprs for name in METRIC_NAME.findall(expr)}
+
+
+def test_the_sample_dashboard_and_alert_rules_query_metrics_the_server_exposes(
+    served: MetricsServer,
+) -> None:
+    with served.sharing.client(served.token) as acme:
+        assert acme.post(f"{TABLE}/query", json={}).status_code == 200
+    _, samples = scrape(served.admin)
+    exposed = {name for name, _ in samples}
+    queried = queried_metrics()
+    assert "deltaport_served_bytes_total" in queried
+    assert "deltaport_http_request_duration_seconds_bucket" in queried
+    missing = queried - exposed - {"deltaport_vended_credentials_total"}  # none vended yet
+    assert not missing, missing

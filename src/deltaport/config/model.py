@@ -151,6 +151,7 @@ class ServerConfig(_Config):
     max_predicate_hint_length: int = 65536
     max_predicate_hint_depth: int = 64
     shutdown_grace_seconds: int = 30
+    drain_seconds: int = 0
     catalog: str | None = None
     catalog_max_stale_seconds: int = 30
     admin: AdminConfig | None = None
@@ -256,6 +257,8 @@ def _check(config: ServerConfig) -> None:
             raise ConfigError(f"{_camel(key)}: must be positive")
     if config.shutdown_grace_seconds < 0:
         raise ConfigError("shutdownGraceSeconds: must not be negative")
+    if config.drain_seconds < 0:
+        raise ConfigError("drainSeconds: must not be negative")
     token = config.authorization.bearer_token if config.authorization else None
     if token is not None and len(token) > MAX_TOKEN_LENGTH:
         raise ConfigError(

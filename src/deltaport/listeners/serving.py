@@ -91,7 +91,7 @@ def _serve(config: ServerConfig, app: Starlette, keys: Path) -> None:
     readiness: Readiness = app.state.readiness
     if config.admin is not None:
         configs.append(_admin_listener(config, ssl, readiness))
-    serve_all(configs, on_stop=readiness.drain)
+    serve_all(configs, readiness.drain, config.drain_seconds)
 
 
 def _admin_listener(
