@@ -81,12 +81,12 @@ class SqlCatalog:
             shares = tx.execute("SELECT name, id, comment FROM shares ORDER BY created_at, name")
             tables = tx.execute(
                 "SELECT s.name, t.schema_name, t.name, t.location, t.id, t.history_shared, "
-                "t.start_version, t.partition_filter, t.access_modes, t.auxiliary_locations "
-                "FROM shared_tables t "
+                "t.start_version, t.partition_filter, t.access_modes, t.auxiliary_locations, "
+                "t.comment FROM shared_tables t "
                 "JOIN shares s ON s.name_key = t.share_key ORDER BY t.ordinal"
             )
             recipients = tx.execute(
-                "SELECT name_key, name, properties, endpoint, token_lifetime_seconds "
+                "SELECT name_key, name, properties, endpoint, token_lifetime_seconds, comment "
                 "FROM recipients"
             )
             grants = tx.execute("SELECT recipient_key, share_key FROM grants")
@@ -138,6 +138,14 @@ class SqlCatalog:
             )
         return row
 
+    def set_share_comment(self, name: str, comment: str | None) -> None:
+        _check("comment", text_problem(comment))
+        with self._change() as tx:
+            tx.execute(
+                "UPDATE shares SET comment = ? WHERE name_key = ?",
+                (comment, self._share_key(tx, name)),
+            )
+
     def drop_share(self, name: str) -> None:
         with self._change() as tx:
             self._share_key(tx, name)
@@ -155,11 +163,13 @@ class SqlCatalog:
         partition_filter: str | None = None,
         access_modes: Sequence[str] = (URL,),
         auxiliary_locations: Sequence[str] = (),
+        comment: str | None = None,
     ) -> TableRow:
         """Share a table. Its access modes are checked as far as they can be without the
         server's storage configuration (see :func:`~deltaport.catalog.access.access_problem`)."""
         _check_name(schema, "schema")
         _check_name(name, "table")
+        _check("comment", text_problem(comment))
         problem = table_problem(location, start_version, partition_filter, auxiliary_locations)
         if problem:
             raise CatalogError(f"table {share}.{schema}.{name} cannot be shared: {problem}")
@@ -191,6 +201,7 @@ class SqlCatalog:
             partition_filter,
             tuple(access_modes),
             tuple(auxiliary_locations),
+            comment,
         )
         with self._change() as tx:
             share_key = self._share_key(tx, share)
@@ -200,7 +211,7 @@ class SqlCatalog:
             tx.execute(
                 "INSERT INTO shared_tables (name_key, share_key, schema_name, name, location, id, "
                 "history_shared, start_version, partition_filter, access_modes, "
-                "auxiliary_locations, ordinal) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                "auxiliary_locations, ordinal, comment) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (
                     key,
                     share_key,
@@ -214,9 +225,56 @@ class SqlCatalog:
                     json.dumps(row.access_modes),
                     json.dumps(row.auxiliary_locations),
                     ordinal,
+                    comment,
                 ),
             )
         return row
+
+    def update_table(
+        self,
+        share: str,
+        schema: str,
+        name: str,
+        *,
+        history_shared: bool,
+        start_version: int,
+        partition_filter: str | None,
+        comment: str | None,
+    ) -> None:
+        """Change how a shared table is read, keeping its id, location and access modes;
+        checked as :meth:`add_table` checks a new one."""
+        key = name_key(f"{share}.{schema}.{name}")
+        _check("comment", text_problem(comment))
+        with self._change() as tx:
+            found = tx.execute(
+                "SELECT location, access_modes, auxiliary_locations FROM shared_tables "
+                "WHERE name_key = ?",
+                (key,),
+            )
+            if not found:
+                raise CatalogNotFoundError(f"no table {share}.{schema}.{name}")
+            location, modes, auxiliary = (
+                found[0][0],
+                json.loads(found[0][1]),
+                json.loads(found[0][2]),
+            )
+            problem = table_problem(location, start_version, partition_filter, auxiliary)
+            problem = problem or access_problem(
+                location,
+                modes,
+                auxiliary,
+                history_shared=history_shared,
+                start_version=start_version,
+                partition_filter=partition_filter,
+                settings_for=None,
+            )
+            if problem:
+                raise CatalogError(f"table {share}.{schema}.{name} cannot be shared: {problem}")
+            tx.execute(
+                "UPDATE shared_tables SET history_shared = ?, start_version = ?, "
+                "partition_filter = ?, comment = ? WHERE name_key = ?",
+                (int(history_shared), start_version, partition_filter, comment, key),
+            )
 
     def remove_table(self, share: str, schema: str, name: str) -> None:
         key = name_key(f"{share}.{schema}.{name}")
@@ -232,15 +290,39 @@ class SqlCatalog:
         properties: Mapping[str, str] | None = None,
         expires_in: timedelta | None = None,
         endpoint: str | None = None,
+        comment: str | None = None,
     ) -> IssuedToken:
         """A recipient and its first token; ``expires_in`` becomes the lifetime of its
         tokens and ``endpoint`` where its profiles point (see :meth:`rotate`)."""
         _check("properties", properties_problem(properties or {}))
+        _check("comment", text_problem(comment))
         _check_lifetime(expires_in)
         _check_endpoint(endpoint)
         with self._change() as tx:
-            self._insert_recipient(tx, name, properties or {}, endpoint, expires_in)
+            self._insert_recipient(tx, name, properties or {}, endpoint, expires_in, comment)
             return self._issue(tx, name, expires_in, endpoint)
+
+    def update_recipient(
+        self,
+        name: str,
+        *,
+        properties: Mapping[str, str] | None = None,
+        comment: str | Keep | None = KEEP,
+    ) -> None:
+        """Replace the recipient's properties (when given) and its comment (unless KEEP)."""
+        if properties is not None:
+            _check("properties", properties_problem(properties))
+        if comment is not KEEP:
+            _check("comment", text_problem(comment))
+        with self._change() as tx:
+            key = self._recipient_key(tx, name)
+            if properties is not None:
+                tx.execute(
+                    "UPDATE recipients SET properties = ? WHERE name_key = ?",
+                    (json.dumps(dict(properties)), key),
+                )
+            if comment is not KEEP:
+                tx.execute("UPDATE recipients SET comment = ? WHERE name_key = ?", (comment, key))
 
     def import_recipient(self, name: str, token: str, shares: list[str]) -> None:
         """A recipient holding an existing token (a YAML bearer token being imported),
@@ -361,13 +443,14 @@ class SqlCatalog:
         properties: Mapping[str, str],
         endpoint: str | None,
         lifetime: timedelta | None,
+        comment: str | None = None,
     ) -> None:
         _check_name(name, "recipient")
         if tx.execute("SELECT 1 FROM recipients WHERE name_key = ?", (name_key(name),)):
             raise CatalogConflictError(f"recipient {name!r} exists already")
         tx.execute(
             "INSERT INTO recipients (name_key, name, properties, created_at, endpoint, "
-            "token_lifetime_seconds) VALUES (?,?,?,?,?,?)",
+            "token_lifetime_seconds, comment) VALUES (?,?,?,?,?,?,?)",
             (
                 name_key(name),
                 name,
@@ -375,6 +458,7 @@ class SqlCatalog:
                 _now(),
                 endpoint,
                 _seconds(lifetime),
+                comment,
             ),
         )
 

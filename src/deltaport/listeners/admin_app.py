@@ -20,6 +20,9 @@ from deltaport.admin.headers import SecurityHeaders
 from deltaport.admin.tables import ConfiguredTables
 from deltaport.admin.throttle import FailedAuthLimit
 from deltaport.admin.tokens import AdminTokens
+from deltaport.admin.unity.api import unity_routes
+from deltaport.admin.unity.errors import PREFIX as UNITY_PREFIX
+from deltaport.admin.unity.errors import unity_error
 from deltaport.catalog.sql_store import SqlCatalog
 from deltaport.config.model import ServerConfig
 from deltaport.config.urls import catalog_url, public_url
@@ -66,9 +69,10 @@ def create_admin_app(config: ServerConfig) -> Starlette:
         ValueError,
     ]
     routes = [*api.routes(), *console_routes(tables, diffs, tokens, sessions, limit)]
+    sharing_url = public_url(config) + config.endpoint
     if catalog is not None:
-        sharing_url = public_url(config) + config.endpoint
         routes += CatalogApi(catalog, config, sharing_url).routes(api.guard)
+    routes += unity_routes(catalog, config, sharing_url, lambda h: api.guard(h, unity_error))
     app = Starlette(
         routes=routes,
         middleware=[
@@ -87,6 +91,8 @@ def create_admin_app(config: ServerConfig) -> Starlette:
 
 
 def _answer(request: Request, error: SharingError) -> Response:
+    if request.url.path.startswith(UNITY_PREFIX):
+        return unity_error(error)
     if request.url.path.startswith("/api/"):
         return error_json(error)
     return page(request, "error.html", status=error.status, error=error)

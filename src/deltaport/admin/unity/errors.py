@@ -1,0 +1,34 @@
+"""Errors in Unity Catalog's shape: ``{"error_code", "message"}`` with the HTTP status. The
+codes are deltaport's (see docs/errors.md), which are Unity Catalog's where one exists
+(``INVALID_PARAMETER_VALUE``, ``RESOURCE_DOES_NOT_EXIST``, ``RESOURCE_ALREADY_EXISTS``, ...),
+so the Databricks SDK raises its matching exception types."""
+
+from __future__ import annotations
+
+import msgspec
+from starlette.requests import Request
+from starlette.responses import Response
+
+from deltaport.protocol.errors import ResourceNotFoundError, SharingError, TooManyRequestsError
+
+PREFIX = "/api/2.1/unity-catalog/"
+JSON = "application/json; charset=utf-8"
+
+
+def unity_json(value: object, status: int = 200) -> Response:
+    return Response(msgspec.json.encode(value), status_code=status, media_type=JSON)
+
+
+def unity_error(error: SharingError) -> Response:
+    body = error.body()
+    response = unity_json({"error_code": body.errorCode, "message": body.message}, error.status)
+    if isinstance(error, TooManyRequestsError):
+        response.headers["retry-after"] = str(error.retry_after)
+    return response
+
+
+async def no_databricks_config(request: Request) -> Response:
+    """``GET /.well-known/databricks-config``: the Databricks SDK asks it first (without a
+    token) for a workspace's metadata; deltaport has none, and a 404 tells the SDK to go on
+    with what it was given."""
+    return unity_error(ResourceNotFoundError("deltaport publishes no Databricks host metadata"))
