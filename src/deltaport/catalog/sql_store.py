@@ -11,20 +11,15 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-import time
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
-from datetime import datetime, timedelta
-from urllib.parse import urlsplit
+from datetime import timedelta
 
-from deltaport.catalog.access import access_problem
 from deltaport.catalog.database import CatalogUrlError, Database, Row, Transaction
 from deltaport.catalog.limits import (
     grace_problem,
-    lifetime_problem,
     properties_problem,
-    table_problem,
     text_problem,
 )
 from deltaport.catalog.migrations import migrate
@@ -32,7 +27,6 @@ from deltaport.catalog.rows import (
     KEEP,
     CatalogConflictError,
     CatalogContents,
-    CatalogError,
     CatalogNotFoundError,
     IssuedToken,
     Keep,
@@ -44,10 +38,17 @@ from deltaport.catalog.rows import (
     recipient_row,
     table_row,
 )
+from deltaport.catalog.store_checks import check as _check
+from deltaport.catalog.store_checks import check_endpoint as _check_endpoint
+from deltaport.catalog.store_checks import check_lifetime as _check_lifetime
+from deltaport.catalog.store_checks import check_name as _check_name
+from deltaport.catalog.store_checks import check_table_fields
+from deltaport.catalog.store_checks import expiry_text as expiry_text
+from deltaport.catalog.store_checks import now_ms as _now
+from deltaport.catalog.store_checks import seconds as _seconds
 from deltaport.catalog.tokens import new_token, token_hash
 from deltaport.protocol.credentials import URL
-from deltaport.protocol.names import name_key, name_problem
-from deltaport.storage.uri import is_relative_path
+from deltaport.protocol.names import name_key
 
 
 class SqlCatalog:
@@ -170,25 +171,15 @@ class SqlCatalog:
         _check_name(schema, "schema")
         _check_name(name, "table")
         _check("comment", text_problem(comment))
-        problem = table_problem(location, start_version, partition_filter, auxiliary_locations)
-        if problem:
-            raise CatalogError(f"table {share}.{schema}.{name} cannot be shared: {problem}")
-        if is_relative_path(location):
-            raise CatalogError(
-                f"table {share}.{schema}.{name}: the location {location!r} is a relative path; "
-                "give an absolute path or a URI"
-            )
-        problem = access_problem(
+        check_table_fields(
+            f"{share}.{schema}.{name}",
             location,
             access_modes,
             auxiliary_locations,
             history_shared=history_shared,
             start_version=start_version,
             partition_filter=partition_filter,
-            settings_for=None,
         )
-        if problem:
-            raise CatalogError(f"table {share}.{schema}.{name} cannot be shared: {problem}")
         key = name_key(f"{share}.{schema}.{name}")
         row = TableRow(
             share,
@@ -258,18 +249,15 @@ class SqlCatalog:
                 json.loads(found[0][1]),
                 json.loads(found[0][2]),
             )
-            problem = table_problem(location, start_version, partition_filter, auxiliary)
-            problem = problem or access_problem(
+            check_table_fields(
+                f"{share}.{schema}.{name}",
                 location,
                 modes,
                 auxiliary,
                 history_shared=history_shared,
                 start_version=start_version,
                 partition_filter=partition_filter,
-                settings_for=None,
             )
-            if problem:
-                raise CatalogError(f"table {share}.{schema}.{name} cannot be shared: {problem}")
             tx.execute(
                 "UPDATE shared_tables SET history_shared = ?, start_version = ?, "
                 "partition_filter = ?, comment = ? WHERE name_key = ?",
@@ -504,52 +492,3 @@ class _Change:
                 "WHERE key = 'generation'"
             )
         self._context.__exit__(*exc)  # type: ignore[arg-type]
-
-
-def _seconds(lifetime: timedelta | None) -> int | None:
-    return None if lifetime is None else int(lifetime.total_seconds())
-
-
-def _check_endpoint(endpoint: str | None) -> None:
-    """Refuse, before anything is written, an endpoint no profile could use."""
-    if endpoint is None:
-        return
-    try:
-        parts = urlsplit(endpoint)
-        usable = parts.scheme in ("http", "https") and bool(parts.hostname)
-    except ValueError:
-        usable = False
-    if not usable or not endpoint.isprintable() or any(c.isspace() for c in endpoint):
-        raise CatalogError(f"the endpoint is not an http(s) URL: {endpoint!r}")
-
-
-def _check_name(name: str, what: str) -> None:
-    problem = name_problem(name)
-    if problem:
-        raise CatalogError(f"{what} name {name!r} {problem}")
-
-
-def _check(what: str, problem: str | None) -> None:
-    if problem:
-        raise CatalogError(f"{what} {problem}")
-
-
-def _check_lifetime(expires_in: timedelta | None) -> None:
-    if expires_in is not None:
-        _check("the token lifetime", lifetime_problem(expires_in.total_seconds()))
-
-
-def _now() -> int:
-    return int(time.time() * 1000)
-
-
-def expiry_text(expires_at: int | None) -> str:
-    """When a token ends, as local time; a stored value no date can show (written before
-    lifetimes were bounded) is shown as its milliseconds since the epoch."""
-    if expires_at is None:
-        return "never"
-    try:
-        moment = datetime.fromtimestamp(expires_at / 1000).astimezone()
-    except (ValueError, OverflowError, OSError):
-        return f"{expires_at} ms after 1970-01-01 UTC"
-    return moment.isoformat(timespec="seconds")

@@ -39,14 +39,21 @@ def page(
     return chosen, _token(name_key(name(chosen[-1]))) if more else None
 
 
+_TOKEN_PREFIX = "p1."
+
+
 def _token(key: str) -> str:
-    return base64.urlsafe_b64encode(key.encode()).decode().rstrip("=")
+    return _TOKEN_PREFIX + base64.urlsafe_b64encode(key.encode()).decode().rstrip("=")
 
 
 def _after(token: str | None) -> str | None:
     if not token:
         return None
     try:
-        return base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)).decode()
+        if not token.startswith(_TOKEN_PREFIX):
+            raise ValueError
+        text = token.removeprefix(_TOKEN_PREFIX)
+        padded = (text + "=" * (-len(text) % 4)).encode()
+        return base64.b64decode(padded, altchars=b"-_", validate=True).decode()
     except (binascii.Error, UnicodeDecodeError, ValueError):
         raise InvalidParameterError("page_token is not a token this server gave") from None
