@@ -13,7 +13,7 @@ from typing import Any
 import httpx
 import pytest
 
-from admin_support import CatalogAdminServer
+from admin_support import AdminServer, CatalogAdminServer
 
 UC = "/api/2.1/unity-catalog"
 
@@ -427,3 +427,10 @@ def test_lists_page(api: httpx.Client) -> None:
 def test_a_body_past_the_limit_is_413(api: httpx.Client) -> None:
     response = api.post(f"{UC}/shares", json={"name": "big", "comment": "x" * 20_000_000})
     assert response.status_code == 413
+
+
+def test_no_provider_api_without_a_catalog_database(admin_server: AdminServer) -> None:
+    """A server on a YAML configuration has no catalog to manage: 404 in this shape."""
+    with admin_server.api() as client:
+        _error(client.get(f"{UC}/shares"), 404, "RESOURCE_DOES_NOT_EXIST")
+        _error(client.get("/.well-known/databricks-config"), 404, "RESOURCE_DOES_NOT_EXIST")
