@@ -22,7 +22,7 @@ from deltaport.admin.throttle import FailedAuthLimit
 from deltaport.admin.tokens import AdminTokens
 from deltaport.admin.unity.api import unity_routes
 from deltaport.admin.unity.errors import PREFIX as UNITY_PREFIX
-from deltaport.admin.unity.errors import unity_error
+from deltaport.admin.unity.errors import error_body_for, unity_error
 from deltaport.catalog.sql_store import SqlCatalog
 from deltaport.config.model import ServerConfig
 from deltaport.config.urls import catalog_url, public_url
@@ -79,7 +79,7 @@ def create_admin_app(config: ServerConfig) -> Starlette:
             Middleware(HeaderLimit),
             Middleware(StrictTransport),
             Middleware(SecurityHeaders),
-            Middleware(BodyLimit, limit=config.max_request_body_bytes),
+            Middleware(BodyLimit, limit=config.max_request_body_bytes, shape=error_body_for),
         ],
         exception_handlers={
             HTTPException: _http_error,

@@ -19,9 +19,19 @@ def unity_json(value: object, status: int = 200) -> Response:
     return Response(msgspec.json.encode(value), status_code=status, media_type=JSON)
 
 
-def unity_error(error: SharingError) -> Response:
+def unity_body(error: SharingError) -> dict[str, str]:
     body = error.body()
-    response = unity_json({"error_code": body.errorCode, "message": body.message}, error.status)
+    return {"error_code": body.errorCode, "message": body.message}
+
+
+def error_body_for(path: str, error: SharingError) -> object:
+    """The JSON body of ``error`` on ``path``: this shape under :data:`PREFIX`, deltaport's
+    own elsewhere (for answers made before routing, such as the body limit's)."""
+    return unity_body(error) if path.startswith(PREFIX) else error.body()
+
+
+def unity_error(error: SharingError) -> Response:
+    response = unity_json(unity_body(error), error.status)
     if isinstance(error, TooManyRequestsError):
         response.headers["retry-after"] = str(error.retry_after)
     return response
