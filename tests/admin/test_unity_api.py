@@ -127,6 +127,7 @@ def test_a_share_through_its_life(api: httpx.Client, admin_tables: dict[str, Pat
         "status": "ACTIVE",
         "comment": "by region",
         "partition_filter": "(`region` = CURRENT_RECIPIENT('region')) OR (`region` = 'asia')",
+        "partitions": add["data_object"]["partitions"],
     }
     assert api.get(f"{UC}/shares/raw_share").json() == share
     assert "objects" not in api.get(f"{UC}/shares/raw_share?include_shared_data=false").json()

@@ -12,7 +12,8 @@ deltaport shares a table by its storage location, not by a name in a metastore, 
 - ``partitions`` become the table's partition filter: the values of one partition are
   joined with AND, the partitions with OR; ``EQUAL`` with ``value`` compares with a string
   (no value: IS NULL), with ``recipient_property_key`` with the recipient's property
-  (``CURRENT_RECIPIENT('key')``). Answers show the filter as ``partition_filter``.
+  (``CURRENT_RECIPIENT('key')``). Answers show the filter as ``partition_filter`` and, when
+  it has this form (a filter set with deltaport's commands may not), as ``partitions``.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from deltaport.admin.unity.bodies import DataObject, Partition, refuse_set
+from deltaport.catalog.partition_filter import Condition, as_partitions
 from deltaport.catalog.rows import TableRow
 from deltaport.protocol.errors import InvalidParameterError, ResourceNotFoundError
 from deltaport.protocol.names import name_key
@@ -116,6 +118,19 @@ def object_json(t: TableRow) -> dict[str, Any]:
         out["comment"] = t.comment
     if t.partition_filter is not None:
         out["partition_filter"] = t.partition_filter
+        partitions = as_partitions(t.partition_filter)
+        if partitions is not None:
+            out["partitions"] = [{"values": [_value(c) for c in p]} for p in partitions]
+    return out
+
+
+def _value(condition: Condition) -> dict[str, str]:
+    column, kind, value = condition
+    out = {"name": column, "op": "EQUAL"}
+    if kind == "property" and value is not None:
+        out["recipient_property_key"] = value
+    elif kind == "value" and value is not None:
+        out["value"] = value
     return out
 
 
