@@ -137,6 +137,10 @@ def test_a_share_through_its_life(api: httpx.Client, admin_tables: dict[str, Pat
     (obj,) = api.patch(f"{UC}/shares/raw_share", json={"updates": [update]}).json()["objects"]
     assert (obj["start_version"], obj["comment"]) == (2, "by region")
     assert obj["history_data_sharing_status"] == "ENABLED"
+    unfiltered = {"action": "UPDATE", "data_object": {"name": parted, "partitions": []}}
+    (obj,) = api.patch(f"{UC}/shares/raw_share", json={"updates": [unfiltered]}).json()["objects"]
+    assert "partition_filter" not in obj and "partitions" not in obj
+    api.patch(f"{UC}/shares/raw_share", json={"updates": [add | {"action": "UPDATE"}]})
 
     # a recipient with the property reads its partitions through the sharing listener
     made = api.post(
@@ -399,6 +403,15 @@ def test_a_recipient_through_its_life(api: httpx.Client) -> None:
     assert len(rotated["tokens"]) == 1
     assert rotated["tokens"][0]["id"] != made["tokens"][0]["id"]
     assert rotated["profile"]["bearerToken"] != made["profile"]["bearerToken"]
+    # the sharing listener sees it: the old token refused, the new one taken
+    shares = made["profile"]["endpoint"] + "/shares"
+    old = {"Authorization": f"Bearer {made['profile']['bearerToken']}"}
+    new = {"Authorization": f"Bearer {rotated['profile']['bearerToken']}"}
+    deadline = time.monotonic() + 10
+    while httpx.get(shares, headers=new).status_code != 200:
+        assert time.monotonic() < deadline
+        time.sleep(0.1)
+    assert httpx.get(shares, headers=old).status_code == 401
     assert api.get(f"{UC}/recipients/lifer/share-permissions").json() == {"permissions_out": []}
     assert api.delete(f"{UC}/recipients/lifer").status_code == 200
     _error(api.get(f"{UC}/recipients/lifer"), 404, "RESOURCE_DOES_NOT_EXIST")
