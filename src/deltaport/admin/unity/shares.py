@@ -27,7 +27,7 @@ from deltaport.admin.unity.errors import PREFIX, unity_json
 from deltaport.admin.unity.objects import TableSettings, find, object_json, settings, shared_as
 from deltaport.admin.unity.paging import page
 from deltaport.catalog.commands import check_table
-from deltaport.catalog.rows import CatalogContents, CatalogError, TableRow
+from deltaport.catalog.rows import CatalogContents, CatalogError, ShareRow, TableRow
 from deltaport.catalog.sql_store import SqlCatalog
 from deltaport.config.model import ServerConfig
 from deltaport.protocol.errors import InvalidParameterError, ResourceNotFoundError
@@ -63,7 +63,7 @@ class SharesApi:
     async def listing(self, request: Request) -> Response:
         contents = await run_in_threadpool(self._store.contents)
         chosen, token = page(contents.shares, lambda s: s.name, request.query_params)
-        out: dict[str, Any] = {"shares": [_share_json(contents, s.name, False) for s in chosen]}
+        out: dict[str, Any] = {"shares": [_share_json(contents, s, False) for s in chosen]}
         if token:
             out["next_page_token"] = token
         return unity_json(out)
@@ -125,7 +125,8 @@ class SharesApi:
     async def _answer(self, name: str, objects: bool) -> Response:
         contents = await run_in_threadpool(self._store.contents)
         _tables(contents, name)
-        return unity_json(_share_json(contents, name, objects))
+        (share,) = [s for s in contents.shares if name_key(s.name) == name_key(name)]
+        return unity_json(_share_json(contents, share, objects))
 
     def _check(self, share: str, plan: _Plan) -> None:
         """Refuse a table to add or change that cannot be shared (reads storage)."""
@@ -237,11 +238,10 @@ def _assignment(recipient: str) -> dict[str, Any]:
     return {"principal": recipient, "privileges": [SELECT]}
 
 
-def _share_json(contents: CatalogContents, name: str, objects: bool) -> dict[str, Any]:
-    (share,) = [s for s in contents.shares if name_key(s.name) == name_key(name)]
+def _share_json(contents: CatalogContents, share: ShareRow, objects: bool) -> dict[str, Any]:
     out: dict[str, Any] = {"name": share.name, "id": share.id}
     if share.comment is not None:
         out["comment"] = share.comment
     if objects:
-        out["objects"] = [object_json(t) for t in _tables(contents, name)]
+        out["objects"] = [object_json(t) for t in _tables(contents, share.name)]
     return out
