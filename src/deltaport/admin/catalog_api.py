@@ -85,7 +85,7 @@ class CatalogApi:
 
     def routes(self, guard: Guard) -> list[BaseRoute]:
         def route(path: str, handler: Handler, method: str) -> Route:
-            return Route(path, guard(_catalog_errors(handler)), methods=[method])
+            return Route(path, guard(catalog_errors(handler)), methods=[method])
 
         return [
             route("/api/catalog", self.contents, "GET"),
@@ -207,7 +207,7 @@ class CatalogApi:
         return _json({"recipient": issued.recipient, "profile": profile}, status)
 
 
-def _catalog_errors(handler: Handler) -> Handler:
+def catalog_errors(handler: Handler) -> Handler:
     async def endpoint(request: Request) -> Response:
         try:
             return await handler(request)

@@ -66,6 +66,12 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             WHERE t.recipient_key = recipients.name_key
             ORDER BY t.created_at DESC LIMIT 1)""",
     ),
+    # 4: a comment on a recipient and on a shared table (the provider API in Unity
+    # Catalog's shape carries both)
+    (
+        "ALTER TABLE recipients ADD COLUMN comment TEXT",
+        "ALTER TABLE shared_tables ADD COLUMN comment TEXT",
+    ),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -52,6 +52,7 @@ class TableRow:
     partition_filter: str | None
     access_modes: tuple[str, ...] = (URL,)
     auxiliary_locations: tuple[str, ...] = ()
+    comment: str | None = None
 
 
 @dataclass(frozen=True)
@@ -64,6 +65,7 @@ class RecipientRow:
     """Where its last profile pointed (None: not recorded, a catalog of an older deltaport)."""
     token_lifetime: timedelta | None = None
     """How long its tokens live (None: they do not expire)."""
+    comment: str | None = None
 
 
 @dataclass(frozen=True)
@@ -106,10 +108,10 @@ class LastRows:
 def table_row(r: Row) -> TableRow:
     """A ``shared_tables`` row as :meth:`SqlCatalog.contents` selects it."""
     modes, auxiliary = tuple(json.loads(r[8])), tuple(json.loads(r[9]))
-    return TableRow(r[0], r[1], r[2], r[3], r[4], bool(r[5]), r[6], r[7], modes, auxiliary)
+    return TableRow(r[0], r[1], r[2], r[3], r[4], bool(r[5]), r[6], r[7], modes, auxiliary, r[10])
 
 
 def recipient_row(r: Row, shares: tuple[str, ...]) -> RecipientRow:
     """A ``recipients`` row as :meth:`SqlCatalog.contents` selects it."""
     lifetime = None if r[4] is None else timedelta(seconds=r[4])
-    return RecipientRow(r[1], json.loads(r[2]), shares, r[3], lifetime)
+    return RecipientRow(r[1], json.loads(r[2]), shares, r[3], lifetime, r[5])

@@ -11,20 +11,15 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-import time
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
-from datetime import datetime, timedelta
-from urllib.parse import urlsplit
+from datetime import timedelta
 
-from deltaport.catalog.access import access_problem
 from deltaport.catalog.database import CatalogUrlError, Database, Row, Transaction
 from deltaport.catalog.limits import (
     grace_problem,
-    lifetime_problem,
     properties_problem,
-    table_problem,
     text_problem,
 )
 from deltaport.catalog.migrations import migrate
@@ -32,7 +27,6 @@ from deltaport.catalog.rows import (
     KEEP,
     CatalogConflictError,
     CatalogContents,
-    CatalogError,
     CatalogNotFoundError,
     IssuedToken,
     Keep,
@@ -44,10 +38,17 @@ from deltaport.catalog.rows import (
     recipient_row,
     table_row,
 )
+from deltaport.catalog.store_checks import check as _check
+from deltaport.catalog.store_checks import check_endpoint as _check_endpoint
+from deltaport.catalog.store_checks import check_lifetime as _check_lifetime
+from deltaport.catalog.store_checks import check_name as _check_name
+from deltaport.catalog.store_checks import check_table_fields
+from deltaport.catalog.store_checks import expiry_text as expiry_text
+from deltaport.catalog.store_checks import now_ms as _now
+from deltaport.catalog.store_checks import seconds as _seconds
 from deltaport.catalog.tokens import new_token, token_hash
 from deltaport.protocol.credentials import URL
-from deltaport.protocol.names import name_key, name_problem
-from deltaport.storage.uri import is_relative_path
+from deltaport.protocol.names import name_key
 
 
 class SqlCatalog:
@@ -81,12 +82,12 @@ class SqlCatalog:
             shares = tx.execute("SELECT name, id, comment FROM shares ORDER BY created_at, name")
             tables = tx.execute(
                 "SELECT s.name, t.schema_name, t.name, t.location, t.id, t.history_shared, "
-                "t.start_version, t.partition_filter, t.access_modes, t.auxiliary_locations "
-                "FROM shared_tables t "
+                "t.start_version, t.partition_filter, t.access_modes, t.auxiliary_locations, "
+                "t.comment FROM shared_tables t "
                 "JOIN shares s ON s.name_key = t.share_key ORDER BY t.ordinal"
             )
             recipients = tx.execute(
-                "SELECT name_key, name, properties, endpoint, token_lifetime_seconds "
+                "SELECT name_key, name, properties, endpoint, token_lifetime_seconds, comment "
                 "FROM recipients"
             )
             grants = tx.execute("SELECT recipient_key, share_key FROM grants")
@@ -138,6 +139,14 @@ class SqlCatalog:
             )
         return row
 
+    def set_share_comment(self, name: str, comment: str | None) -> None:
+        _check("comment", text_problem(comment))
+        with self._change() as tx:
+            tx.execute(
+                "UPDATE shares SET comment = ? WHERE name_key = ?",
+                (comment, self._share_key(tx, name)),
+            )
+
     def drop_share(self, name: str) -> None:
         with self._change() as tx:
             self._share_key(tx, name)
@@ -155,30 +164,22 @@ class SqlCatalog:
         partition_filter: str | None = None,
         access_modes: Sequence[str] = (URL,),
         auxiliary_locations: Sequence[str] = (),
+        comment: str | None = None,
     ) -> TableRow:
         """Share a table. Its access modes are checked as far as they can be without the
         server's storage configuration (see :func:`~deltaport.catalog.access.access_problem`)."""
         _check_name(schema, "schema")
         _check_name(name, "table")
-        problem = table_problem(location, start_version, partition_filter, auxiliary_locations)
-        if problem:
-            raise CatalogError(f"table {share}.{schema}.{name} cannot be shared: {problem}")
-        if is_relative_path(location):
-            raise CatalogError(
-                f"table {share}.{schema}.{name}: the location {location!r} is a relative path; "
-                "give an absolute path or a URI"
-            )
-        problem = access_problem(
+        _check("comment", text_problem(comment))
+        check_table_fields(
+            f"{share}.{schema}.{name}",
             location,
             access_modes,
             auxiliary_locations,
             history_shared=history_shared,
             start_version=start_version,
             partition_filter=partition_filter,
-            settings_for=None,
         )
-        if problem:
-            raise CatalogError(f"table {share}.{schema}.{name} cannot be shared: {problem}")
         key = name_key(f"{share}.{schema}.{name}")
         row = TableRow(
             share,
@@ -191,6 +192,7 @@ class SqlCatalog:
             partition_filter,
             tuple(access_modes),
             tuple(auxiliary_locations),
+            comment,
         )
         with self._change() as tx:
             share_key = self._share_key(tx, share)
@@ -200,7 +202,7 @@ class SqlCatalog:
             tx.execute(
                 "INSERT INTO shared_tables (name_key, share_key, schema_name, name, location, id, "
                 "history_shared, start_version, partition_filter, access_modes, "
-                "auxiliary_locations, ordinal) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                "auxiliary_locations, ordinal, comment) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (
                     key,
                     share_key,
@@ -214,9 +216,53 @@ class SqlCatalog:
                     json.dumps(row.access_modes),
                     json.dumps(row.auxiliary_locations),
                     ordinal,
+                    comment,
                 ),
             )
         return row
+
+    def update_table(
+        self,
+        share: str,
+        schema: str,
+        name: str,
+        *,
+        history_shared: bool,
+        start_version: int,
+        partition_filter: str | None,
+        comment: str | None,
+    ) -> None:
+        """Change how a shared table is read, keeping its id, location and access modes;
+        checked as :meth:`add_table` checks a new one."""
+        key = name_key(f"{share}.{schema}.{name}")
+        _check("comment", text_problem(comment))
+        with self._change() as tx:
+            found = tx.execute(
+                "SELECT location, access_modes, auxiliary_locations FROM shared_tables "
+                "WHERE name_key = ?",
+                (key,),
+            )
+            if not found:
+                raise CatalogNotFoundError(f"no table {share}.{schema}.{name}")
+            location, modes, auxiliary = (
+                found[0][0],
+                json.loads(found[0][1]),
+                json.loads(found[0][2]),
+            )
+            check_table_fields(
+                f"{share}.{schema}.{name}",
+                location,
+                modes,
+                auxiliary,
+                history_shared=history_shared,
+                start_version=start_version,
+                partition_filter=partition_filter,
+            )
+            tx.execute(
+                "UPDATE shared_tables SET history_shared = ?, start_version = ?, "
+                "partition_filter = ?, comment = ? WHERE name_key = ?",
+                (int(history_shared), start_version, partition_filter, comment, key),
+            )
 
     def remove_table(self, share: str, schema: str, name: str) -> None:
         key = name_key(f"{share}.{schema}.{name}")
@@ -232,15 +278,39 @@ class SqlCatalog:
         properties: Mapping[str, str] | None = None,
         expires_in: timedelta | None = None,
         endpoint: str | None = None,
+        comment: str | None = None,
     ) -> IssuedToken:
         """A recipient and its first token; ``expires_in`` becomes the lifetime of its
         tokens and ``endpoint`` where its profiles point (see :meth:`rotate`)."""
         _check("properties", properties_problem(properties or {}))
+        _check("comment", text_problem(comment))
         _check_lifetime(expires_in)
         _check_endpoint(endpoint)
         with self._change() as tx:
-            self._insert_recipient(tx, name, properties or {}, endpoint, expires_in)
+            self._insert_recipient(tx, name, properties or {}, endpoint, expires_in, comment)
             return self._issue(tx, name, expires_in, endpoint)
+
+    def update_recipient(
+        self,
+        name: str,
+        *,
+        properties: Mapping[str, str] | None = None,
+        comment: str | Keep | None = KEEP,
+    ) -> None:
+        """Replace the recipient's properties (when given) and its comment (unless KEEP)."""
+        if properties is not None:
+            _check("properties", properties_problem(properties))
+        if comment is not KEEP:
+            _check("comment", text_problem(comment))
+        with self._change() as tx:
+            key = self._recipient_key(tx, name)
+            if properties is not None:
+                tx.execute(
+                    "UPDATE recipients SET properties = ? WHERE name_key = ?",
+                    (json.dumps(dict(properties)), key),
+                )
+            if comment is not KEEP:
+                tx.execute("UPDATE recipients SET comment = ? WHERE name_key = ?", (comment, key))
 
     def import_recipient(self, name: str, token: str, shares: list[str]) -> None:
         """A recipient holding an existing token (a YAML bearer token being imported),
@@ -361,13 +431,14 @@ class SqlCatalog:
         properties: Mapping[str, str],
         endpoint: str | None,
         lifetime: timedelta | None,
+        comment: str | None = None,
     ) -> None:
         _check_name(name, "recipient")
         if tx.execute("SELECT 1 FROM recipients WHERE name_key = ?", (name_key(name),)):
             raise CatalogConflictError(f"recipient {name!r} exists already")
         tx.execute(
             "INSERT INTO recipients (name_key, name, properties, created_at, endpoint, "
-            "token_lifetime_seconds) VALUES (?,?,?,?,?,?)",
+            "token_lifetime_seconds, comment) VALUES (?,?,?,?,?,?,?)",
             (
                 name_key(name),
                 name,
@@ -375,6 +446,7 @@ class SqlCatalog:
                 _now(),
                 endpoint,
                 _seconds(lifetime),
+                comment,
             ),
         )
 
@@ -420,52 +492,3 @@ class _Change:
                 "WHERE key = 'generation'"
             )
         self._context.__exit__(*exc)  # type: ignore[arg-type]
-
-
-def _seconds(lifetime: timedelta | None) -> int | None:
-    return None if lifetime is None else int(lifetime.total_seconds())
-
-
-def _check_endpoint(endpoint: str | None) -> None:
-    """Refuse, before anything is written, an endpoint no profile could use."""
-    if endpoint is None:
-        return
-    try:
-        parts = urlsplit(endpoint)
-        usable = parts.scheme in ("http", "https") and bool(parts.hostname)
-    except ValueError:
-        usable = False
-    if not usable or not endpoint.isprintable() or any(c.isspace() for c in endpoint):
-        raise CatalogError(f"the endpoint is not an http(s) URL: {endpoint!r}")
-
-
-def _check_name(name: str, what: str) -> None:
-    problem = name_problem(name)
-    if problem:
-        raise CatalogError(f"{what} name {name!r} {problem}")
-
-
-def _check(what: str, problem: str | None) -> None:
-    if problem:
-        raise CatalogError(f"{what} {problem}")
-
-
-def _check_lifetime(expires_in: timedelta | None) -> None:
-    if expires_in is not None:
-        _check("the token lifetime", lifetime_problem(expires_in.total_seconds()))
-
-
-def _now() -> int:
-    return int(time.time() * 1000)
-
-
-def expiry_text(expires_at: int | None) -> str:
-    """When a token ends, as local time; a stored value no date can show (written before
-    lifetimes were bounded) is shown as its milliseconds since the epoch."""
-    if expires_at is None:
-        return "never"
-    try:
-        moment = datetime.fromtimestamp(expires_at / 1000).astimezone()
-    except (ValueError, OverflowError, OSError):
-        return f"{expires_at} ms after 1970-01-01 UTC"
-    return moment.isoformat(timespec="seconds")

@@ -21,6 +21,9 @@ from deltaport.admin.metrics_api import metrics_routes
 from deltaport.admin.tables import ConfiguredTables
 from deltaport.admin.throttle import FailedAuthLimit
 from deltaport.admin.tokens import AdminTokens
+from deltaport.admin.unity.api import unity_routes
+from deltaport.admin.unity.errors import PREFIX as UNITY_PREFIX
+from deltaport.admin.unity.errors import error_body_for, unity_error
 from deltaport.catalog.sql_store import SqlCatalog
 from deltaport.config.model import ServerConfig
 from deltaport.config.urls import catalog_url, public_url
@@ -72,9 +75,10 @@ def create_admin_app(config: ServerConfig, readiness: Readiness | None = None) -
     ]
     routes = [*api.routes(), *console_routes(tables, diffs, tokens, sessions, limit)]
     routes += [*metrics_routes(api.guard), *health_routes(readiness or Readiness())]
+    sharing_url = public_url(config) + config.endpoint
     if catalog is not None:
-        sharing_url = public_url(config) + config.endpoint
         routes += CatalogApi(catalog, config, sharing_url).routes(api.guard)
+    routes += unity_routes(catalog, config, sharing_url, lambda h: api.guard(h, unity_error))
     app = Starlette(
         routes=routes,
         middleware=[
@@ -82,7 +86,7 @@ def create_admin_app(config: ServerConfig, readiness: Readiness | None = None) -
             Middleware(HeaderLimit),
             Middleware(StrictTransport),
             Middleware(SecurityHeaders),
-            Middleware(BodyLimit, limit=config.max_request_body_bytes),
+            Middleware(BodyLimit, limit=config.max_request_body_bytes, shape=error_body_for),
         ],
         exception_handlers={
             HTTPException: _http_error,
@@ -94,6 +98,8 @@ def create_admin_app(config: ServerConfig, readiness: Readiness | None = None) -
 
 
 def _answer(request: Request, error: SharingError) -> Response:
+    if request.url.path.startswith(UNITY_PREFIX):
+        return unity_error(error)
     if request.url.path.startswith("/api/"):
         return error_json(error)
     return page(request, "error.html", status=error.status, error=error)
