@@ -34,7 +34,8 @@ def _api_routes(tmp_path: Path) -> set[tuple[str, str]]:
     return {
         (method.lower(), route.path)
         for route in app.routes
-        if isinstance(route, Route) and route.path.startswith(("/api/", "/.well-known/"))
+        if isinstance(route, Route)
+        and route.path.startswith(("/api/", "/.well-known/", "/metrics", "/livez", "/readyz"))
         for method in route.methods or ()
         if method != "HEAD"
     }
