@@ -66,6 +66,31 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             WHERE t.recipient_key = recipients.name_key
             ORDER BY t.created_at DESC LIMIT 1)""",
     ),
+    # 4: the audit log (deltaport.observe): one row a request, paged newest first by time
+    # (ties broken by id), filtered by recipient or table through their own indexes
+    (
+        """CREATE TABLE audit_records (
+            id TEXT PRIMARY KEY,
+            time_ms BIGINT NOT NULL,
+            operation TEXT NOT NULL,
+            status BIGINT NOT NULL,
+            duration_ms BIGINT NOT NULL,
+            recipient TEXT,
+            admin TEXT,
+            client_address TEXT,
+            user_agent TEXT,
+            share TEXT,
+            table_name TEXT,
+            target TEXT,
+            version BIGINT,
+            end_version BIGINT,
+            files BIGINT,
+            bytes BIGINT,
+            error_code TEXT)""",
+        "CREATE INDEX audit_records_time ON audit_records (time_ms, id)",
+        "CREATE INDEX audit_records_recipient ON audit_records (recipient, time_ms, id)",
+        "CREATE INDEX audit_records_table ON audit_records (table_name, time_ms, id)",
+    ),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -13,6 +13,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from deltaport.admin.api import AdminApi, error_json
+from deltaport.admin.audit_api import AdminAudit, AuditApi
 from deltaport.admin.catalog_api import CatalogApi
 from deltaport.admin.diff_service import DiffService
 from deltaport.admin.errors import as_sharing_error
@@ -28,6 +29,7 @@ from deltaport.console.render import page
 from deltaport.console.sessions import Sessions
 from deltaport.delta.errors import DeltaError
 from deltaport.diff.base.errors import DiffError
+from deltaport.observe.audit_log import AuditLog
 from deltaport.protocol.echo import echo
 from deltaport.protocol.errors import (
     InternalError,
@@ -44,8 +46,9 @@ from deltaport.storage import StorageError
 log = logging.getLogger(__name__)
 
 
-def create_admin_app(config: ServerConfig) -> Starlette:
-    """The admin app of ``config`` (which must have an ``admin`` section)."""
+def create_admin_app(config: ServerConfig, audit: AuditLog | None = None) -> Starlette:
+    """The admin app of ``config`` (which must have an ``admin`` section), keeping an audit
+    record of each catalog request in ``audit``."""
     admin = config.admin
     if admin is None:
         raise ValueError("the configuration has no admin section")
@@ -68,7 +71,9 @@ def create_admin_app(config: ServerConfig) -> Starlette:
     routes = [*api.routes(), *console_routes(tables, diffs, tokens, sessions, limit)]
     if catalog is not None:
         sharing_url = public_url(config) + config.endpoint
-        routes += CatalogApi(catalog, config, sharing_url).routes(api.guard)
+        guard = AdminAudit(audit, tokens).audited(api.guard) if audit else api.guard
+        routes += CatalogApi(catalog, config, sharing_url).routes(guard)
+        routes += AuditApi(catalog.database).routes(guard)
     app = Starlette(
         routes=routes,
         middleware=[
