@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from deltaport.admin.openapi_audit import audit_paths
 from deltaport.admin.openapi_catalog import catalog_paths
 
 
@@ -129,5 +130,6 @@ def admin_openapi() -> dict[str, Any]:
                 }
             },
             **catalog_paths(),
+            **audit_paths(),
         },
     }
