@@ -67,7 +67,8 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             ORDER BY t.created_at DESC LIMIT 1)""",
     ),
     # 4: the audit log (deltaport.observe): one row a request, paged newest first by time
-    # (ties broken by id), filtered by recipient or table through their own indexes
+    # (ties broken by id), filtered through an index by recipient, table, operation or
+    # status (a rare value found without walking the whole log)
     (
         """CREATE TABLE audit_records (
             id TEXT PRIMARY KEY,
@@ -90,6 +91,8 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "CREATE INDEX audit_records_time ON audit_records (time_ms, id)",
         "CREATE INDEX audit_records_recipient ON audit_records (recipient, time_ms, id)",
         "CREATE INDEX audit_records_table ON audit_records (table_name, time_ms, id)",
+        "CREATE INDEX audit_records_operation ON audit_records (operation, time_ms, id)",
+        "CREATE INDEX audit_records_status ON audit_records (status, time_ms, id)",
     ),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
