@@ -244,7 +244,7 @@ class _Api:
                 response = Response(status_code=499)
             except Exception:
                 if audit:
-                    audit.failed(request, operation, started)
+                    audit.failed(request, operation, started, name)
                 raise
             if audit is None:
                 return response

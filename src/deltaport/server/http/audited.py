@@ -64,39 +64,23 @@ class SharingAudit:
         error_code: str | None,
     ) -> Response:
         """``response``, once its record is kept (a stream's when the stream ends)."""
-        p = request.path_params
-        record = AuditRecord(
-            time_ms=started_ms,
-            operation=operation,
-            status=response.status_code,
-            duration_ms=0,
-            recipient=recipient,
-            client_address=request.client.host if request.client else None,
-            user_agent=_user_agent(request),
-            share=p.get("share"),
-            table=f"{p['share']}.{p['schema']}.{p['table']}" if "table" in p else None,
-            error_code=error_code,
-        )
-        if response.status_code < 400:
+        status = response.status_code
+        record = _record(request, operation, started_ms, recipient, status, error_code)
+        if status < 400:
             await _versions_of(request, operation, response, record)
-        if isinstance(response, StreamingResponse) and response.status_code == 200:
+        if isinstance(response, StreamingResponse) and status == 200:
             response.body_iterator = self._counted(response.body_iterator, record)
             return response
         record.duration_ms = self._log.now_ms() - started_ms
         self._log.record(record)
         return response
 
-    def failed(self, request: Request, operation: str, started_ms: int) -> None:
+    def failed(
+        self, request: Request, operation: str, started_ms: int, recipient: str | None
+    ) -> None:
         """A request that ended in an unexpected error (answered 500 by the app)."""
-        record = AuditRecord(
-            time_ms=started_ms,
-            operation=operation,
-            status=500,
-            duration_ms=self._log.now_ms() - started_ms,
-            client_address=request.client.host if request.client else None,
-            user_agent=_user_agent(request),
-            error_code="INTERNAL_ERROR",
-        )
+        record = _record(request, operation, started_ms, recipient, 500, "INTERNAL_ERROR")
+        record.duration_ms = self._log.now_ms() - started_ms
         self._log.record(record)
 
     async def _counted(self, body: AsyncIterable[Any], record: AuditRecord) -> AsyncIterator[Any]:
@@ -112,9 +96,28 @@ class SharingAudit:
             self._log.record(record)
 
 
-def _user_agent(request: Request) -> str | None:
+def _record(
+    request: Request,
+    operation: str,
+    started_ms: int,
+    recipient: str | None,
+    status: int,
+    error_code: str | None,
+) -> AuditRecord:
+    p = request.path_params
     agent = request.headers.get("user-agent")
-    return agent[:USER_AGENT_LENGTH] if agent is not None else None
+    return AuditRecord(
+        time_ms=started_ms,
+        operation=operation,
+        status=status,
+        duration_ms=0,
+        recipient=recipient,
+        client_address=request.client.host if request.client else None,
+        user_agent=agent[:USER_AGENT_LENGTH] if agent is not None else None,
+        share=p.get("share"),
+        table=f"{p['share']}.{p['schema']}.{p['table']}" if "table" in p else None,
+        error_code=error_code,
+    )
 
 
 async def _versions_of(
