@@ -81,8 +81,7 @@ class AuditPage:
 def write(database: Database, records: Sequence[AuditRecord]) -> None:
     """Insert ``records`` in one transaction."""
     with database.transaction() as tx:
-        for record in records:
-            tx.execute(_INSERT, _row(record))
+        tx.execute_many(_INSERT, [_row(r) for r in records])
 
 
 def remove_before(database: Database, time_ms: int) -> int:
