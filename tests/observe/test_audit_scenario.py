@@ -118,6 +118,7 @@ def _play(sharing: RunningServer, admin: str, lake: Path) -> dict[str, Any]:
     change_files = sum(
         line.startswith(('{"add"', '{"cdf"', '{"remove"')) for line in changes.text.splitlines()
     )
+    assert change_files == 2  # one file a commit
     assert reader.get("/shares/nope").status_code == 404
     assert sharing.client("not-a-token").get("/shares").status_code == 401
     rotated = api.post("/api/recipients/acme/rotate", json={"graceSeconds": 0})
