@@ -9,6 +9,7 @@ rotates it, and never again.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Awaitable, Callable
 from datetime import timedelta
 from typing import Any
@@ -208,6 +209,7 @@ class CatalogApi:
 
 
 def catalog_errors(handler: Handler) -> Handler:
+    @functools.wraps(handler)  # its name names its audit operation
     async def endpoint(request: Request) -> Response:
         try:
             return await handler(request)

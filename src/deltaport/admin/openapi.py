@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from deltaport.admin.metrics_api import metrics_paths
+from deltaport.admin.openapi_audit import audit_paths
 from deltaport.admin.openapi_catalog import catalog_paths
 from deltaport.admin.openapi_unity import UNITY_ERROR, unity_paths
 
@@ -133,5 +134,6 @@ def admin_openapi() -> dict[str, Any]:
             **catalog_paths(),
             **metrics_paths(),
             **unity_paths(),
+            **audit_paths(),
         },
     }

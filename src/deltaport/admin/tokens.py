@@ -43,6 +43,14 @@ class AdminTokens:
         nothing that was removed from the configuration)."""
         return any(hmac.compare_digest(hashed, h) for h in self._hashes)
 
+    def name(self, hashed: bytes) -> str:
+        """What audit records call the token of ``hashed``: ``token-N`` for the N-th
+        configured token (its position in ``admin.tokens``), never the token itself."""
+        for i, expected in enumerate(self._hashes):
+            if hmac.compare_digest(hashed, expected):
+                return f"token-{i + 1}"
+        return "unknown"
+
     def bearer(self, authorization: str | None) -> bytes | None:
         """The hash matched by ``Authorization: Bearer <token>``, or None."""
         scheme, _, token = (authorization or "").partition(" ")

@@ -148,6 +148,10 @@ class Transaction:
         self._cursor.execute(self._database._dialect(sql), tuple(params))
         return [tuple(r) for r in self._cursor.fetchall()] if self._cursor.description else []
 
+    def execute_many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        """One statement for each of ``rows``, in one call (pipelined on PostgreSQL)."""
+        self._cursor.executemany(self._database._dialect(sql), [tuple(r) for r in rows])
+
 
 class _Watchdog:
     """Ends a stalled unit of work from another thread: SQLite's ``interrupt()``, or the

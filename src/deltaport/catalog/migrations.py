@@ -72,6 +72,34 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "ALTER TABLE recipients ADD COLUMN comment TEXT",
         "ALTER TABLE shared_tables ADD COLUMN comment TEXT",
     ),
+    # 5: the audit log (deltaport.observe): one row a request, paged newest first by time
+    # (ties broken by id), filtered through an index by recipient, table, operation or
+    # status (a rare value found without walking the whole log)
+    (
+        """CREATE TABLE audit_records (
+            id TEXT PRIMARY KEY,
+            time_ms BIGINT NOT NULL,
+            operation TEXT NOT NULL,
+            status BIGINT NOT NULL,
+            duration_ms BIGINT NOT NULL,
+            recipient TEXT,
+            admin TEXT,
+            client_address TEXT,
+            user_agent TEXT,
+            share TEXT,
+            table_name TEXT,
+            target TEXT,
+            version BIGINT,
+            end_version BIGINT,
+            files BIGINT,
+            bytes BIGINT,
+            error_code TEXT)""",
+        "CREATE INDEX audit_records_time ON audit_records (time_ms, id)",
+        "CREATE INDEX audit_records_recipient ON audit_records (recipient, time_ms, id)",
+        "CREATE INDEX audit_records_table ON audit_records (table_name, time_ms, id)",
+        "CREATE INDEX audit_records_operation ON audit_records (operation, time_ms, id)",
+        "CREATE INDEX audit_records_status ON audit_records (status, time_ms, id)",
+    ),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

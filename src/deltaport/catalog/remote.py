@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlencode
 
 import httpx
 
@@ -136,6 +136,10 @@ class RemoteCatalog:
 
     def revoke(self, name: str) -> None:
         self._call("POST", f"/api/recipients/{_q(name)}/revoke")
+
+    def audit_page(self, params: Mapping[str, str]) -> Any:
+        """A page of the server's audit log (``GET /api/audit``), as it answered."""
+        return self._call("GET", "/api/audit?" + urlencode(params))
 
     def _issued(self, answer: dict[str, Any]) -> IssuedToken:
         profile = answer["profile"]

@@ -131,6 +131,17 @@ class AdminConfig(_Config):
     failed_auth_window_seconds: int = 300
 
 
+class AuditConfig(_Config):
+    """The audit log (see docs/server/audit.md). ``database``: keep the records in the
+    catalog database, when the server has one; ``json_lines``: also write them as JSON
+    lines to this file, or to standard output (``-``); ``retention_days``: how long the
+    database keeps them (null: for ever)."""
+
+    database: bool = True
+    json_lines: str | None = None
+    retention_days: int | None = 365
+
+
 class ServerConfig(_Config):
     version: int = 1
     shares: list[ShareConfig] = msgspec.field(default_factory=list)
@@ -155,6 +166,7 @@ class ServerConfig(_Config):
     catalog: str | None = None
     catalog_max_stale_seconds: int = 30
     admin: AdminConfig | None = None
+    audit: AuditConfig = msgspec.field(default_factory=AuditConfig)
 
     def storage_options_for(self, table: TableConfig) -> dict[str, str]:
         """Options of the matching ``storage`` prefixes (longest last), then the table's own."""
@@ -271,6 +283,10 @@ def _check(config: ServerConfig) -> None:
         raise ConfigError(f"port: {config.port} is not a TCP port")
     if config.admin is not None:
         _check_admin(config.admin, config.port)
+    if config.audit.retention_days is not None and config.audit.retention_days <= 0:
+        raise ConfigError("audit.retentionDays: must be positive (null keeps records for ever)")
+    if config.audit.json_lines is not None and not config.audit.json_lines.strip():
+        raise ConfigError("audit.jsonLines: give a file, or - for standard output")
     ssl = config.ssl
     if ssl and not ssl.self_signed and not (ssl.certificate_file and ssl.certificate_key_file):
         raise ConfigError(

@@ -13,6 +13,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from deltaport.admin.api import AdminApi, error_json
+from deltaport.admin.audit_api import AdminAudit, AuditApi
 from deltaport.admin.catalog_api import CatalogApi
 from deltaport.admin.diff_service import DiffService
 from deltaport.admin.errors import as_sharing_error
@@ -32,6 +33,7 @@ from deltaport.console.render import page
 from deltaport.console.sessions import Sessions
 from deltaport.delta.errors import DeltaError
 from deltaport.diff.base.errors import DiffError
+from deltaport.observe.audit_log import AuditLog
 from deltaport.observe.health import Readiness
 from deltaport.protocol.echo import echo
 from deltaport.protocol.errors import (
@@ -51,9 +53,12 @@ from deltaport.storage import StorageError
 log = logging.getLogger(__name__)
 
 
-def create_admin_app(config: ServerConfig, readiness: Readiness | None = None) -> Starlette:
+def create_admin_app(
+    config: ServerConfig, readiness: Readiness | None = None, audit: AuditLog | None = None
+) -> Starlette:
     """The admin app of ``config`` (which must have an ``admin`` section); ``readiness``
-    is the process's (the sharing listener's), for ``/readyz``."""
+    is the process's (the sharing listener's), for ``/readyz``; each catalog request is
+    recorded in ``audit``."""
     admin = config.admin
     if admin is None:
         raise ValueError("the configuration has no admin section")
@@ -77,7 +82,9 @@ def create_admin_app(config: ServerConfig, readiness: Readiness | None = None) -
     routes += [*metrics_routes(api.guard), *health_routes(readiness or Readiness())]
     sharing_url = public_url(config) + config.endpoint
     if catalog is not None:
-        routes += CatalogApi(catalog, config, sharing_url).routes(api.guard)
+        guard = AdminAudit(audit, tokens).audited(api.guard) if audit else api.guard
+        routes += CatalogApi(catalog, config, sharing_url).routes(guard)
+        routes += AuditApi(catalog.database).routes(guard)
     routes += unity_routes(catalog, config, sharing_url, lambda h: api.guard(h, unity_error))
     app = Starlette(
         routes=routes,

@@ -17,7 +17,9 @@ from deltaport.catalog.model import Recipient
 from deltaport.config.model import ServerConfig, load_config
 from deltaport.config.urls import public_url
 from deltaport.listeners.admin_app import create_admin_app
+from deltaport.listeners.audit import open_audit_log
 from deltaport.listeners.servers import serve_all
+from deltaport.observe.audit_log import AuditLog
 from deltaport.observe.health import Readiness
 from deltaport.server import create_app
 from deltaport.server.files.zero_copy import zero_copy_protocol
@@ -55,12 +57,17 @@ def run(
         config = msgspec.structs.replace(config, **overrides)
     configure_logging()
     pa.set_memory_pool(memory_pool())
-    app = create_app(config)
-    with tempfile.TemporaryDirectory(prefix="deltaport-tls-") as keys:
-        _serve(config, app, Path(keys))
+    audit = open_audit_log(config)
+    try:
+        app = create_app(config, audit.log if audit else None)
+        with tempfile.TemporaryDirectory(prefix="deltaport-tls-") as keys:
+            _serve(config, app, Path(keys), audit.log if audit else None)
+    finally:
+        if audit is not None:
+            audit.close()  # the buffered records written: a clean stop loses none
 
 
-def _serve(config: ServerConfig, app: Starlette, keys: Path) -> None:
+def _serve(config: ServerConfig, app: Starlette, keys: Path, audit: AuditLog | None) -> None:
     """Serve ``app`` (and the admin listener); a generated TLS key is written under
     ``keys``, a directory removed when serving ends."""
     ssl: dict[str, str | None] = {}
@@ -90,12 +97,15 @@ def _serve(config: ServerConfig, app: Starlette, keys: Path) -> None:
     ]
     readiness: Readiness = app.state.readiness
     if config.admin is not None:
-        configs.append(_admin_listener(config, ssl, readiness))
+        configs.append(_admin_listener(config, ssl, readiness, audit))
     serve_all(configs, readiness.drain, config.drain_seconds)
 
 
 def _admin_listener(
-    config: ServerConfig, ssl: dict[str, str | None], readiness: Readiness
+    config: ServerConfig,
+    ssl: dict[str, str | None],
+    readiness: Readiness,
+    audit: AuditLog | None,
 ) -> uvicorn.Config:
     """The admin listener (admin API and console), TLS as the sharing listener."""
     admin = config.admin
@@ -114,7 +124,7 @@ def _admin_listener(
         admin.port,
     )
     return uvicorn.Config(
-        create_admin_app(config, readiness),
+        create_admin_app(config, readiness, audit),
         host=admin.host,
         port=admin.port,
         log_level="info",

@@ -22,6 +22,7 @@ from starlette.routing import BaseRoute, Route
 from deltaport.catalog.model import CatalogView, Recipient, Share, SharedSchema, SharedTable
 from deltaport.config.model import ServerConfig
 from deltaport.config.urls import public_url
+from deltaport.observe.audit_log import AuditLog
 from deltaport.observe.health import Readiness
 from deltaport.observe.metrics import CATALOG_SIZES, CatalogCounts, count_served, count_vended
 from deltaport.protocol.actions import (
@@ -51,6 +52,7 @@ from deltaport.server.answers.ndjson import CONTENT_TYPE as NDJSON
 from deltaport.server.files.endpoint import FilesFirst, files_path, files_routes
 from deltaport.server.files.reader_seal import ReaderSeal
 from deltaport.server.files.signing import TableUrlSigner
+from deltaport.server.http.audited import OPERATIONS, SharingAudit
 from deltaport.server.http.body_limit import BodyLimit
 from deltaport.server.http.header_limit import HeaderLimit
 from deltaport.server.http.health import health_routes
@@ -85,8 +87,9 @@ _encode = msgspec.json.encode
 _query_decoder = msgspec.json.Decoder(QueryTableRequest)
 
 
-def create_app(config: ServerConfig) -> Starlette:
-    """The ASGI app serving ``config`` (the sharing API under ``config.endpoint``)."""
+def create_app(config: ServerConfig, audit: AuditLog | None = None) -> Starlette:
+    """The ASGI app serving ``config`` (the sharing API under ``config.endpoint``), keeping
+    an audit record of each request in ``audit``."""
     key = _server_key(config)
     seal = ReaderSeal(_derive(key, "file-url-readers"))
     catalog = catalog_source(config, seal)
@@ -108,7 +111,8 @@ def create_app(config: ServerConfig) -> Starlette:
     )
     changes = ChangeService(url_signer, url_lifetime, table_tokens)
     pages = PageTokens(_derive(key, "page-tokens"))
-    api = _Api(catalog, pages, service, changes, CredentialService(config), config)
+    credentials = CredentialService(config)
+    api = _Api(catalog, pages, service, changes, credentials, config, audit)
 
     def table_root(table_key: str) -> Location | None:
         table = catalog.view().table_by_key(table_key)
@@ -186,6 +190,7 @@ class _Api:
         changes: ChangeService,
         credentials: CredentialService,
         config: ServerConfig,
+        audit: AuditLog | None,
     ) -> None:
         self.source = source
         self.files_url = _files_url(config)
@@ -195,6 +200,7 @@ class _Api:
         self.credentials = credentials
         self.openapi = openapi_document(config.endpoint)
         self._openapi_bytes = _encode(self.openapi)
+        self.audit = SharingAudit(audit) if audit is not None else None
 
     @property
     def catalog(self) -> CatalogView:
@@ -231,15 +237,27 @@ class _Api:
         ]
 
     def guard(self, handler: Handler) -> Callable[[Request], Awaitable[Response]]:
+        audit = self.audit
+        operation = OPERATIONS[handler.__name__]
+
         async def endpoint(request: Request) -> Response:
+            started, name, code = audit.start() if audit else 0, None, None
             try:
                 recipient = self.source.authenticate(request.headers.get("authorization"))
-                return await handler(request, recipient)
+                name = recipient.name
+                response = await handler(request, recipient)
             except SharingError as exc:
-                return error_response(exc)
+                response, code = error_response(exc), exc.error_code
             except ClientGone:
                 log.info("%s %s: the client left before its answer was ready", *_what(request))
-                return Response(status_code=499)
+                response = Response(status_code=499)
+            except Exception:
+                if audit:
+                    audit.failed(request, operation, started, name)
+                raise
+            if audit is None:
+                return response
+            return await audit.answered(request, operation, started, name, response, code)
 
         return endpoint
 

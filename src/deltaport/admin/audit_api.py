@@ -1,0 +1,153 @@
+"""The audit log on the admin listener: ``GET /api/audit`` (filtered, paged newest first),
+and the hook that keeps one record for each request to the catalog routes (and to the
+audit log itself), naming the admin token that made it, never the token."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
+
+import msgspec
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import BaseRoute, Route
+
+from deltaport.admin.tokens import AdminTokens
+from deltaport.catalog.database import Database, DatabaseUnavailableError
+from deltaport.observe import audit_record as ops
+from deltaport.observe.audit_log import AuditLog
+from deltaport.observe.audit_record import USER_AGENT_LENGTH, AuditRecord, as_json, parse_time
+from deltaport.observe.audit_store import AuditFilter, read_page
+from deltaport.protocol.errors import InvalidParameterError, TemporarilyUnavailableError
+from deltaport.protocol.params import int_param
+
+Handler = Callable[[Request], Awaitable[Response]]
+Guard = Callable[[Handler], Handler]
+JSON = "application/json; charset=utf-8"
+T = TypeVar("T", bound=msgspec.Struct)
+
+OPERATIONS = {
+    "contents": ops.GET_CATALOG,
+    "create_share": ops.CREATE_SHARE,
+    "drop_share": ops.DELETE_SHARE,
+    "add_table": ops.UPDATE_SHARE,
+    "remove_table": ops.UPDATE_SHARE,
+    "grant": ops.UPDATE_PERMISSIONS,
+    "revoke_grant": ops.UPDATE_PERMISSIONS,
+    "create_recipient": ops.CREATE_RECIPIENT,
+    "rotate": ops.ROTATE_RECIPIENT_TOKEN,
+    "revoke": ops.REVOKE_RECIPIENT_TOKENS,
+    "audit_page": ops.LIST_AUDIT,
+}
+"""The audit operation of each admin route handler."""
+
+
+class _Named(msgspec.Struct):
+    """The names a request body may hold (nothing else of it is kept)."""
+
+    name: str | None = None
+    recipient: str | None = None
+
+
+class _Error(msgspec.Struct):
+    errorCode: str | None = None
+
+
+class AdminAudit:
+    def __init__(self, log: AuditLog, tokens: AdminTokens) -> None:
+        self._log = log
+        self._tokens = tokens
+
+    def audited(self, guard: Guard) -> Guard:
+        """``guard``, keeping one record for each request to the routes it guards."""
+
+        def audited_guard(handler: Handler) -> Handler:
+            operation = OPERATIONS[handler.__name__]
+            guarded = guard(handler)
+
+            async def endpoint(request: Request) -> Response:
+                started = self._log.now_ms()
+                response = await guarded(request)
+                self._log.record(await self._record(request, operation, started, response))
+                return response
+
+            return endpoint
+
+        return audited_guard
+
+    async def _record(
+        self, request: Request, operation: str, started: int, response: Response
+    ) -> AuditRecord:
+        hashed = self._tokens.bearer(request.headers.get("authorization"))
+        body = _decoded(await request.body(), _Named) if request.method != "GET" else _Named()
+        error = _decoded(response.body, _Error) if response.status_code >= 400 else _Error()
+        path = request.path_params
+        table = path.get("table") or (body.name if operation == ops.UPDATE_SHARE else None)
+        share = path.get("share") or (body.name if operation == ops.CREATE_SHARE else None)
+        if share is None and table is not None:
+            share = table.partition(".")[0]
+        target = path.get("recipient") or body.recipient
+        if operation == ops.CREATE_RECIPIENT:
+            target = body.name
+        agent = request.headers.get("user-agent")
+        return AuditRecord(
+            time_ms=started,
+            operation=operation,
+            status=response.status_code,
+            duration_ms=self._log.now_ms() - started,
+            admin=self._tokens.name(hashed) if hashed is not None else None,
+            client_address=request.client.host if request.client else None,
+            user_agent=agent[:USER_AGENT_LENGTH] if agent is not None else None,
+            share=share,
+            table=table,
+            target=target,
+            error_code=error.errorCode,
+        )
+
+
+def _decoded(raw: bytes | memoryview, kind: type[T]) -> T:
+    try:
+        return msgspec.json.decode(raw or b"{}", type=kind)
+    except msgspec.DecodeError:
+        return kind()
+
+
+class AuditApi:
+    """``GET /api/audit`` over the catalog database's audit records."""
+
+    def __init__(self, database: Database) -> None:
+        self._database = database
+
+    def routes(self, guard: Guard) -> list[BaseRoute]:
+        return [Route("/api/audit", guard(self.audit_page), methods=["GET"])]
+
+    async def audit_page(self, request: Request) -> Response:
+        params = request.query_params
+        try:
+            where = AuditFilter(
+                recipient=params.get("recipient") or None,
+                table=params.get("table") or None,
+                operation=params.get("operation") or None,
+                status=int_param(params.get("status"), "status"),
+                since=_time(params.get("since"), "since"),
+                until=_time(params.get("until"), "until"),
+            )
+            limit = int_param(params.get("limit"), "limit")
+            token = params.get("page_token") or None
+            page = await run_in_threadpool(read_page, self._database, where, limit, token)
+        except DatabaseUnavailableError:
+            raise TemporarilyUnavailableError(
+                "the catalog database cannot be reached at the moment; retry later"
+            ) from None
+        except ValueError as exc:
+            raise InvalidParameterError(str(exc)) from None
+        answer = {
+            "records": [as_json(r) for r in page.records],
+            "next_page_token": page.next_page_token,
+        }
+        return Response(msgspec.json.encode(answer), media_type=JSON)
+
+
+def _time(text: str | None, name: str) -> int | None:
+    return parse_time(text, name) if text else None

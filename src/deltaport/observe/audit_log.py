@@ -1,0 +1,134 @@
+"""The audit log's writer: records kept in memory by the request that made them and
+written by a thread of their own, so that no answer waits on the database or the file.
+
+The thread writes whatever is buffered every :data:`FLUSH_SECONDS` (to the catalog
+database in one transaction, and as JSON lines), and once more when the log is closed, so
+a clean stop loses nothing; only a killed process loses the last second. While the
+database cannot be reached the records stay buffered and are written once it answers; past
+:data:`MAX_BUFFERED` the oldest are dropped (and counted). Records older than the
+retention are removed hourly.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from typing import TextIO
+
+import msgspec
+
+from deltaport.catalog.database import Database
+from deltaport.observe.audit_record import AuditRecord, as_json
+from deltaport.observe.audit_store import new_id, remove_before, write
+
+log = logging.getLogger(__name__)
+
+FLUSH_SECONDS = 1.0
+MAX_BUFFERED = 100_000
+RETENTION_CHECK_SECONDS = 3600.0
+DAY_MS = 86_400_000
+
+
+class AuditLog:
+    """``database``: where records are kept (None: only as JSON lines); ``lines``: a text
+    stream the JSON lines go to (None: none); ``retention_days``: how long the database
+    keeps them (None: for ever). ``clock`` gives seconds since the epoch."""
+
+    def __init__(
+        self,
+        database: Database | None,
+        lines: TextIO | None = None,
+        retention_days: int | None = None,
+        clock: Callable[[], float] = time.time,
+        flush_seconds: float = FLUSH_SECONDS,
+    ) -> None:
+        self._database = database
+        self._lines = lines
+        self._retention_days = retention_days
+        self._clock = clock
+        self._flush_seconds = flush_seconds
+        self._buffer: deque[AuditRecord] = deque()
+        self._lock = threading.Lock()  # one writer at a time
+        self._buffer_lock = threading.Lock()
+        self._stop = threading.Event()
+        self._next_retention = 0.0
+        self.written = 0
+        self.dropped = 0
+        self._thread = threading.Thread(target=self._run, name="deltaport-audit", daemon=True)
+        self._thread.start()
+
+    def now_ms(self) -> int:
+        return int(self._clock() * 1000)
+
+    def record(self, record: AuditRecord) -> None:
+        """Keep ``record`` for the next write (no I/O here)."""
+        if not record.id:
+            record.id = new_id(record.time_ms)
+        with self._buffer_lock:
+            self._buffer.append(record)
+            self._bound()
+
+    def flush(self) -> None:
+        """Write what is buffered now: to the database first (a batch it cannot take yet
+        goes back to the buffer), then as JSON lines."""
+        with self._lock:
+            with self._buffer_lock:
+                batch, self._buffer = list(self._buffer), deque()
+            if not batch:
+                return
+            if self._database is not None:
+                try:
+                    write(self._database, batch)
+                except Exception as exc:  # unreachable, locked: try again next time
+                    log.warning("audit records not written yet (%d kept): %s", len(batch), exc)
+                    with self._buffer_lock:
+                        self._buffer.extendleft(reversed(batch))
+                        self._bound()
+                    return
+            if self._lines is not None:
+                self._lines.write("".join(_line(r) for r in batch))
+                self._lines.flush()
+            self.written += len(batch)
+
+    def _bound(self) -> None:
+        while len(self._buffer) > MAX_BUFFERED:
+            self._buffer.popleft()
+            self.dropped += 1
+
+    def remove_expired(self) -> int:
+        """Remove the database's records past the retention; returns how many."""
+        if self._database is None or self._retention_days is None:
+            return 0
+        with self._lock:
+            return remove_before(self._database, self.now_ms() - self._retention_days * DAY_MS)
+
+    def close(self) -> None:
+        """Stop the writer and write what is left."""
+        self._stop.set()
+        self._thread.join()
+        self.flush()
+        if self._buffer:
+            log.error("%d audit records could not be written before the stop", len(self._buffer))
+
+    def _run(self) -> None:
+        while not self._stop.wait(self._flush_seconds):
+            self.flush()
+            if time.monotonic() >= self._next_retention:
+                self._next_retention = time.monotonic() + RETENTION_CHECK_SECONDS
+                try:
+                    removed = self.remove_expired()
+                except Exception as exc:
+                    log.warning("expired audit records not removed yet: %s", exc)
+                    continue
+                if removed:
+                    log.info("removed %d audit records past retention", removed)
+
+
+_encode = msgspec.json.encode
+
+
+def _line(record: AuditRecord) -> str:
+    return _encode(as_json(record)).decode() + "\n"

@@ -1,0 +1,92 @@
+"""One audit record: who did what to which table, when, from where, and how it ended.
+
+Operations are named as Databricks' audit events name them where one exists. A record holds
+names, numbers and codes only: never a token, client secret, signing key, storage key or
+URL (a signed URL's query string is a credential), so that it can be shipped anywhere.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import msgspec
+
+# the sharing listener
+LIST_SHARES = "deltaSharingListShares"
+GET_SHARE = "deltaSharingGetShare"
+LIST_SCHEMAS = "deltaSharingListSchemas"
+LIST_TABLES = "deltaSharingListTables"
+LIST_ALL_TABLES = "deltaSharingListAllTables"
+GET_TABLE_VERSION = "deltaSharingGetTableVersion"
+GET_TABLE_METADATA = "deltaSharingGetTableMetadata"
+QUERIED_TABLE = "deltaSharingQueriedTable"
+QUERIED_TABLE_CHANGES = "deltaSharingQueriedTableChanges"
+TEMPORARY_CREDENTIAL = "generateTemporaryTableCredential"
+# the admin listener's catalog changes
+CREATE_SHARE = "createShare"
+DELETE_SHARE = "deleteShare"
+UPDATE_SHARE = "updateShare"
+CREATE_RECIPIENT = "createRecipient"
+DELETE_RECIPIENT = "deleteRecipient"
+ROTATE_RECIPIENT_TOKEN = "rotateRecipientToken"
+REVOKE_RECIPIENT_TOKENS = "revokeRecipientTokens"
+UPDATE_PERMISSIONS = "updatePermissions"
+GET_CATALOG = "getCatalog"
+LIST_AUDIT = "listAuditRecords"
+
+USER_AGENT_LENGTH = 256
+"""A longer user agent is cut to this many characters (it is the client's to choose)."""
+
+
+class AuditRecord(msgspec.Struct, kw_only=True, omit_defaults=True, rename="camel"):
+    """``recipient`` is set for the sharing listener's requests (None while the token is
+    not yet known to be valid), ``admin`` for the admin listener's: the admin token's name
+    (``token-1`` for the first configured token), never the token. ``table`` is
+    ``share.schema.table``; ``version`` a snapshot's version or the start of a range that
+    ends at ``end_version``; ``files`` and ``bytes`` what the answer listed and weighed."""
+
+    time_ms: int
+    operation: str
+    status: int
+    duration_ms: int
+    id: str = ""
+    recipient: str | None = None
+    admin: str | None = None
+    client_address: str | None = None
+    user_agent: str | None = None
+    share: str | None = None
+    table: str | None = None
+    target: str | None = None
+    """The recipient an admin change concerned (a grant's, a rotation's)."""
+    version: int | None = None
+    end_version: int | None = None
+    files: int | None = None
+    bytes: int | None = None
+    error_code: str | None = None
+
+
+def iso_time(time_ms: int) -> str:
+    """``time_ms`` as an ISO 8601 UTC time with milliseconds."""
+    moment = datetime.fromtimestamp(time_ms / 1000, UTC)
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def parse_time(text: str, name: str) -> int:
+    """An ISO 8601 time (``2026-11-26``, ``2026-11-26T14:00:00Z``; without a zone: UTC) as
+    milliseconds since the epoch; a :class:`ValueError` naming ``name`` otherwise."""
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        raise ValueError(
+            f"{name}: {text[:40]!r} is not an ISO 8601 time such as 2026-11-26T14:00:00Z"
+        ) from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return int(moment.timestamp() * 1000)
+
+
+def as_json(record: AuditRecord) -> dict[str, object]:
+    """The record as a JSON object: ``time`` in ISO 8601, then the other fields set."""
+    fields = msgspec.to_builtins(record)
+    fields.pop("timeMs")
+    return {"time": iso_time(record.time_ms), **fields}

@@ -1,0 +1,184 @@
+"""Audit records in the catalog database (table ``audit_records``, schema version 4):
+written in batches, read a page at a time newest first, removed once past retention.
+
+Pages are keyset pages over ``(time_ms, id)``: each page starts where the last one ended,
+through an index (by time, or by recipient or table then time), so the millionth record
+costs as much to page to as the first. Names are stored and compared case-folded, as
+Delta Sharing's names are case-insensitive.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import itertools
+import json
+import os
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from deltaport.catalog.database import Database, Row
+from deltaport.observe.audit_record import AuditRecord
+
+DEFAULT_PAGE_SIZE = 100
+MAX_PAGE_SIZE = 1000
+_COLUMNS = (
+    "id",
+    "time_ms",
+    "operation",
+    "status",
+    "duration_ms",
+    "recipient",
+    "admin",
+    "client_address",
+    "user_agent",
+    "share",
+    "table_name",
+    "target",
+    "version",
+    "end_version",
+    "files",
+    "bytes",
+    "error_code",
+)
+_INSERT = (
+    f"INSERT INTO audit_records ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' for _ in _COLUMNS)})"
+)
+_sequence = itertools.count()
+_sequence_lock = threading.Lock()
+_process = os.urandom(4).hex()
+
+
+def new_id(time_ms: int) -> str:
+    """An id that sorts after every earlier id of this process at the same millisecond
+    (a counter), and differs from every other process's (a random part)."""
+    with _sequence_lock:
+        n = next(_sequence)
+    return f"{time_ms:013x}{n:010x}{_process}"
+
+
+@dataclass(frozen=True)
+class AuditFilter:
+    """Which records a page holds; None matches anything. ``since`` is inclusive,
+    ``until`` exclusive (milliseconds since the epoch)."""
+
+    recipient: str | None = None
+    table: str | None = None
+    operation: str | None = None
+    status: int | None = None
+    since: int | None = None
+    until: int | None = None
+
+
+@dataclass(frozen=True)
+class AuditPage:
+    records: list[AuditRecord]
+    next_page_token: str | None
+
+
+def write(database: Database, records: Sequence[AuditRecord]) -> None:
+    """Insert ``records`` in one transaction."""
+    with database.transaction() as tx:
+        tx.execute_many(_INSERT, [_row(r) for r in records])
+
+
+def remove_before(database: Database, time_ms: int) -> int:
+    """Remove the records older than ``time_ms``; returns how many there were."""
+    with database.transaction() as tx:
+        found = tx.execute("SELECT COUNT(*) FROM audit_records WHERE time_ms < ?", (time_ms,))
+        tx.execute("DELETE FROM audit_records WHERE time_ms < ?", (time_ms,))
+    return int(found[0][0])
+
+
+def read_page(
+    database: Database,
+    where: AuditFilter,
+    limit: int | None = None,
+    page_token: str | None = None,
+) -> AuditPage:
+    """The newest ``limit`` records matching ``where``, after ``page_token`` (the
+    ``next_page_token`` of the previous page); a :class:`ValueError` for a bad limit or
+    token."""
+    size = DEFAULT_PAGE_SIZE if limit is None or limit == 0 else limit
+    if not 1 <= size <= MAX_PAGE_SIZE:
+        raise ValueError(f"limit: must be between 1 and {MAX_PAGE_SIZE}, got {limit}")
+    clauses: list[str] = []
+    params: list[Any] = []
+    for column, value in (
+        ("recipient", _folded(where.recipient)),
+        ("table_name", _folded(where.table)),
+        ("operation", where.operation),
+        ("status", where.status),
+    ):
+        if value is not None:
+            clauses.append(f"{column} = ?")
+            params.append(value)
+    if where.since is not None:
+        clauses.append("time_ms >= ?")
+        params.append(where.since)
+    if where.until is not None:
+        clauses.append("time_ms < ?")
+        params.append(where.until)
+    if page_token:
+        time_ms, last_id = _decode_token(page_token)
+        clauses.append("(time_ms < ? OR (time_ms = ? AND id < ?))")
+        params += [time_ms, time_ms, last_id]
+    sql = f"SELECT {', '.join(_COLUMNS)} FROM audit_records"
+    if clauses:
+        sql += " WHERE " + " AND ".join(clauses)
+    sql += " ORDER BY time_ms DESC, id DESC LIMIT ?"
+    rows = database.query(sql, (*params, size + 1))
+    records = [_record(row) for row in rows[:size]]
+    more = len(rows) > size
+    token = _encode_token(records[-1]) if more else None
+    return AuditPage(records, token)
+
+
+def _folded(name: str | None) -> str | None:
+    return name.casefold() if name is not None else None
+
+
+def _row(record: AuditRecord) -> tuple[Any, ...]:
+    return (
+        record.id or new_id(record.time_ms),
+        record.time_ms,
+        record.operation,
+        record.status,
+        record.duration_ms,
+        _folded(record.recipient),
+        record.admin,
+        record.client_address,
+        record.user_agent,
+        _folded(record.share),
+        _folded(record.table),
+        _folded(record.target),
+        record.version,
+        record.end_version,
+        record.files,
+        record.bytes,
+        record.error_code,
+    )
+
+
+def _record(row: Row) -> AuditRecord:
+    values = dict(zip(_COLUMNS, row, strict=True))
+    values["table"] = values.pop("table_name")
+    return AuditRecord(**values)
+
+
+def _encode_token(last: AuditRecord) -> str:
+    raw = json.dumps([last.time_ms, last.id]).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def _decode_token(token: str) -> tuple[int, str]:
+    try:
+        raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
+        time_ms, last_id = json.loads(raw)
+        if isinstance(time_ms, int) and isinstance(last_id, str):
+            return time_ms, last_id
+    except (binascii.Error, ValueError, TypeError):
+        pass
+    raise ValueError("page_token: not a page token of the audit log")

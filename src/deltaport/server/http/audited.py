@@ -1,0 +1,146 @@
+"""The sharing listener's audit hook: one record a request, made when its answer is ready
+(or, for a streamed answer, once the stream ended, with the files and bytes it carried).
+
+Only names, versions, counts and codes are taken from the request and the answer: never
+the ``Authorization`` header, a body, a URL or its query string.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterable, AsyncIterator
+from typing import Any
+
+import msgspec
+from starlette.requests import Request
+from starlette.responses import Response, StreamingResponse
+
+from deltaport.observe import audit_record as ops
+from deltaport.observe.audit_log import AuditLog
+from deltaport.observe.audit_record import USER_AGENT_LENGTH, AuditRecord
+
+VERSION_HEADER = "delta-table-version"
+OPERATIONS = {
+    "list_shares": ops.LIST_SHARES,
+    "get_share": ops.GET_SHARE,
+    "list_schemas": ops.LIST_SCHEMAS,
+    "list_tables": ops.LIST_TABLES,
+    "list_all_tables": ops.LIST_ALL_TABLES,
+    "head_table": ops.GET_TABLE_VERSION,
+    "table_version": ops.GET_TABLE_VERSION,
+    "table_metadata": ops.GET_TABLE_METADATA,
+    "query_table": ops.QUERIED_TABLE,
+    "table_changes": ops.QUERIED_TABLE_CHANGES,
+    "table_credentials": ops.TEMPORARY_CREDENTIAL,
+}
+"""The audit operation of each route handler of :mod:`deltaport.server.http.app`."""
+
+_FILE_LINE = re.compile(rb'(?:^|\n)\{"(?:file|add|cdf|remove)"')
+
+
+class _Versions(msgspec.Struct):
+    version: int | None = None
+    startingVersion: int | None = None
+    endingVersion: int | None = None
+
+
+_versions = msgspec.json.Decoder(_Versions)
+
+
+class SharingAudit:
+    def __init__(self, log: AuditLog) -> None:
+        self._log = log
+
+    def start(self) -> int:
+        return self._log.now_ms()
+
+    async def answered(
+        self,
+        request: Request,
+        operation: str,
+        started_ms: int,
+        recipient: str | None,
+        response: Response,
+        error_code: str | None,
+    ) -> Response:
+        """``response``, once its record is kept (a stream's when the stream ends)."""
+        status = response.status_code
+        record = _record(request, operation, started_ms, recipient, status, error_code)
+        if status < 400:
+            await _versions_of(request, operation, response, record)
+        if isinstance(response, StreamingResponse) and status == 200:
+            response.body_iterator = self._counted(response.body_iterator, record)
+            return response
+        record.duration_ms = self._log.now_ms() - started_ms
+        self._log.record(record)
+        return response
+
+    def failed(
+        self, request: Request, operation: str, started_ms: int, recipient: str | None
+    ) -> None:
+        """A request that ended in an unexpected error (answered 500 by the app)."""
+        record = _record(request, operation, started_ms, recipient, 500, "INTERNAL_ERROR")
+        record.duration_ms = self._log.now_ms() - started_ms
+        self._log.record(record)
+
+    async def _counted(self, body: AsyncIterable[Any], record: AuditRecord) -> AsyncIterator[Any]:
+        files = size = 0
+        try:
+            async for chunk in body:
+                files += len(_FILE_LINE.findall(chunk))
+                size += len(chunk)
+                yield chunk
+        finally:
+            record.files, record.bytes = files, size
+            record.duration_ms = self._log.now_ms() - record.time_ms
+            self._log.record(record)
+
+
+def _record(
+    request: Request,
+    operation: str,
+    started_ms: int,
+    recipient: str | None,
+    status: int,
+    error_code: str | None,
+) -> AuditRecord:
+    p = request.path_params
+    agent = request.headers.get("user-agent")
+    return AuditRecord(
+        time_ms=started_ms,
+        operation=operation,
+        status=status,
+        duration_ms=0,
+        recipient=recipient,
+        client_address=request.client.host if request.client else None,
+        user_agent=agent[:USER_AGENT_LENGTH] if agent is not None else None,
+        share=p.get("share"),
+        table=f"{p['share']}.{p['schema']}.{p['table']}" if "table" in p else None,
+        error_code=error_code,
+    )
+
+
+async def _versions_of(
+    request: Request, operation: str, response: Response, record: AuditRecord
+) -> None:
+    """The version the answer is at, or the version range a query or changes asked."""
+    header = response.headers.get(VERSION_HEADER)
+    if header is not None and header.isdigit():
+        record.version = int(header)
+    asked = _Versions()
+    if operation == ops.QUERIED_TABLE:
+        try:
+            asked = _versions.decode(await request.body() or b"{}")
+        except msgspec.DecodeError:
+            return
+    elif operation == ops.QUERIED_TABLE_CHANGES:
+        params = request.query_params
+        start, end = params.get("startingVersion"), params.get("endingVersion")
+        asked = _Versions(
+            startingVersion=int(start) if start and start.isdigit() else None,
+            endingVersion=int(end) if end and end.isdigit() else None,
+        )
+    if asked.startingVersion is not None:
+        record.version, record.end_version = asked.startingVersion, asked.endingVersion
+    elif asked.version is not None:
+        record.version = asked.version
