@@ -139,6 +139,13 @@ def add_catalog_commands(
     new = recipient_cmds.add_parser("create", help="a recipient and its profile file")
     new.add_argument("name")
     new.add_argument("--property", action="append", default=[], metavar="KEY=VALUE")
+    new.add_argument(
+        "--ip",
+        action="append",
+        default=[],
+        metavar="ADDRESS_OR_CIDR",
+        help="let requests come only from here (repeat it; default: anywhere)",
+    )
     rotate = recipient_cmds.add_parser("rotate", help="a new token; the old one ends later")
     rotate.add_argument("name")
     rotate.add_argument("--grace", default="1h", help="how long the old token stays valid")
@@ -157,11 +164,17 @@ def add_catalog_commands(
     ended = recipient_cmds.add_parser("revoke", help="end every token of a recipient now")
     ended.add_argument("name")
     people = recipient_cmds.add_parser("list", help="recipients, grants and token expiries")
+    network = recipient_cmds.add_parser(
+        "set-ip", help="replace a recipient's IP access list (no --ip: anywhere)"
+    )
+    network.add_argument("name")
+    network.add_argument("--ip", action="append", default=[], metavar="ADDRESS_OR_CIDR")
     for p, fn in (
         (new, _recipient_create),
         (rotate, _recipient_rotate),
         (ended, _recipient_revoke),
         (people, _recipient_list),
+        (network, _recipient_set_ip),
     ):
         _common(p)
         p.set_defaults(handler=_run(fn))
@@ -309,7 +322,14 @@ def _recipient_create(args: argparse.Namespace) -> str:
     # through --server, the server says where recipients reach it
     endpoint = _explicit_endpoint(args) or (None if isinstance(store, RemoteCatalog) else fallback)
     with ProfileOutput(args.output) as profile:
-        issued = store.create_recipient(args.name, properties, lifetime, endpoint)
+        issued = store.create_recipient(
+            args.name,
+            properties,
+            lifetime,
+            endpoint,
+            ip_access_list=args.ip,
+            max_ip_entries=_max_ip_entries(args),
+        )
         return profile.write(issued, issued.endpoint or fallback)
 
 
@@ -332,6 +352,24 @@ def _recipient_rotate(args: argparse.Namespace) -> str:
 def _recipient_revoke(args: argparse.Namespace) -> str:
     _store(args).revoke(args.name)
     return f"revoked every token of {args.name}"
+
+
+def _recipient_set_ip(args: argparse.Namespace) -> str:
+    stored = _store(args).set_ip_access_list(args.name, args.ip, _max_ip_entries(args))
+    where = ", ".join(stored) if stored else "anywhere"
+    return f"requests of {args.name} may come from {where}"
+
+
+def _max_ip_entries(args: argparse.Namespace) -> int:
+    """``maxIpAccessListEntries`` of ``--config``, else the default (a server given with
+    ``--server`` checks its own)."""
+    from deltaport.catalog.ip_access import DEFAULT_MAX_ENTRIES
+
+    if not args.config:
+        return DEFAULT_MAX_ENTRIES
+    from deltaport.config.model import load_config
+
+    return load_config(args.config).max_ip_access_list_entries
 
 
 def _recipient_list(args: argparse.Namespace) -> str:

@@ -68,6 +68,11 @@ class _Recipient(msgspec.Struct, forbid_unknown_fields=True):
     properties: dict[str, str] = msgspec.field(default_factory=dict)
     expiresInSeconds: int | None = None
     endpoint: str | None = None
+    ipAccessList: list[str] = msgspec.field(default_factory=list)
+
+
+class _IpAccessList(msgspec.Struct, forbid_unknown_fields=True):
+    ipAccessList: list[str]
 
 
 class _Rotation(msgspec.Struct, forbid_unknown_fields=True):
@@ -98,6 +103,7 @@ class CatalogApi:
             route("/api/recipients", self.create_recipient, "POST"),
             route("/api/recipients/{recipient}/rotate", self.rotate, "POST"),
             route("/api/recipients/{recipient}/revoke", self.revoke, "POST"),
+            route("/api/recipients/{recipient}/ip-access-list", self.set_ip_access_list, "PUT"),
         ]
 
     async def contents(self, request: Request) -> Response:
@@ -124,6 +130,7 @@ class CatalogApi:
                         if r.token_lifetime is None
                         else int(r.token_lifetime.total_seconds()),
                         "tokens": tokens_of.get(key, []),
+                        "ipAccessList": list(r.ip_access_list),
                     }
                     for key, r in sorted(contents.recipients.items())
                 ],
@@ -176,13 +183,26 @@ class CatalogApi:
     async def create_recipient(self, request: Request) -> Response:
         body = await _body(request, _Recipient)
         issued = await run_in_threadpool(
-            self._store.create_recipient,
-            body.name,
-            body.properties,
-            _lifetime(body.expiresInSeconds),
-            body.endpoint or self._sharing_url,
+            lambda: self._store.create_recipient(
+                body.name,
+                body.properties,
+                _lifetime(body.expiresInSeconds),
+                body.endpoint or self._sharing_url,
+                ip_access_list=body.ipAccessList,
+                max_ip_entries=self._config.max_ip_access_list_entries,
+            )
         )
         return self._profile(issued, 201)
+
+    async def set_ip_access_list(self, request: Request) -> Response:
+        body = await _body(request, _IpAccessList)
+        stored = await run_in_threadpool(
+            self._store.set_ip_access_list,
+            request.path_params["recipient"],
+            body.ipAccessList,
+            self._config.max_ip_access_list_entries,
+        )
+        return _json({"ipAccessList": list(stored)})
 
     async def rotate(self, request: Request) -> Response:
         body = await _body(request, _Rotation)

@@ -42,6 +42,11 @@ def _operation(op_id: str, summary: str, ok: str, **extra: Any) -> dict[str, Any
 _STRING = {"type": "string"}
 _TEXT = {"type": "string", "maxLength": MAX_TEXT_LENGTH}
 _LIFETIME = {"type": "integer", "minimum": 1, "maximum": MAX_DURATION_SECONDS}
+_IP_ACCESS_LIST = {
+    "type": "array",
+    "items": _STRING,
+    "description": "IPv4 and IPv6 addresses and CIDR ranges; at most maxIpAccessListEntries",
+}
 _PROFILE = "The recipient's profile file, with its token: shown this once."
 
 
@@ -129,6 +134,7 @@ def catalog_paths() -> dict[str, Any]:
                         },
                         "expiresInSeconds": _LIFETIME,
                         "endpoint": _STRING,
+                        "ipAccessList": _IP_ACCESS_LIST,
                     },
                     ["name"],
                 ),
@@ -163,6 +169,16 @@ def catalog_paths() -> dict[str, Any]:
                 "End every token of the recipient now",
                 "204",
                 parameters=[recipient],
+            )
+        },
+        "/api/recipients/{recipient}/ip-access-list": {
+            "put": _operation(
+                "setRecipientIpAccessList",
+                "Replace the addresses and CIDR ranges the recipient's requests may come from "
+                "(empty: anywhere); the answer holds the list as stored",
+                "200",
+                parameters=[recipient],
+                requestBody=_body({"ipAccessList": _IP_ACCESS_LIST}, ["ipAccessList"]),
             )
         },
     }

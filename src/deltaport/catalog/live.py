@@ -27,6 +27,7 @@ from typing import TypeVar, cast
 
 from deltaport.catalog.access import table_access
 from deltaport.catalog.database import DatabaseUnavailableError
+from deltaport.catalog.ip_access import IpAccessList
 from deltaport.catalog.model import CatalogView, Recipient, Share, SharedSchema, SharedTable
 from deltaport.catalog.rows import CatalogContents, RecipientRow, TableRow, TokenRow
 from deltaport.catalog.sql_store import SqlCatalog
@@ -142,6 +143,11 @@ class LiveCatalog:
             and _live(token[1], self._wall_clock() * 1000)
         )
 
+    def ip_access(self, recipient: str) -> IpAccessList:
+        """Where ``recipient``'s requests may come from (anywhere for an unknown name)."""
+        found = self._current().recipients.get(name_key(recipient))
+        return found.ip_access if found else IpAccessList()
+
     def _current(self) -> _Snapshot:
         """The snapshot, while it is recent enough to answer from; else 503."""
         if self._clock() - self._read_at > self._max_stale_seconds:
@@ -234,7 +240,9 @@ def _view(contents: CatalogContents, options_for: OptionsFor, made: _Made) -> Ca
 
 
 def _recipient(r: RecipientRow) -> Recipient:
-    return Recipient(r.name, frozenset(r.shares), dict(r.properties))
+    return Recipient(
+        r.name, frozenset(r.shares), dict(r.properties), ip_access=IpAccessList.of(r.ip_access_list)
+    )
 
 
 def _table(t: TableRow, share: Share, options_for: OptionsFor) -> SharedTable:

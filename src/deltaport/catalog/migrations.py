@@ -66,6 +66,9 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             WHERE t.recipient_key = recipients.name_key
             ORDER BY t.created_at DESC LIMIT 1)""",
     ),
+    # 4: recipients' IP access lists (a JSON list of addresses and CIDR ranges; empty:
+    # anywhere)
+    ("ALTER TABLE recipients ADD COLUMN ip_access_list TEXT NOT NULL DEFAULT '[]'",),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

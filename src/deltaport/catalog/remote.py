@@ -104,17 +104,29 @@ class RemoteCatalog:
         properties: Mapping[str, str] | None = None,
         expires_in: timedelta | None = None,
         endpoint: str | None = None,
+        *,
+        ip_access_list: Sequence[str] = (),
+        max_ip_entries: int = 0,
     ) -> IssuedToken:
         """As :meth:`SqlCatalog.create_recipient`; without ``endpoint``, the profile points
-        where the server says recipients reach it."""
+        where the server says recipients reach it (``max_ip_entries`` is the server's)."""
         body: dict[str, Any] = {
             "name": name,
             "properties": dict(properties or {}),
             "expiresInSeconds": _seconds(expires_in),
+            "ipAccessList": list(ip_access_list),
         }
         if endpoint is not None:
             body["endpoint"] = endpoint
         return self._issued(self._call("POST", "/api/recipients", body))
+
+    def set_ip_access_list(
+        self, name: str, entries: Sequence[str], max_entries: int = 0
+    ) -> tuple[str, ...]:
+        """As :meth:`SqlCatalog.set_ip_access_list` (the server's maximum applies)."""
+        path = f"/api/recipients/{_q(name)}/ip-access-list"
+        answer = self._call("PUT", path, {"ipAccessList": list(entries)})
+        return tuple(answer["ipAccessList"])
 
     def rotate(
         self,

@@ -64,6 +64,8 @@ class RecipientRow:
     """Where its last profile pointed (None: not recorded, a catalog of an older deltaport)."""
     token_lifetime: timedelta | None = None
     """How long its tokens live (None: they do not expire)."""
+    ip_access_list: tuple[str, ...] = ()
+    """The addresses and CIDR ranges its requests may come from (empty: anywhere)."""
 
 
 @dataclass(frozen=True)
@@ -112,4 +114,4 @@ def table_row(r: Row) -> TableRow:
 def recipient_row(r: Row, shares: tuple[str, ...]) -> RecipientRow:
     """A ``recipients`` row as :meth:`SqlCatalog.contents` selects it."""
     lifetime = None if r[4] is None else timedelta(seconds=r[4])
-    return RecipientRow(r[1], json.loads(r[2]), shares, r[3], lifetime)
+    return RecipientRow(r[1], json.loads(r[2]), shares, r[3], lifetime, tuple(json.loads(r[5])))

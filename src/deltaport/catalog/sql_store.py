@@ -20,6 +20,7 @@ from urllib.parse import urlsplit
 
 from deltaport.catalog.access import access_problem
 from deltaport.catalog.database import CatalogUrlError, Database, Row, Transaction
+from deltaport.catalog.ip_access import DEFAULT_MAX_ENTRIES, ip_access_problem, normalised
 from deltaport.catalog.limits import (
     grace_problem,
     lifetime_problem,
@@ -86,8 +87,8 @@ class SqlCatalog:
                 "JOIN shares s ON s.name_key = t.share_key ORDER BY t.ordinal"
             )
             recipients = tx.execute(
-                "SELECT name_key, name, properties, endpoint, token_lifetime_seconds "
-                "FROM recipients"
+                "SELECT name_key, name, properties, endpoint, token_lifetime_seconds, "
+                "ip_access_list FROM recipients"
             )
             grants = tx.execute("SELECT recipient_key, share_key FROM grants")
             tokens = tx.execute("SELECT hash, recipient_key, expires_at, revoked_at FROM tokens")
@@ -232,21 +233,42 @@ class SqlCatalog:
         properties: Mapping[str, str] | None = None,
         expires_in: timedelta | None = None,
         endpoint: str | None = None,
+        *,
+        ip_access_list: Sequence[str] = (),
+        max_ip_entries: int = DEFAULT_MAX_ENTRIES,
     ) -> IssuedToken:
         """A recipient and its first token; ``expires_in`` becomes the lifetime of its
-        tokens and ``endpoint`` where its profiles point (see :meth:`rotate`)."""
+        tokens and ``endpoint`` where its profiles point (see :meth:`rotate`); requests
+        from outside ``ip_access_list`` (when not empty) are refused."""
         _check("properties", properties_problem(properties or {}))
         _check_lifetime(expires_in)
         _check_endpoint(endpoint)
+        _check("the IP access list", ip_access_problem(ip_access_list, max_ip_entries))
         with self._change() as tx:
-            self._insert_recipient(tx, name, properties or {}, endpoint, expires_in)
+            self._insert_recipient(
+                tx, name, properties or {}, endpoint, expires_in, normalised(ip_access_list)
+            )
             return self._issue(tx, name, expires_in, endpoint)
+
+    def set_ip_access_list(
+        self, name: str, entries: Sequence[str], max_entries: int = DEFAULT_MAX_ENTRIES
+    ) -> tuple[str, ...]:
+        """Replace the recipient's IP access list (empty: requests from anywhere); returns
+        the list as stored."""
+        _check("the IP access list", ip_access_problem(entries, max_entries))
+        stored = normalised(entries)
+        with self._change() as tx:
+            tx.execute(
+                "UPDATE recipients SET ip_access_list = ? WHERE name_key = ?",
+                (json.dumps(list(stored)), self._recipient_key(tx, name)),
+            )
+        return stored
 
     def import_recipient(self, name: str, token: str, shares: list[str]) -> None:
         """A recipient holding an existing token (a YAML bearer token being imported),
         granted ``shares``."""
         with self._change() as tx:
-            self._insert_recipient(tx, name, {}, None, None)
+            self._insert_recipient(tx, name, {}, None, None, ())
             tx.execute(
                 "INSERT INTO tokens (hash, recipient_key, created_at) VALUES (?,?,?)",
                 (self.hash_token(token), name_key(name), _now()),
@@ -361,13 +383,14 @@ class SqlCatalog:
         properties: Mapping[str, str],
         endpoint: str | None,
         lifetime: timedelta | None,
+        ip_access_list: tuple[str, ...],
     ) -> None:
         _check_name(name, "recipient")
         if tx.execute("SELECT 1 FROM recipients WHERE name_key = ?", (name_key(name),)):
             raise CatalogConflictError(f"recipient {name!r} exists already")
         tx.execute(
             "INSERT INTO recipients (name_key, name, properties, created_at, endpoint, "
-            "token_lifetime_seconds) VALUES (?,?,?,?,?,?)",
+            "token_lifetime_seconds, ip_access_list) VALUES (?,?,?,?,?,?,?)",
             (
                 name_key(name),
                 name,
@@ -375,6 +398,7 @@ class SqlCatalog:
                 _now(),
                 endpoint,
                 _seconds(lifetime),
+                json.dumps(list(ip_access_list)),
             ),
         )
 

@@ -18,6 +18,7 @@ import msgspec
 import yaml
 
 from deltaport.catalog.access import access_problem
+from deltaport.catalog.ip_access import DEFAULT_MAX_ENTRIES, parse_network
 from deltaport.catalog.partition_filter import PartitionFilterError
 from deltaport.catalog.partition_filter import check as check_filter
 from deltaport.catalog.tokens import MAX_TOKEN_LENGTH
@@ -154,6 +155,8 @@ class ServerConfig(_Config):
     catalog: str | None = None
     catalog_max_stale_seconds: int = 30
     admin: AdminConfig | None = None
+    trusted_proxies: list[str] = msgspec.field(default_factory=list)
+    max_ip_access_list_entries: int = DEFAULT_MAX_ENTRIES
 
     def storage_options_for(self, table: TableConfig) -> dict[str, str]:
         """Options of the matching ``storage`` prefixes (longest last), then the table's own."""
@@ -251,9 +254,15 @@ def _check(config: ServerConfig) -> None:
         "max_predicate_hints",
         "max_predicate_hint_length",
         "max_predicate_hint_depth",
+        "max_ip_access_list_entries",
     ):
         if getattr(config, key) <= 0:
             raise ConfigError(f"{_camel(key)}: must be positive")
+    for i, proxy in enumerate(config.trusted_proxies):
+        try:
+            parse_network(proxy)
+        except ValueError as exc:
+            raise ConfigError(f"trustedProxies[{i}]: {exc}") from None
     if config.shutdown_grace_seconds < 0:
         raise ConfigError("shutdownGraceSeconds: must not be negative")
     token = config.authorization.bearer_token if config.authorization else None

@@ -54,6 +54,7 @@ from deltaport.server.http.header_limit import HeaderLimit
 from deltaport.server.http.hot_routes import HotRoutesFirst
 from deltaport.server.http.hsts import StrictTransport
 from deltaport.server.http.warm_up import warmed_up
+from deltaport.server.oauth.client_address import ClientAddresses, client_host
 from deltaport.server.openapi.document import openapi_document
 from deltaport.server.pages.listing import PageTokens
 from deltaport.server.pages.snapshot_pages import SnapshotPages
@@ -117,6 +118,7 @@ def create_app(config: ServerConfig) -> Starlette:
     app = Starlette(
         routes=routes,
         middleware=[
+            Middleware(ClientAddresses, trusted_proxies=config.trusted_proxies),
             Middleware(HeaderLimit),
             Middleware(StrictTransport),
             Middleware(BodyLimit, limit=config.max_request_body_bytes),
@@ -225,6 +227,7 @@ class _Api:
         async def endpoint(request: Request) -> Response:
             try:
                 recipient = self.source.authenticate(request.headers.get("authorization"))
+                recipient.ip_access.admit(client_host(request.scope))
                 return await handler(request, recipient)
             except SharingError as exc:
                 return error_response(exc)

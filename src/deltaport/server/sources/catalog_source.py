@@ -22,8 +22,9 @@ class CatalogSource(Protocol):
 
     def authenticate(self, authorization: str | None) -> Recipient: ...
 
-    def may_read_file(self, table_key: str, query: Mapping[str, str]) -> bool:
-        """Whether a (correctly signed) local file URL may still be answered."""
+    def may_read_file(self, table_key: str, query: Mapping[str, str], client: str | None) -> bool:
+        """Whether a (correctly signed) local file URL may still be answered; 403 for a
+        client outside its recipient's IP access list."""
         ...
 
 
@@ -41,7 +42,7 @@ class YamlCatalog:
     def authenticate(self, authorization: str | None) -> Recipient:
         return self._auth.authenticate(authorization)
 
-    def may_read_file(self, table_key: str, query: Mapping[str, str]) -> bool:
+    def may_read_file(self, table_key: str, query: Mapping[str, str], client: str | None) -> bool:
         return True
 
 
@@ -60,9 +61,14 @@ class DatabaseCatalog:
     def authenticate(self, authorization: str | None) -> Recipient:
         return self._live.authenticate(authorization)
 
-    def may_read_file(self, table_key: str, query: Mapping[str, str]) -> bool:
+    def may_read_file(self, table_key: str, query: Mapping[str, str], client: str | None) -> bool:
         reader = self._seal.reader(table_key, query)
-        return reader is not None and self._live.may_read(reader.name, reader.credential, table_key)
+        if reader is None:
+            return False
+        if not self._live.may_read(reader.name, reader.credential, table_key):
+            return False
+        self._live.ip_access(reader.name).admit(client)
+        return True
 
 
 def catalog_source(config: ServerConfig, seal: ReaderSeal) -> CatalogSource:
