@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from deltaport.catalog.access import SettingsFor
     from deltaport.catalog.remote import RemoteCatalog
     from deltaport.catalog.sql_store import SqlCatalog
+    from deltaport.config.model import ServerConfig
 
 DEFAULT_CATALOG = "sqlite:///deltaport-data/catalog.db"
 DEFAULT_ENDPOINT = "http://localhost:8080/delta-sharing"
@@ -145,6 +146,11 @@ def add_catalog_commands(
         default=[],
         metavar="ADDRESS_OR_CIDR",
         help="let requests come only from here (repeat it; default: anywhere)",
+    )
+    new.add_argument(
+        "--activation",
+        action="store_true",
+        help="print a single-use activation link instead of writing a profile",
     )
     rotate = recipient_cmds.add_parser("rotate", help="a new token; the old one ends later")
     rotate.add_argument("name")
@@ -309,6 +315,7 @@ def _recipient_create(args: argparse.Namespace) -> str:
     from deltaport.catalog.commands import ProfileOutput
     from deltaport.catalog.remote import RemoteCatalog
     from deltaport.catalog.rows import CatalogError
+    from deltaport.catalog.tokens import expiry_text
 
     properties = {}
     for item in args.property:
@@ -321,6 +328,30 @@ def _recipient_create(args: argparse.Namespace) -> str:
     fallback = _fallback_endpoint(args)
     # through --server, the server says where recipients reach it
     endpoint = _explicit_endpoint(args) or (None if isinstance(store, RemoteCatalog) else fallback)
+    if args.activation:
+        if args.output:
+            raise CatalogError(
+                "--activation prints a link; it takes no -o (the link's first "
+                "download is the profile)"
+            )
+        if isinstance(store, RemoteCatalog):  # the server's link lifetime and IP bound
+            link = store.create_recipient_with_link(
+                args.name, properties, lifetime, endpoint=endpoint, ip_access_list=args.ip
+            )
+        else:
+            link = store.create_recipient_with_link(
+                args.name,
+                properties,
+                lifetime,
+                endpoint=endpoint or fallback,
+                link_lifetime=timedelta(seconds=_configured(args).activation_link_lifetime_seconds),
+                ip_access_list=args.ip,
+                max_ip_entries=_configured(args).max_ip_access_list_entries,
+            )
+        return (
+            f"{link.url}\n(the activation link of {link.recipient}: its first download is the "
+            f"profile; it cannot be used again, and expires {expiry_text(link.expires_at)})"
+        )
     with ProfileOutput(args.output) as profile:
         issued = store.create_recipient(
             args.name,
@@ -328,7 +359,7 @@ def _recipient_create(args: argparse.Namespace) -> str:
             lifetime,
             endpoint,
             ip_access_list=args.ip,
-            max_ip_entries=_max_ip_entries(args),
+            max_ip_entries=_configured(args).max_ip_access_list_entries,
         )
         return profile.write(issued, issued.endpoint or fallback)
 
@@ -355,21 +386,19 @@ def _recipient_revoke(args: argparse.Namespace) -> str:
 
 
 def _recipient_set_ip(args: argparse.Namespace) -> str:
-    stored = _store(args).set_ip_access_list(args.name, args.ip, _max_ip_entries(args))
+    stored = _store(args).set_ip_access_list(
+        args.name, args.ip, _configured(args).max_ip_access_list_entries
+    )
     where = ", ".join(stored) if stored else "anywhere"
     return f"requests of {args.name} may come from {where}"
 
 
-def _max_ip_entries(args: argparse.Namespace) -> int:
-    """``maxIpAccessListEntries`` of ``--config``, else the default (a server given with
-    ``--server`` checks its own)."""
-    from deltaport.catalog.ip_access import DEFAULT_MAX_ENTRIES
+def _configured(args: argparse.Namespace) -> ServerConfig:
+    """The configuration of ``--config``, else the defaults (for the bounds and lifetimes
+    the commands apply; a server given with ``--server`` applies its own)."""
+    from deltaport.config.model import ServerConfig, load_config
 
-    if not args.config:
-        return DEFAULT_MAX_ENTRIES
-    from deltaport.config.model import load_config
-
-    return load_config(args.config).max_ip_access_list_entries
+    return load_config(args.config) if args.config else ServerConfig()
 
 
 def _recipient_list(args: argparse.Namespace) -> str:

@@ -69,6 +69,8 @@ class _Recipient(msgspec.Struct, forbid_unknown_fields=True):
     expiresInSeconds: int | None = None
     endpoint: str | None = None
     ipAccessList: list[str] = msgspec.field(default_factory=list)
+    activation: bool = False
+    """Answer a single-use activation link instead of the profile."""
 
 
 class _IpAccessList(msgspec.Struct, forbid_unknown_fields=True):
@@ -182,6 +184,20 @@ class CatalogApi:
 
     async def create_recipient(self, request: Request) -> Response:
         body = await _body(request, _Recipient)
+        if body.activation:
+            link = await run_in_threadpool(
+                lambda: self._store.create_recipient_with_link(
+                    body.name,
+                    body.properties,
+                    _lifetime(body.expiresInSeconds),
+                    endpoint=body.endpoint or self._sharing_url,
+                    link_lifetime=timedelta(seconds=self._config.activation_link_lifetime_seconds),
+                    ip_access_list=body.ipAccessList,
+                    max_ip_entries=self._config.max_ip_access_list_entries,
+                )
+            )
+            activation = {"url": link.url, "token": link.token, "expiresAt": link.expires_at}
+            return _json({"recipient": link.recipient, "activation": activation}, 201)
         issued = await run_in_threadpool(
             lambda: self._store.create_recipient(
                 body.name,

@@ -135,6 +135,13 @@ def catalog_paths() -> dict[str, Any]:
                         "expiresInSeconds": _LIFETIME,
                         "endpoint": _STRING,
                         "ipAccessList": _IP_ACCESS_LIST,
+                        "activation": {
+                            "type": "boolean",
+                            "default": False,
+                            "description": "Answer {recipient, activation: {url, token, "
+                            "expiresAt}} instead of the profile: a single-use link whose "
+                            "first download issues the recipient's first token",
+                        },
                     },
                     ["name"],
                 ),

@@ -17,7 +17,8 @@ from deltaport.catalog.limits import MAX_DURATION_SECONDS, table_problem
 from deltaport.catalog.partition_filter import PartitionFilterError, check
 from deltaport.catalog.remote import RemoteCatalog
 from deltaport.catalog.rows import CatalogError, IssuedToken, TokenRow
-from deltaport.catalog.sql_store import SqlCatalog, expiry_text
+from deltaport.catalog.sql_store import SqlCatalog
+from deltaport.catalog.tokens import expiry_text
 from deltaport.delta import open_table
 from deltaport.delta.errors import DeltaError
 from deltaport.protocol.credentials import URL

@@ -105,6 +105,11 @@ class LiveCatalog:
                 self._snapshot = _snapshot(contents, self._options_for, self._snapshot)
             self._read_at = read_at
 
+    @property
+    def store(self) -> SqlCatalog:
+        """The database the catalog is read from (written to by activation links)."""
+        return self._store
+
     def view(self) -> CatalogView:
         return self._current().view
 

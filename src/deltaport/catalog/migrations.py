@@ -67,8 +67,16 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             ORDER BY t.created_at DESC LIMIT 1)""",
     ),
     # 4: recipients' IP access lists (a JSON list of addresses and CIDR ranges; empty:
-    # anywhere)
-    ("ALTER TABLE recipients ADD COLUMN ip_access_list TEXT NOT NULL DEFAULT '[]'",),
+    # anywhere) and their single-use activation links (kept as keyed hashes)
+    (
+        "ALTER TABLE recipients ADD COLUMN ip_access_list TEXT NOT NULL DEFAULT '[]'",
+        """CREATE TABLE activation_links (
+            hash TEXT PRIMARY KEY,
+            recipient_key TEXT NOT NULL REFERENCES recipients(name_key) ON DELETE CASCADE,
+            created_at BIGINT NOT NULL,
+            expires_at BIGINT NOT NULL,
+            used_at BIGINT)""",
+    ),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

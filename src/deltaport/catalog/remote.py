@@ -11,6 +11,7 @@ from urllib.parse import quote
 
 import httpx
 
+from deltaport.catalog.activation import ActivationLink
 from deltaport.catalog.rows import (
     KEEP,
     CatalogConflictError,
@@ -119,6 +120,31 @@ class RemoteCatalog:
         if endpoint is not None:
             body["endpoint"] = endpoint
         return self._issued(self._call("POST", "/api/recipients", body))
+
+    def create_recipient_with_link(
+        self,
+        name: str,
+        properties: Mapping[str, str] | None = None,
+        expires_in: timedelta | None = None,
+        *,
+        endpoint: str | None = None,
+        ip_access_list: Sequence[str] = (),
+    ) -> ActivationLink:
+        """As :meth:`SqlCatalog.create_recipient_with_link`; the server's link lifetime
+        (``activationLinkLifetimeSeconds``) and IP list bound apply, and its sharing URL
+        unless ``endpoint`` is given."""
+        body: dict[str, Any] = {
+            "name": name,
+            "properties": dict(properties or {}),
+            "expiresInSeconds": _seconds(expires_in),
+            "ipAccessList": list(ip_access_list),
+            "activation": True,
+        }
+        if endpoint is not None:
+            body["endpoint"] = endpoint
+        answer = self._call("POST", "/api/recipients", body)
+        link = answer["activation"]
+        return ActivationLink(answer["recipient"], link["token"], link["expiresAt"], link["url"])
 
     def set_ip_access_list(
         self, name: str, entries: Sequence[str], max_entries: int = 0

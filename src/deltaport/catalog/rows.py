@@ -115,3 +115,32 @@ def recipient_row(r: Row, shares: tuple[str, ...]) -> RecipientRow:
     """A ``recipients`` row as :meth:`SqlCatalog.contents` selects it."""
     lifetime = None if r[4] is None else timedelta(seconds=r[4])
     return RecipientRow(r[1], json.loads(r[2]), shares, r[3], lifetime, tuple(json.loads(r[5])))
+
+
+def converted(
+    before: LastRows,
+    generation: int,
+    shares: list[Row],
+    tables: list[Row],
+    recipients: list[Row],
+    granted: dict[str, list[str]],
+    tokens: list[Row],
+) -> tuple[CatalogContents, LastRows]:
+    """The rows of one read as :class:`CatalogContents`, reusing the objects made for rows
+    that are unchanged since the last read (``before``): a reload after a small change
+    then makes few new objects (and the server reuses what it built on them, see
+    ``catalog.live``); and the rows of this read for the next."""
+    table_rows = {r: before.tables.get(r) or table_row(r) for r in tables}
+    recipient_rows: dict[tuple[Row, tuple[str, ...]], RecipientRow] = {}
+    for r in recipients:
+        key = (r, tuple(granted.get(r[0], ())))
+        recipient_rows[key] = before.recipients.get(key) or recipient_row(r, key[1])
+    token_rows = {r: before.tokens.get(r) or TokenRow(r[1], r[2], r[3]) for r in tokens}
+    contents = CatalogContents(
+        generation,
+        tuple(ShareRow(*r) for r in shares),
+        tuple(table_rows.values()),
+        {key[0][0]: row for key, row in recipient_rows.items()},
+        {r[0]: row for r, row in token_rows.items()},
+    )
+    return contents, LastRows(table_rows, recipient_rows, token_rows)

@@ -13,17 +13,28 @@ import sqlite3
 import threading
 import time
 import uuid
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
-from datetime import datetime, timedelta
-from urllib.parse import urlsplit
+from datetime import timedelta
 
 from deltaport.catalog.access import access_problem
-from deltaport.catalog.database import CatalogUrlError, Database, Row, Transaction
+from deltaport.catalog.activation import (
+    DEFAULT_LINK_LIFETIME,
+    ActivationLink,
+    LinkedRecipient,
+    new_link,
+    presented_link,
+    unused_link,
+    use_link,
+)
+from deltaport.catalog.database import CatalogUrlError, Database, Transaction
 from deltaport.catalog.ip_access import DEFAULT_MAX_ENTRIES, ip_access_problem, normalised
 from deltaport.catalog.limits import (
+    check,
+    check_endpoint,
+    check_lifetime,
+    check_name,
     grace_problem,
-    lifetime_problem,
     properties_problem,
     table_problem,
     text_problem,
@@ -38,16 +49,13 @@ from deltaport.catalog.rows import (
     IssuedToken,
     Keep,
     LastRows,
-    RecipientRow,
     ShareRow,
     TableRow,
-    TokenRow,
-    recipient_row,
-    table_row,
+    converted,
 )
 from deltaport.catalog.tokens import new_token, token_hash
 from deltaport.protocol.credentials import URL
-from deltaport.protocol.names import name_key, name_problem
+from deltaport.protocol.names import name_key
 from deltaport.storage.uri import is_relative_path
 
 
@@ -95,40 +103,15 @@ class SqlCatalog:
         granted: dict[str, list[str]] = {}
         for recipient_key, share_key in grants:
             granted.setdefault(recipient_key, []).append(share_key)
-        return self._converted(generation, shares, tables, recipients, granted, tokens)
-
-    def _converted(
-        self,
-        generation: int,
-        shares: list[Row],
-        tables: list[Row],
-        recipients: list[Row],
-        granted: dict[str, list[str]],
-        tokens: list[Row],
-    ) -> CatalogContents:
-        """The rows as :class:`CatalogContents`, reusing the objects made for rows that are
-        unchanged since the last read: a reload after a small change then makes few new
-        objects (and the server reuses what it built on them, see ``catalog.live``)."""
-        before = self._last_rows
-        table_rows = {r: before.tables.get(r) or table_row(r) for r in tables}
-        recipient_rows: dict[tuple[Row, tuple[str, ...]], RecipientRow] = {}
-        for r in recipients:
-            key = (r, tuple(granted.get(r[0], ())))
-            recipient_rows[key] = before.recipients.get(key) or recipient_row(r, key[1])
-        token_rows = {r: before.tokens.get(r) or TokenRow(r[1], r[2], r[3]) for r in tokens}
-        self._last_rows = LastRows(table_rows, recipient_rows, token_rows)
-        return CatalogContents(
-            generation,
-            tuple(ShareRow(*r) for r in shares),
-            tuple(table_rows.values()),
-            {key[0][0]: row for key, row in recipient_rows.items()},
-            {r[0]: row for r, row in token_rows.items()},
+        contents, self._last_rows = converted(
+            self._last_rows, generation, shares, tables, recipients, granted, tokens
         )
+        return contents
 
     # -- shares and tables ---------------------------------------------------------------
     def create_share(self, name: str, comment: str | None = None) -> ShareRow:
-        _check_name(name, "share")
-        _check("comment", text_problem(comment))
+        check_name(name, "share")
+        check("comment", text_problem(comment))
         row = ShareRow(name, str(uuid.uuid4()), comment)
         with self._change() as tx:
             if tx.execute("SELECT 1 FROM shares WHERE name_key = ?", (name_key(name),)):
@@ -159,8 +142,8 @@ class SqlCatalog:
     ) -> TableRow:
         """Share a table. Its access modes are checked as far as they can be without the
         server's storage configuration (see :func:`~deltaport.catalog.access.access_problem`)."""
-        _check_name(schema, "schema")
-        _check_name(name, "table")
+        check_name(schema, "schema")
+        check_name(name, "table")
         problem = table_problem(location, start_version, partition_filter, auxiliary_locations)
         if problem:
             raise CatalogError(f"table {share}.{schema}.{name} cannot be shared: {problem}")
@@ -240,22 +223,55 @@ class SqlCatalog:
         """A recipient and its first token; ``expires_in`` becomes the lifetime of its
         tokens and ``endpoint`` where its profiles point (see :meth:`rotate`); requests
         from outside ``ip_access_list`` (when not empty) are refused."""
-        _check("properties", properties_problem(properties or {}))
-        _check_lifetime(expires_in)
-        _check_endpoint(endpoint)
-        _check("the IP access list", ip_access_problem(ip_access_list, max_ip_entries))
+        _check_recipient(properties, expires_in, endpoint, ip_access_list, max_ip_entries)
         with self._change() as tx:
             self._insert_recipient(
                 tx, name, properties or {}, endpoint, expires_in, normalised(ip_access_list)
             )
             return self._issue(tx, name, expires_in, endpoint)
 
+    def create_recipient_with_link(
+        self,
+        name: str,
+        properties: Mapping[str, str] | None = None,
+        expires_in: timedelta | None = None,
+        *,
+        endpoint: str,
+        link_lifetime: timedelta = DEFAULT_LINK_LIFETIME,
+        ip_access_list: Sequence[str] = (),
+        max_ip_entries: int = DEFAULT_MAX_ENTRIES,
+    ) -> ActivationLink:
+        """A recipient without a token yet, and the activation link whose first download
+        issues its first token (see :mod:`deltaport.catalog.activation`)."""
+        _check_recipient(properties, expires_in, endpoint, ip_access_list, max_ip_entries)
+        with self._change() as tx:
+            ips = normalised(ip_access_list)
+            self._insert_recipient(tx, name, properties or {}, endpoint, expires_in, ips)
+            return new_link(tx, self.hash_token, name, link_lifetime, endpoint)
+
+    def activate(self, link: str, admit: Callable[[LinkedRecipient], None]) -> IssuedToken:
+        """Use an activation link: its recipient's first token. ``admit`` may refuse (by
+        raising) before the link is used up; an unknown, used or expired link raises
+        :class:`CatalogNotFoundError`."""
+        hashed = self.hash_token(presented_link(link))
+        with self._change() as tx:
+            linked = unused_link(tx, hashed)
+            admit(linked)
+            use_link(tx, hashed)
+            return self._issue(tx, linked.name, linked.token_lifetime, linked.endpoint)
+
+    def activation_link(self, link: str) -> LinkedRecipient:
+        """The recipient an unused link leads to, without using it."""
+        hashed = self.hash_token(presented_link(link))
+        with self.database.read() as tx:
+            return unused_link(tx, hashed)
+
     def set_ip_access_list(
         self, name: str, entries: Sequence[str], max_entries: int = DEFAULT_MAX_ENTRIES
     ) -> tuple[str, ...]:
         """Replace the recipient's IP access list (empty: requests from anywhere); returns
         the list as stored."""
-        _check("the IP access list", ip_access_problem(entries, max_entries))
+        check("the IP access list", ip_access_problem(entries, max_entries))
         stored = normalised(entries)
         with self._change() as tx:
             tx.execute(
@@ -293,10 +309,10 @@ class SqlCatalog:
         ``expires_in`` says otherwise (None: no expiry), which then becomes the recipient's
         lifetime. Its profile points to ``endpoint`` if given, else where the recipient's
         last profile pointed, else to ``default_endpoint``; that becomes the recipient's."""
-        _check("the grace period", grace_problem(old_valid_for.total_seconds()))
-        _check_lifetime(expires_in if isinstance(expires_in, timedelta) else None)
-        _check_endpoint(endpoint)
-        _check_endpoint(default_endpoint)
+        check("the grace period", grace_problem(old_valid_for.total_seconds()))
+        check_lifetime(expires_in if isinstance(expires_in, timedelta) else None)
+        check_endpoint(endpoint)
+        check_endpoint(default_endpoint)
         deadline = _now() + int(old_valid_for.total_seconds() * 1000)
         with self._change() as tx:
             found = tx.execute(
@@ -385,7 +401,7 @@ class SqlCatalog:
         lifetime: timedelta | None,
         ip_access_list: tuple[str, ...],
     ) -> None:
-        _check_name(name, "recipient")
+        check_name(name, "recipient")
         if tx.execute("SELECT 1 FROM recipients WHERE name_key = ?", (name_key(name),)):
             raise CatalogConflictError(f"recipient {name!r} exists already")
         tx.execute(
@@ -446,50 +462,22 @@ class _Change:
         self._context.__exit__(*exc)  # type: ignore[arg-type]
 
 
+def _check_recipient(
+    properties: Mapping[str, str] | None,
+    expires_in: timedelta | None,
+    endpoint: str | None,
+    ip_access_list: Sequence[str],
+    max_ip_entries: int,
+) -> None:
+    check("properties", properties_problem(properties or {}))
+    check_lifetime(expires_in)
+    check_endpoint(endpoint)
+    check("the IP access list", ip_access_problem(ip_access_list, max_ip_entries))
+
+
 def _seconds(lifetime: timedelta | None) -> int | None:
     return None if lifetime is None else int(lifetime.total_seconds())
 
 
-def _check_endpoint(endpoint: str | None) -> None:
-    """Refuse, before anything is written, an endpoint no profile could use."""
-    if endpoint is None:
-        return
-    try:
-        parts = urlsplit(endpoint)
-        usable = parts.scheme in ("http", "https") and bool(parts.hostname)
-    except ValueError:
-        usable = False
-    if not usable or not endpoint.isprintable() or any(c.isspace() for c in endpoint):
-        raise CatalogError(f"the endpoint is not an http(s) URL: {endpoint!r}")
-
-
-def _check_name(name: str, what: str) -> None:
-    problem = name_problem(name)
-    if problem:
-        raise CatalogError(f"{what} name {name!r} {problem}")
-
-
-def _check(what: str, problem: str | None) -> None:
-    if problem:
-        raise CatalogError(f"{what} {problem}")
-
-
-def _check_lifetime(expires_in: timedelta | None) -> None:
-    if expires_in is not None:
-        _check("the token lifetime", lifetime_problem(expires_in.total_seconds()))
-
-
 def _now() -> int:
     return int(time.time() * 1000)
-
-
-def expiry_text(expires_at: int | None) -> str:
-    """When a token ends, as local time; a stored value no date can show (written before
-    lifetimes were bounded) is shown as its milliseconds since the epoch."""
-    if expires_at is None:
-        return "never"
-    try:
-        moment = datetime.fromtimestamp(expires_at / 1000).astimezone()
-    except (ValueError, OverflowError, OSError):
-        return f"{expires_at} ms after 1970-01-01 UTC"
-    return moment.isoformat(timespec="seconds")

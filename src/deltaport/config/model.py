@@ -18,6 +18,7 @@ import msgspec
 import yaml
 
 from deltaport.catalog.access import access_problem
+from deltaport.catalog.activation import DEFAULT_LINK_LIFETIME
 from deltaport.catalog.ip_access import DEFAULT_MAX_ENTRIES, parse_network
 from deltaport.catalog.partition_filter import PartitionFilterError
 from deltaport.catalog.partition_filter import check as check_filter
@@ -157,6 +158,7 @@ class ServerConfig(_Config):
     admin: AdminConfig | None = None
     trusted_proxies: list[str] = msgspec.field(default_factory=list)
     max_ip_access_list_entries: int = DEFAULT_MAX_ENTRIES
+    activation_link_lifetime_seconds: int = int(DEFAULT_LINK_LIFETIME.total_seconds())
 
     def storage_options_for(self, table: TableConfig) -> dict[str, str]:
         """Options of the matching ``storage`` prefixes (longest last), then the table's own."""
@@ -255,6 +257,7 @@ def _check(config: ServerConfig) -> None:
         "max_predicate_hint_length",
         "max_predicate_hint_depth",
         "max_ip_access_list_entries",
+        "activation_link_lifetime_seconds",
     ):
         if getattr(config, key) <= 0:
             raise ConfigError(f"{_camel(key)}: must be positive")

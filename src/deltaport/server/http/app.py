@@ -54,13 +54,18 @@ from deltaport.server.http.header_limit import HeaderLimit
 from deltaport.server.http.hot_routes import HotRoutesFirst
 from deltaport.server.http.hsts import StrictTransport
 from deltaport.server.http.warm_up import warmed_up
+from deltaport.server.oauth.activation import Activation
 from deltaport.server.oauth.client_address import ClientAddresses, client_host
 from deltaport.server.openapi.document import openapi_document
 from deltaport.server.pages.listing import PageTokens
 from deltaport.server.pages.snapshot_pages import SnapshotPages
 from deltaport.server.pages.table_pages import TableTokens
 from deltaport.server.pages.tokens import TokenSigner
-from deltaport.server.sources.catalog_source import CatalogSource, catalog_source
+from deltaport.server.sources.catalog_source import (
+    CatalogSource,
+    DatabaseCatalog,
+    catalog_source,
+)
 from deltaport.server.tables.changes import ChangeService, changes_query
 from deltaport.server.tables.credentials import CredentialService, decode_request, require_mode
 from deltaport.server.tables.selection import HintSettings
@@ -115,6 +120,8 @@ def create_app(config: ServerConfig) -> Starlette:
         *files_routes(local_signer, table_root, admit=catalog.may_read_file),
         *api.routes(config.endpoint),
     ]
+    if isinstance(catalog, DatabaseCatalog):
+        routes += Activation(catalog.store, public_url(config) + config.endpoint).routes()
     app = Starlette(
         routes=routes,
         middleware=[

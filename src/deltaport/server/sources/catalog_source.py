@@ -55,6 +55,10 @@ class DatabaseCatalog:
         self._live = live
         self._seal = seal
 
+    @property
+    def store(self) -> SqlCatalog:
+        return self._live.store
+
     def view(self) -> CatalogView:
         return self._live.view()
 
