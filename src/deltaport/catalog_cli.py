@@ -140,18 +140,10 @@ def add_catalog_commands(
     new = recipient_cmds.add_parser("create", help="a recipient and its profile file")
     new.add_argument("name")
     new.add_argument("--property", action="append", default=[], metavar="KEY=VALUE")
-    new.add_argument(
-        "--ip",
-        action="append",
-        default=[],
-        metavar="ADDRESS_OR_CIDR",
-        help="let requests come only from here (repeat it; default: anywhere)",
-    )
-    new.add_argument(
-        "--activation",
-        action="store_true",
-        help="print a single-use activation link instead of writing a profile",
-    )
+    ip_help = "let requests come only from here (repeat it; default: anywhere)"
+    new.add_argument("--ip", action="append", default=[], metavar="CIDR", help=ip_help)
+    new.add_argument("--oauth", action="store_true", help="a client id and secret, not a token")
+    new.add_argument("--activation", action="store_true", help="print a single-use link instead")
     rotate = recipient_cmds.add_parser("rotate", help="a new token; the old one ends later")
     rotate.add_argument("name")
     rotate.add_argument("--grace", default="1h", help="how long the old token stays valid")
@@ -174,7 +166,7 @@ def add_catalog_commands(
         "set-ip", help="replace a recipient's IP access list (no --ip: anywhere)"
     )
     network.add_argument("name")
-    network.add_argument("--ip", action="append", default=[], metavar="ADDRESS_OR_CIDR")
+    network.add_argument("--ip", action="append", default=[], metavar="CIDR", help=ip_help)
     for p, fn in (
         (new, _recipient_create),
         (rotate, _recipient_rotate),
@@ -324,6 +316,7 @@ def _recipient_create(args: argparse.Namespace) -> str:
             raise CatalogError(f"--property expects KEY=VALUE, got {item!r}")
         properties[key] = value
     lifetime = _lifetime(args.expires)
+    kind = "OAUTH_CLIENT_CREDENTIALS" if args.oauth else "TOKEN"
     store = _store(args)
     fallback = _fallback_endpoint(args)
     # through --server, the server says where recipients reach it
@@ -336,7 +329,12 @@ def _recipient_create(args: argparse.Namespace) -> str:
             )
         if isinstance(store, RemoteCatalog):  # the server's link lifetime and IP bound
             link = store.create_recipient_with_link(
-                args.name, properties, lifetime, endpoint=endpoint, ip_access_list=args.ip
+                args.name,
+                properties,
+                lifetime,
+                endpoint=endpoint,
+                ip_access_list=args.ip,
+                authentication_type=kind,
             )
         else:
             link = store.create_recipient_with_link(
@@ -346,6 +344,7 @@ def _recipient_create(args: argparse.Namespace) -> str:
                 endpoint=endpoint or fallback,
                 link_lifetime=timedelta(seconds=_configured(args).activation_link_lifetime_seconds),
                 ip_access_list=args.ip,
+                authentication_type=kind,
                 max_ip_entries=_configured(args).max_ip_access_list_entries,
             )
         return (
@@ -359,6 +358,7 @@ def _recipient_create(args: argparse.Namespace) -> str:
             lifetime,
             endpoint,
             ip_access_list=args.ip,
+            authentication_type=kind,
             max_ip_entries=_configured(args).max_ip_access_list_entries,
         )
         return profile.write(issued, issued.endpoint or fallback)

@@ -302,3 +302,23 @@ def test_ip_access_lists_through_the_api_and_the_commands(setup) -> None:  # typ
     (walled,) = [r for r in catalog["recipients"] if r["name"] == "walled"]
     assert walled["ipAccessList"] == ["::1"]
     assert not [r for r in catalog["recipients"] if r["name"] == "w2"]
+
+
+def test_oauth_recipients_through_the_api(setup) -> None:  # type: ignore[no-untyped-def]
+    _, admin, _ = setup
+    body = {"name": "oauthy", "authenticationType": "OAUTH_CLIENT_CREDENTIALS"}
+    created = _api(admin, "POST", "/api/recipients", body)
+    assert created.status_code == 201, created.text
+    profile = created.json()["profile"]
+    assert (profile["shareCredentialsVersion"], profile["type"]) == (2, "oauth_client_credentials")
+    assert profile["tokenEndpoint"] == profile["endpoint"] + "/oauth/token"
+    rotated = _api(admin, "POST", "/api/recipients/oauthy/rotate", {"graceSeconds": 0})
+    assert rotated.json()["profile"]["clientId"] != profile["clientId"]
+    bogus = _api(admin, "POST", "/api/recipients", {"name": "b", "authenticationType": "BOGUS"})
+    assert bogus.status_code == 400
+    assert "authentication type" in bogus.json()["message"]
+    catalog = _api(admin, "GET", "/api/catalog").json()
+    (oauthy,) = [r for r in catalog["recipients"] if r["name"] == "oauthy"]
+    assert oauthy["authenticationType"] == "OAUTH_CLIENT_CREDENTIALS"
+    assert len(oauthy["oauthClients"]) == 2
+    assert profile["clientSecret"] not in json.dumps(catalog)

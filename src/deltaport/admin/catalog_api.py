@@ -30,6 +30,7 @@ from deltaport.catalog.rows import (
     IssuedToken,
 )
 from deltaport.catalog.sql_store import SqlCatalog
+from deltaport.catalog.tokens import TOKEN
 from deltaport.config.model import ServerConfig
 from deltaport.protocol.credentials import URL
 from deltaport.protocol.errors import (
@@ -71,6 +72,8 @@ class _Recipient(msgspec.Struct, forbid_unknown_fields=True):
     ipAccessList: list[str] = msgspec.field(default_factory=list)
     activation: bool = False
     """Answer a single-use activation link instead of the profile."""
+    authenticationType: str = TOKEN
+    """``TOKEN`` or ``OAUTH_CLIENT_CREDENTIALS``."""
 
 
 class _IpAccessList(msgspec.Struct, forbid_unknown_fields=True):
@@ -133,6 +136,12 @@ class CatalogApi:
                         else int(r.token_lifetime.total_seconds()),
                         "tokens": tokens_of.get(key, []),
                         "ipAccessList": list(r.ip_access_list),
+                        "authenticationType": r.authentication_type,
+                        "oauthClients": [
+                            {"clientId": client_id, **_life(c.token)}
+                            for client_id, c in sorted(contents.clients.items())
+                            if c.token.recipient_key == key
+                        ],
                     }
                     for key, r in sorted(contents.recipients.items())
                 ],
@@ -193,6 +202,7 @@ class CatalogApi:
                     endpoint=body.endpoint or self._sharing_url,
                     link_lifetime=timedelta(seconds=self._config.activation_link_lifetime_seconds),
                     ip_access_list=body.ipAccessList,
+                    authentication_type=body.authenticationType,
                     max_ip_entries=self._config.max_ip_access_list_entries,
                 )
             )
@@ -205,6 +215,7 @@ class CatalogApi:
                 _lifetime(body.expiresInSeconds),
                 body.endpoint or self._sharing_url,
                 ip_access_list=body.ipAccessList,
+                authentication_type=body.authenticationType,
                 max_ip_entries=self._config.max_ip_access_list_entries,
             )
         )
@@ -241,6 +252,10 @@ class CatalogApi:
     def _profile(self, issued: IssuedToken, status: int) -> Response:
         profile = profile_document(issued, issued.endpoint or self._sharing_url)
         return _json({"recipient": issued.recipient, "profile": profile}, status)
+
+
+def _life(token: Any) -> dict[str, Any]:
+    return {"expiresAt": token.expires_at, "revokedAt": token.revoked_at}
 
 
 def _catalog_errors(handler: Handler) -> Handler:

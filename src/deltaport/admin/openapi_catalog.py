@@ -13,6 +13,7 @@ from deltaport.catalog.limits import (
     MAX_TEXT_LENGTH,
     MAX_VERSION,
 )
+from deltaport.catalog.tokens import AUTHENTICATION_TYPES
 
 _NOTE = " Only on a server with a catalog database (404 otherwise)."
 
@@ -135,6 +136,13 @@ def catalog_paths() -> dict[str, Any]:
                         "expiresInSeconds": _LIFETIME,
                         "endpoint": _STRING,
                         "ipAccessList": _IP_ACCESS_LIST,
+                        "authenticationType": {
+                            "type": "string",
+                            "enum": list(AUTHENTICATION_TYPES),
+                            "default": "TOKEN",
+                            "description": "OAUTH_CLIENT_CREDENTIALS: the profile carries a "
+                            "client id and secret for the sharing listener's token endpoint",
+                        },
                         "activation": {
                             "type": "boolean",
                             "default": False,

@@ -18,7 +18,7 @@ from deltaport.catalog.partition_filter import PartitionFilterError, check
 from deltaport.catalog.remote import RemoteCatalog
 from deltaport.catalog.rows import CatalogError, IssuedToken, TokenRow
 from deltaport.catalog.sql_store import SqlCatalog
-from deltaport.catalog.tokens import expiry_text
+from deltaport.catalog.tokens import OAUTH, TOKEN_ENDPOINT_PATH, expiry_text
 from deltaport.delta import open_table
 from deltaport.delta.errors import DeltaError
 from deltaport.protocol.credentials import URL
@@ -133,6 +133,7 @@ def list_recipients(catalog: SqlCatalog | RemoteCatalog) -> str:
     lines = []
     for key, recipient in sorted(contents.recipients.items()):
         tokens = [t for t in contents.tokens.values() if t.recipient_key == key]
+        tokens += [c.token for c in contents.clients.values() if c.token.recipient_key == key]
         parts = [
             f"shares {', '.join(shares[s] for s in recipient.shares)}"
             if recipient.shares
@@ -142,6 +143,10 @@ def list_recipients(catalog: SqlCatalog | RemoteCatalog) -> str:
             if recipient.token_lifetime is None
             else f"new tokens last {_duration_text(recipient.token_lifetime)}",
         ]
+        if recipient.authentication_type == OAUTH:
+            parts.append("OAuth client credentials")
+        if recipient.ip_access_list:
+            parts.append(f"from {', '.join(recipient.ip_access_list)}")
         if recipient.properties:
             props = ", ".join(f"{k}={v}" for k, v in sorted(recipient.properties.items()))
             parts.append(f"properties {props}")
@@ -177,7 +182,18 @@ def _duration_text(lifetime: timedelta) -> str:
 
 
 def profile_document(issued: IssuedToken, endpoint: str) -> dict[str, object]:
-    """A recipient's profile (``shareCredentialsVersion`` 1) for a token just issued."""
+    """A recipient's profile for a credential just issued: ``shareCredentialsVersion`` 1
+    with a bearer token, or 2 of type ``oauth_client_credentials`` for an OAuth client
+    (whose token endpoint is under the sharing endpoint)."""
+    if issued.client_id is not None:
+        return {
+            "shareCredentialsVersion": 2,
+            "type": "oauth_client_credentials",
+            "endpoint": endpoint,
+            "tokenEndpoint": endpoint.rstrip("/") + TOKEN_ENDPOINT_PATH,
+            "clientId": issued.client_id,
+            "clientSecret": issued.token,
+        }
     profile: dict[str, object] = {
         "shareCredentialsVersion": 1,
         "endpoint": endpoint,

@@ -67,9 +67,19 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             ORDER BY t.created_at DESC LIMIT 1)""",
     ),
     # 4: recipients' IP access lists (a JSON list of addresses and CIDR ranges; empty:
-    # anywhere) and their single-use activation links (kept as keyed hashes)
+    # anywhere), their single-use activation links (kept as keyed hashes), how they
+    # authenticate (TOKEN or OAUTH_CLIENT_CREDENTIALS) and their OAuth clients (secrets kept
+    # as keyed hashes)
     (
         "ALTER TABLE recipients ADD COLUMN ip_access_list TEXT NOT NULL DEFAULT '[]'",
+        "ALTER TABLE recipients ADD COLUMN authentication_type TEXT NOT NULL DEFAULT 'TOKEN'",
+        """CREATE TABLE oauth_clients (
+            client_id TEXT PRIMARY KEY,
+            secret_hash TEXT NOT NULL,
+            recipient_key TEXT NOT NULL REFERENCES recipients(name_key) ON DELETE CASCADE,
+            created_at BIGINT NOT NULL,
+            expires_at BIGINT,
+            revoked_at BIGINT)""",
         """CREATE TABLE activation_links (
             hash TEXT PRIMARY KEY,
             recipient_key TEXT NOT NULL REFERENCES recipients(name_key) ON DELETE CASCADE,

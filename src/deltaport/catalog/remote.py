@@ -108,6 +108,7 @@ class RemoteCatalog:
         *,
         ip_access_list: Sequence[str] = (),
         max_ip_entries: int = 0,
+        authentication_type: str = "TOKEN",
     ) -> IssuedToken:
         """As :meth:`SqlCatalog.create_recipient`; without ``endpoint``, the profile points
         where the server says recipients reach it (``max_ip_entries`` is the server's)."""
@@ -116,6 +117,7 @@ class RemoteCatalog:
             "properties": dict(properties or {}),
             "expiresInSeconds": _seconds(expires_in),
             "ipAccessList": list(ip_access_list),
+            "authenticationType": authentication_type,
         }
         if endpoint is not None:
             body["endpoint"] = endpoint
@@ -129,6 +131,7 @@ class RemoteCatalog:
         *,
         endpoint: str | None = None,
         ip_access_list: Sequence[str] = (),
+        authentication_type: str = "TOKEN",
     ) -> ActivationLink:
         """As :meth:`SqlCatalog.create_recipient_with_link`; the server's link lifetime
         (``activationLinkLifetimeSeconds``) and IP list bound apply, and its sharing URL
@@ -182,6 +185,14 @@ class RemoteCatalog:
         if expires:
             stamp = datetime.fromisoformat(expires.replace("Z", "+00:00"))
             expires_at = int(stamp.timestamp() * 1000)
+        if "clientId" in profile:
+            return IssuedToken(
+                answer["recipient"],
+                profile["clientSecret"],
+                expires_at,
+                profile["endpoint"],
+                profile["clientId"],
+            )
         return IssuedToken(
             answer["recipient"], profile["bearerToken"], expires_at, profile["endpoint"]
         )

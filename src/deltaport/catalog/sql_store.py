@@ -8,6 +8,7 @@ every replica within the poll interval.
 
 from __future__ import annotations
 
+import hmac
 import json
 import sqlite3
 import threading
@@ -53,7 +54,14 @@ from deltaport.catalog.rows import (
     TableRow,
     converted,
 )
-from deltaport.catalog.tokens import new_token, token_hash
+from deltaport.catalog.tokens import (
+    AUTHENTICATION_TYPES,
+    TOKEN,
+    end_by,
+    issue,
+    revoke_all,
+    token_hash,
+)
 from deltaport.protocol.credentials import URL
 from deltaport.protocol.names import name_key
 from deltaport.storage.uri import is_relative_path
@@ -81,6 +89,10 @@ class SqlCatalog:
     def hash_token(self, token: str) -> str:
         return token_hash(self._token_key, token)
 
+    def derived_key(self, purpose: str) -> bytes:
+        """A key for ``purpose`` from the catalog's own (so the same on every replica)."""
+        return hmac.digest(self._token_key, purpose.encode(), "sha256")
+
     def contents(self) -> CatalogContents:
         """Everything, from one read-only snapshot (no write lock taken)."""
         with self.database.read() as tx:
@@ -96,15 +108,19 @@ class SqlCatalog:
             )
             recipients = tx.execute(
                 "SELECT name_key, name, properties, endpoint, token_lifetime_seconds, "
-                "ip_access_list FROM recipients"
+                "ip_access_list, authentication_type FROM recipients"
             )
             grants = tx.execute("SELECT recipient_key, share_key FROM grants")
             tokens = tx.execute("SELECT hash, recipient_key, expires_at, revoked_at FROM tokens")
+            clients = tx.execute(
+                "SELECT client_id, secret_hash, recipient_key, expires_at, revoked_at "
+                "FROM oauth_clients"
+            )
         granted: dict[str, list[str]] = {}
         for recipient_key, share_key in grants:
             granted.setdefault(recipient_key, []).append(share_key)
         contents, self._last_rows = converted(
-            self._last_rows, generation, shares, tables, recipients, granted, tokens
+            self._last_rows, generation, shares, tables, recipients, granted, tokens, clients
         )
         return contents
 
@@ -219,14 +235,16 @@ class SqlCatalog:
         *,
         ip_access_list: Sequence[str] = (),
         max_ip_entries: int = DEFAULT_MAX_ENTRIES,
+        authentication_type: str = TOKEN,
     ) -> IssuedToken:
         """A recipient and its first token; ``expires_in`` becomes the lifetime of its
         tokens and ``endpoint`` where its profiles point (see :meth:`rotate`); requests
         from outside ``ip_access_list`` (when not empty) are refused."""
         _check_recipient(properties, expires_in, endpoint, ip_access_list, max_ip_entries)
         with self._change() as tx:
+            ips = normalised(ip_access_list)
             self._insert_recipient(
-                tx, name, properties or {}, endpoint, expires_in, normalised(ip_access_list)
+                tx, name, properties or {}, endpoint, expires_in, ips, authentication_type
             )
             return self._issue(tx, name, expires_in, endpoint)
 
@@ -240,13 +258,16 @@ class SqlCatalog:
         link_lifetime: timedelta = DEFAULT_LINK_LIFETIME,
         ip_access_list: Sequence[str] = (),
         max_ip_entries: int = DEFAULT_MAX_ENTRIES,
+        authentication_type: str = TOKEN,
     ) -> ActivationLink:
         """A recipient without a token yet, and the activation link whose first download
         issues its first token (see :mod:`deltaport.catalog.activation`)."""
         _check_recipient(properties, expires_in, endpoint, ip_access_list, max_ip_entries)
         with self._change() as tx:
             ips = normalised(ip_access_list)
-            self._insert_recipient(tx, name, properties or {}, endpoint, expires_in, ips)
+            self._insert_recipient(
+                tx, name, properties or {}, endpoint, expires_in, ips, authentication_type
+            )
             return new_link(tx, self.hash_token, name, link_lifetime, endpoint)
 
     def activate(self, link: str, admit: Callable[[LinkedRecipient], None]) -> IssuedToken:
@@ -284,7 +305,7 @@ class SqlCatalog:
         """A recipient holding an existing token (a YAML bearer token being imported),
         granted ``shares``."""
         with self._change() as tx:
-            self._insert_recipient(tx, name, {}, None, None, ())
+            self._insert_recipient(tx, name, {}, None, None, (), TOKEN)
             tx.execute(
                 "INSERT INTO tokens (hash, recipient_key, created_at) VALUES (?,?,?)",
                 (self.hash_token(token), name_key(name), _now()),
@@ -328,11 +349,7 @@ class SqlCatalog:
                 else expires_in
             )
             points_to = endpoint or kept_endpoint or default_endpoint
-            tx.execute(
-                "UPDATE tokens SET expires_at = ? WHERE recipient_key = ? AND revoked_at IS NULL "
-                "AND (expires_at IS NULL OR expires_at > ?)",
-                (deadline, name_key(name), deadline),
-            )
+            end_by(tx, name, deadline)
             tx.execute(
                 "UPDATE recipients SET endpoint = ?, token_lifetime_seconds = ? WHERE name_key = ?",
                 (points_to, _seconds(lifetime), name_key(name)),
@@ -340,13 +357,10 @@ class SqlCatalog:
             return self._issue(tx, name, lifetime, points_to)
 
     def revoke(self, name: str) -> None:
-        """End every token of the recipient now."""
+        """End every token (or OAuth client) of the recipient now."""
         with self._change() as tx:
             self._recipient_key(tx, name)
-            tx.execute(
-                "UPDATE tokens SET revoked_at = ? WHERE recipient_key = ? AND revoked_at IS NULL",
-                (_now(), name_key(name)),
-            )
+            revoke_all(tx, name)
 
     def drop_recipient(self, name: str) -> None:
         with self._change() as tx:
@@ -400,13 +414,20 @@ class SqlCatalog:
         endpoint: str | None,
         lifetime: timedelta | None,
         ip_access_list: tuple[str, ...],
+        authentication_type: str,
     ) -> None:
         check_name(name, "recipient")
+        if authentication_type not in AUTHENTICATION_TYPES:
+            raise CatalogError(
+                f"authentication type {authentication_type[:80]!r} is not one of "
+                + ", ".join(AUTHENTICATION_TYPES)
+            )
         if tx.execute("SELECT 1 FROM recipients WHERE name_key = ?", (name_key(name),)):
             raise CatalogConflictError(f"recipient {name!r} exists already")
         tx.execute(
             "INSERT INTO recipients (name_key, name, properties, created_at, endpoint, "
-            "token_lifetime_seconds, ip_access_list) VALUES (?,?,?,?,?,?,?)",
+            "token_lifetime_seconds, ip_access_list, authentication_type) "
+            "VALUES (?,?,?,?,?,?,?,?)",
             (
                 name_key(name),
                 name,
@@ -415,20 +436,14 @@ class SqlCatalog:
                 endpoint,
                 _seconds(lifetime),
                 json.dumps(list(ip_access_list)),
+                authentication_type,
             ),
         )
 
     def _issue(
         self, tx: Transaction, name: str, expires_in: timedelta | None, endpoint: str | None
     ) -> IssuedToken:
-        token = new_token()
-        now = _now()
-        expires_at = None if expires_in is None else now + int(expires_in.total_seconds() * 1000)
-        tx.execute(
-            "INSERT INTO tokens (hash, recipient_key, created_at, expires_at) VALUES (?,?,?,?)",
-            (self.hash_token(token), name_key(name), now, expires_at),
-        )
-        return IssuedToken(name, token, expires_at, endpoint)
+        return issue(tx, self.hash_token, name, expires_in, endpoint)
 
     @staticmethod
     def _share_key(tx: Transaction, name: str) -> str:

@@ -22,7 +22,7 @@ from deltaport.catalog.activation import DEFAULT_LINK_LIFETIME
 from deltaport.catalog.ip_access import DEFAULT_MAX_ENTRIES, parse_network
 from deltaport.catalog.partition_filter import PartitionFilterError
 from deltaport.catalog.partition_filter import check as check_filter
-from deltaport.catalog.tokens import MAX_TOKEN_LENGTH
+from deltaport.catalog.tokens import DEFAULT_ACCESS_TOKEN_SECONDS, MAX_TOKEN_LENGTH
 from deltaport.protocol.credentials import URL
 from deltaport.protocol.names import name_key, name_problem
 from deltaport.storage.credentials import CredentialSettings
@@ -159,6 +159,7 @@ class ServerConfig(_Config):
     trusted_proxies: list[str] = msgspec.field(default_factory=list)
     max_ip_access_list_entries: int = DEFAULT_MAX_ENTRIES
     activation_link_lifetime_seconds: int = int(DEFAULT_LINK_LIFETIME.total_seconds())
+    oauth_access_token_lifetime_seconds: int = DEFAULT_ACCESS_TOKEN_SECONDS
 
     def storage_options_for(self, table: TableConfig) -> dict[str, str]:
         """Options of the matching ``storage`` prefixes (longest last), then the table's own."""
@@ -258,6 +259,7 @@ def _check(config: ServerConfig) -> None:
         "max_predicate_hint_depth",
         "max_ip_access_list_entries",
         "activation_link_lifetime_seconds",
+        "oauth_access_token_lifetime_seconds",
     ):
         if getattr(config, key) <= 0:
             raise ConfigError(f"{_camel(key)}: must be positive")

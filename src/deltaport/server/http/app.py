@@ -20,6 +20,7 @@ from starlette.responses import Response, StreamingResponse
 from starlette.routing import BaseRoute, Route
 
 from deltaport.catalog.model import CatalogView, Recipient, Share, SharedSchema, SharedTable
+from deltaport.catalog.tokens import TOKEN_ENDPOINT_PATH
 from deltaport.config.model import ServerConfig
 from deltaport.config.urls import public_url
 from deltaport.protocol.actions import (
@@ -56,6 +57,7 @@ from deltaport.server.http.hsts import StrictTransport
 from deltaport.server.http.warm_up import warmed_up
 from deltaport.server.oauth.activation import Activation
 from deltaport.server.oauth.client_address import ClientAddresses, client_host
+from deltaport.server.oauth.token_endpoint import TokenEndpoint
 from deltaport.server.openapi.document import openapi_document
 from deltaport.server.pages.listing import PageTokens
 from deltaport.server.pages.snapshot_pages import SnapshotPages
@@ -121,7 +123,9 @@ def create_app(config: ServerConfig) -> Starlette:
         *api.routes(config.endpoint),
     ]
     if isinstance(catalog, DatabaseCatalog):
-        routes += Activation(catalog.store, public_url(config) + config.endpoint).routes()
+        routes += Activation(catalog.live.store, public_url(config) + config.endpoint).routes()
+        tokens = TokenEndpoint(catalog.live, config.oauth_access_token_lifetime_seconds)
+        routes.append(Route(config.endpoint + TOKEN_ENDPOINT_PATH, tokens.answer, methods=["POST"]))
     app = Starlette(
         routes=routes,
         middleware=[
@@ -193,7 +197,8 @@ class _Api:
         self.service = service
         self.changes = changes
         self.credentials = credentials
-        self.openapi = openapi_document(config.endpoint)
+        catalog = isinstance(source, DatabaseCatalog)
+        self.openapi = openapi_document(config.endpoint, catalog=catalog)
         self._openapi_bytes = _encode(self.openapi)
 
     @property

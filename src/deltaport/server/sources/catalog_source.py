@@ -56,8 +56,8 @@ class DatabaseCatalog:
         self._seal = seal
 
     @property
-    def store(self) -> SqlCatalog:
-        return self._live.store
+    def live(self) -> LiveCatalog:
+        return self._live
 
     def view(self) -> CatalogView:
         return self._live.view()
