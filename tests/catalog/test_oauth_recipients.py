@@ -205,9 +205,10 @@ def test_an_oauth_profile_through_an_activation_link(setup, capsys) -> None:  # 
 def test_the_catalog_shows_oauth_recipients(setup, capsys) -> None:  # type: ignore[no-untyped-def]
     server, url, tmp = setup
     _recipient(server, url, tmp, "listed", "--ip", "192.0.2.0/24")
-    capsys.readouterr()
+    assert "(the client does not expire)" in capsys.readouterr().out
     assert cli(["recipient", "list", "--catalog", url]) == 0
-    (line,) = [x for x in capsys.readouterr().out.splitlines() if x.startswith("listed:")]
+    printed = capsys.readouterr().out
+    (line,) = [x for x in printed.splitlines() if x.startswith("listed:")]
     assert "1 token, does not expire" in line
     assert "OAuth client credentials" in line
     assert "from 192.0.2.0/24" in line

@@ -246,9 +246,10 @@ class ProfileOutput:
 
     def write(self, issued: IssuedToken, endpoint: str) -> str:
         """Write the profile; returns what to tell the provider."""
+        secret = "client secret" if issued.client_id else "token"
         text = json.dumps(profile_document(issued, endpoint), indent=2) + "\n"
         if self._fd is None or self._path is None:
-            return text + "(keep this profile: its token cannot be shown again)"
+            return text + f"(keep this profile: its {secret} cannot be shown again)"
         try:
             with os.fdopen(self._fd, "w", encoding="utf-8", closefd=False) as fh:
                 fh.write(text)
@@ -257,10 +258,11 @@ class ProfileOutput:
         except OSError as exc:
             return (
                 f"the profile could not be written to {self._path} ({exc.strerror}); "
-                f"keep it from here, its token cannot be shown again:\n{text}"
+                f"keep it from here, its {secret} cannot be shown again:\n{text}"
             )
         ends = _expiry_phrase(issued.expires_at)
-        return f"wrote the profile of {issued.recipient} to {self._path} (the token {ends})"
+        credential = "client" if issued.client_id else "token"
+        return f"wrote the profile of {issued.recipient} to {self._path} (the {credential} {ends})"
 
 
 def _iso_utc(millis: int) -> str:
