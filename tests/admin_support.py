@@ -193,7 +193,7 @@ def catalog_admin_server(
     port = free_port()
     config = {
         "signingKey": "a-fixed-key-for-catalog-admin-tests",
-        "admin": {"port": port, "tokens": [ADMIN_TOKEN]},
+        "admin": {"port": port, "tokens": [ADMIN_TOKEN], "failedAuthLimit": 1000},
     }
     sharing = start_server(config, tmp / "server", catalog=url)
     yield CatalogAdminServer(_await_admin(sharing, port), catalog)

@@ -307,7 +307,7 @@ def _recipient_create(args: argparse.Namespace) -> str:
     from deltaport.catalog.commands import ProfileOutput
     from deltaport.catalog.remote import RemoteCatalog
     from deltaport.catalog.rows import CatalogError
-    from deltaport.catalog.tokens import expiry_text
+    from deltaport.catalog.store_checks import expiry_text
 
     properties = {}
     for item in args.property:

@@ -18,7 +18,7 @@ import pytest
 from deltalake import write_deltalake
 
 import deltaport
-from deltaport.catalog.activation import ACTIVATION_INFO_PATH, ACTIVATION_PATH
+from deltaport.catalog.recipient_access import ACTIVATION_INFO_PATH, ACTIVATION_PATH
 from deltaport.cli import main as cli
 from sharing_server import RunningServer, free_port, start_server, stop_server
 

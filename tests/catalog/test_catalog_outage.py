@@ -124,6 +124,14 @@ def _shares(client: httpx.Client) -> int:
     return client.get("/shares").status_code
 
 
+def _readiness(server: RunningServer, api: httpx.Client) -> set[int]:
+    """The statuses of ``/readyz`` on the sharing and the admin listener (no token)."""
+    return {
+        httpx.get(server.base + "/readyz").status_code,
+        httpx.get(str(api.base_url).rstrip("/") + "/readyz").status_code,
+    }
+
+
 def _file_url(client: httpx.Client) -> str:
     """The URL of the table's one file, as ``/query`` hands it out."""
     answer = client.post("/shares/s/schemas/sc/tables/t/query", json={})
@@ -141,6 +149,7 @@ def test_a_postgresql_restart_is_served_from_memory_then_503_then_reconnected(
     clients = _clients(server, tokens)
     try:
         assert _shares(clients["a"]) == _shares(clients["b"]) == 200
+        assert _readiness(server, api) == {200}
         file_url = _file_url(clients["b"])
         cluster.stop()
         assert httpx.get(file_url).status_code == 200
@@ -154,6 +163,7 @@ def test_a_postgresql_restart_is_served_from_memory_then_503_then_reconnected(
         assert answers[0].status_code == 200  # served from memory first
         assert {r.status_code for r in answers} == {200, 503}
         assert answers[-1].json()["errorCode"] == "TEMPORARILY_UNAVAILABLE"
+        assert _readiness(server, api) == {503}
         file_answer = httpx.get(file_url)
         assert file_answer.status_code == 503
         assert file_answer.json()["errorCode"] == "TEMPORARILY_UNAVAILABLE"
@@ -169,6 +179,7 @@ def test_a_postgresql_restart_is_served_from_memory_then_503_then_reconnected(
             lambda: _shares(clients["a"]) == 401,
         )
         assert _shares(clients["b"]) == 200
+        assert _readiness(server, api) == {200}
         assert httpx.get(file_url).status_code == 200
         assert server.log().count("the catalog could not be read") == 1  # not every second
         assert server.log().count("the catalog can be read again") == 1

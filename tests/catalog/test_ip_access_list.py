@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from deltaport.catalog.ip_access import IpAccessList, ip_access_problem, normalised
+from deltaport.catalog.recipient_access import IpAccessList, ip_access_problem, normalised
 from deltaport.catalog.rows import CatalogError
 from deltaport.catalog.sql_store import SqlCatalog
 from deltaport.cli import main as cli

@@ -19,9 +19,10 @@ import pyarrow as pa
 import pytest
 from deltalake import write_deltalake
 from obstore.store import S3Store
+from prometheus_client.parser import text_string_to_metric_families
 
 from emulators import S3Emulator, assumed_roles, read_with_official_client, write_profile
-from sharing_server import TOKEN, RunningServer, ndjson, start_server, stop_server
+from sharing_server import TOKEN, RunningServer, free_port, ndjson, start_server, stop_server
 
 ACCOUNT = "123456789012"
 ROLE = f"arn:aws:iam::{ACCOUNT}:role/table-reader"
@@ -49,6 +50,8 @@ WILD_POLICY = """{"Version":"2012-10-17","Statement":[
     {"Sid":"ListTableDirectory","Effect":"Allow","Action":"s3:ListBucket",
      "Resource":"arn:aws:s3:::dirmode",
      "Condition":{"StringLike":{"s3:prefix":["odd/a${*}b${?}c${$}d","odd/a${*}b${?}c${$}d/*"]}}}]}"""
+ADMIN_TOKEN = "dir-admin-token-3e9a"
+ADMIN_PORT = free_port()
 ROWS = [{"id": i, "p": "x" if i % 2 else "y"} for i in range(6)]
 
 
@@ -78,6 +81,7 @@ def server(
         "version": 1,
         "authorization": {"bearerToken": "${DELTAPORT_TEST_TOKEN}"},
         "signingKey": "k",
+        "admin": {"port": ADMIN_PORT, "tokens": [ADMIN_TOKEN]},
         "storage": [
             {
                 "prefix": "s3://dirmode/",
@@ -187,6 +191,32 @@ def test_vended_s3_credentials_are_scoped_and_work(
     # asked again: the same credential from the cache, no second AssumeRole
     assert vend(client, "T").json()["credentials"] == credentials
     assert len(assumed(ROOT)) == 1
+
+
+def vended_count(table_name: str) -> float:
+    """``deltaport_vended_credentials_total`` of ``default`` and ``table_name``."""
+    answer = httpx.get(
+        f"http://127.0.0.1:{ADMIN_PORT}/metrics",
+        headers={"Authorization": f"Bearer {ADMIN_TOKEN}"},
+    )
+    assert answer.status_code == 200, answer.text
+    return sum(
+        sample.value
+        for family in text_string_to_metric_families(answer.text)
+        for sample in family.samples
+        if sample.name == "deltaport_vended_credentials_total"
+        and sample.labels == {"recipient": "default", "table": table_name}
+    )
+
+
+def test_vended_credentials_are_counted_by_recipient_and_table(client: httpx.Client) -> None:
+    before = vended_count("s.sc.dironly")
+    assert vend(client, "dironly").status_code == 200
+    assert vend(client, "DirOnly").status_code == 200  # the catalog's spelling is the label
+    assert vend(client, "urlonly").status_code == 400  # refused: not counted
+    assert vend(client, "dironly").status_code == 200
+    assert vended_count("s.sc.dironly") - before == 3
+    assert vended_count("s.sc.urlonly") == 0
 
 
 def test_auxiliary_and_foreign_locations(client: httpx.Client) -> None:

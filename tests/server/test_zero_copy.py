@@ -267,7 +267,7 @@ def test_file_bytes_wait_for_the_transports_buffer(
 
 def test_the_server_runs_with_the_protocol(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[Any] = []
-    monkeypatch.setattr(serving, "serve_all", calls.extend)
+    monkeypatch.setattr(serving, "serve_all", lambda configs, *_: calls.extend(configs))
     pools: list[pa.MemoryPool] = []
     monkeypatch.setattr(serving.pa, "set_memory_pool", pools.append)
     config = tmp_path / "server.yaml"

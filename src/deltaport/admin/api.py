@@ -77,7 +77,11 @@ class AdminApi:
             Route("/api/openapi.json", self.openapi, methods=["GET"]),
         ]
 
-    def guard(self, handler: Handler) -> Handler:
+    def guard(
+        self, handler: Handler, answer: Callable[[SharingError], Response] = error_json
+    ) -> Handler:
+        """``handler`` behind the admin token; errors answered by ``answer``."""
+
         async def endpoint(request: Request) -> Response:
             try:
                 address = client_address(request.client)
@@ -91,7 +95,7 @@ class AdminApi:
                 if error is None:
                     log.error("unexpected error on %s", request.url.path, exc_info=exc)
                     error = InternalError()
-                return error_json(error)
+                return answer(error)
 
         return endpoint
 

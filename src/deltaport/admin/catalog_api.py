@@ -95,7 +95,7 @@ class CatalogApi:
 
     def routes(self, guard: Guard) -> list[BaseRoute]:
         def route(path: str, handler: Handler, method: str) -> Route:
-            return Route(path, guard(_catalog_errors(handler)), methods=[method])
+            return Route(path, guard(catalog_errors(handler)), methods=[method])
 
         return [
             route("/api/catalog", self.contents, "GET"),
@@ -258,7 +258,7 @@ def _life(token: Any) -> dict[str, Any]:
     return {"expiresAt": token.expires_at, "revokedAt": token.revoked_at}
 
 
-def _catalog_errors(handler: Handler) -> Handler:
+def catalog_errors(handler: Handler) -> Handler:
     async def endpoint(request: Request) -> Response:
         try:
             return await handler(request)

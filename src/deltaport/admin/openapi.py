@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from deltaport.admin.metrics_api import metrics_paths
 from deltaport.admin.openapi_catalog import catalog_paths
+from deltaport.admin.openapi_unity import UNITY_ERROR, unity_paths
 
 
 def _param(name: str, type_: str, description: str, required: bool = False) -> dict[str, Any]:
@@ -92,7 +94,7 @@ def admin_openapi() -> dict[str, Any]:
         },
         "components": {
             "securitySchemes": {"adminToken": {"type": "http", "scheme": "bearer"}},
-            "schemas": {"Error": _ERROR, "Diff": _COMMIT_DIFF},
+            "schemas": {"Error": _ERROR, "UnityError": UNITY_ERROR, "Diff": _COMMIT_DIFF},
         },
         "security": [{"adminToken": []}],
         "paths": {
@@ -129,5 +131,7 @@ def admin_openapi() -> dict[str, Any]:
                 }
             },
             **catalog_paths(),
+            **metrics_paths(),
+            **unity_paths(),
         },
     }

@@ -18,7 +18,8 @@ from deltaport.catalog.partition_filter import PartitionFilterError, check
 from deltaport.catalog.remote import RemoteCatalog
 from deltaport.catalog.rows import CatalogError, IssuedToken, TokenRow
 from deltaport.catalog.sql_store import SqlCatalog
-from deltaport.catalog.tokens import OAUTH, TOKEN_ENDPOINT_PATH, expiry_text
+from deltaport.catalog.store_checks import expiry_text
+from deltaport.catalog.tokens import OAUTH, TOKEN_ENDPOINT_PATH
 from deltaport.delta import open_table
 from deltaport.delta.errors import DeltaError
 from deltaport.protocol.credentials import URL
@@ -60,10 +61,50 @@ def add_table(
     storage_options: Mapping[str, str] | None = None,
     settings_for: SettingsFor | None = None,
 ) -> str:
-    """Add a table after checking its access modes (with the credential settings of
-    ``settings_for`` when the server's storage configuration is known), that ``location``
-    holds a Delta table and that the partition filter names only its partition columns."""
+    """Add a table after checking it (see :func:`check_table`)."""
     share, schema, name = split_table_name(full_name)
+    check_table(
+        full_name,
+        location,
+        history_shared=history_shared,
+        start_version=start_version,
+        partition_filter=partition_filter,
+        access_modes=access_modes,
+        auxiliary_locations=auxiliary_locations,
+        storage_options=storage_options,
+        settings_for=settings_for,
+    )
+    catalog.add_table(
+        share,
+        schema,
+        name,
+        location,
+        history_shared=history_shared,
+        start_version=start_version,
+        partition_filter=partition_filter,
+        access_modes=access_modes,
+        auxiliary_locations=auxiliary_locations,
+    )
+    return f"added table {share}.{schema}.{name} ({location})"
+
+
+def check_table(
+    full_name: str,
+    location: str,
+    *,
+    history_shared: bool,
+    start_version: int,
+    partition_filter: str | None,
+    access_modes: Sequence[str] = (URL,),
+    auxiliary_locations: Sequence[str] = (),
+    storage_options: Mapping[str, str] | None = None,
+    settings_for: SettingsFor | None = None,
+) -> None:
+    """Refuse (:class:`CatalogError`, with the reason) a table that cannot be shared: its
+    access modes are checked (with the credential settings of ``settings_for`` when the
+    server's storage configuration is known), ``location`` must hold a readable Delta table
+    and the partition filter may name only its partition columns. Reads storage, writes
+    nothing: callers check every table of a change before changing the catalog."""
     problem = table_problem(location, start_version, partition_filter, auxiliary_locations)
     problem = problem or access_problem(
         location,
@@ -85,18 +126,6 @@ def add_table(
             check(partition_filter, metadata.partition_columns)
         except PartitionFilterError as exc:
             raise CatalogError(str(exc)) from None
-    catalog.add_table(
-        share,
-        schema,
-        name,
-        location,
-        history_shared=history_shared,
-        start_version=start_version,
-        partition_filter=partition_filter,
-        access_modes=access_modes,
-        auxiliary_locations=auxiliary_locations,
-    )
-    return f"added table {share}.{schema}.{name} ({location})"
 
 
 def list_shares(catalog: SqlCatalog | RemoteCatalog) -> str:

@@ -11,11 +11,6 @@ The bounds are listed in ``docs/server/catalog.md``.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from datetime import timedelta
-from urllib.parse import urlsplit
-
-from deltaport.catalog.rows import CatalogError
-from deltaport.protocol.names import name_problem
 
 MAX_VERSION = 2**63 - 1
 """Delta versions are signed 64-bit numbers."""
@@ -96,33 +91,3 @@ def table_problem(
         if problem:
             return f"auxiliaryLocations[{i}] {problem}"
     return None
-
-
-# -- raising CatalogError (the store's checks) ------------------------------------------
-def check_endpoint(endpoint: str | None) -> None:
-    """Refuse, before anything is written, an endpoint no profile could use."""
-    if endpoint is None:
-        return
-    try:
-        parts = urlsplit(endpoint)
-        usable = parts.scheme in ("http", "https") and bool(parts.hostname)
-    except ValueError:
-        usable = False
-    if not usable or not endpoint.isprintable() or any(c.isspace() for c in endpoint):
-        raise CatalogError(f"the endpoint is not an http(s) URL: {endpoint!r}")
-
-
-def check_name(name: str, what: str) -> None:
-    problem = name_problem(name)
-    if problem:
-        raise CatalogError(f"{what} name {name!r} {problem}")
-
-
-def check(what: str, problem: str | None) -> None:
-    if problem:
-        raise CatalogError(f"{what} {problem}")
-
-
-def check_lifetime(expires_in: timedelta | None) -> None:
-    if expires_in is not None:
-        check("the token lifetime", lifetime_problem(expires_in.total_seconds()))

@@ -28,8 +28,8 @@ from typing import TypeVar, cast
 
 from deltaport.catalog.access import table_access
 from deltaport.catalog.database import DatabaseUnavailableError
-from deltaport.catalog.ip_access import IpAccessList
 from deltaport.catalog.model import CatalogView, Recipient, Share, SharedSchema, SharedTable
+from deltaport.catalog.recipient_access import IpAccessList
 from deltaport.catalog.rows import CatalogContents, ClientRow, RecipientRow, TableRow, TokenRow
 from deltaport.catalog.sql_store import SqlCatalog
 from deltaport.catalog.tokens import (
@@ -169,6 +169,9 @@ class LiveCatalog:
         expires_at = int(self._wall_clock()) + lifetime_seconds
         recipient = snapshot.recipients[token.recipient_key]
         return recipient, self._access_tokens.issue(client_id, expires_at), lifetime_seconds
+
+    def recipient_count(self) -> int:
+        return len(self._current().recipients)
 
     def may_read(self, recipient: str, credential: str, table_key: str) -> bool:
         """Whether ``recipient`` may still read the table with the token named by

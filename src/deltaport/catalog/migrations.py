@@ -66,7 +66,13 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             WHERE t.recipient_key = recipients.name_key
             ORDER BY t.created_at DESC LIMIT 1)""",
     ),
-    # 4: recipients' IP access lists (a JSON list of addresses and CIDR ranges; empty:
+    # 4: a comment on a recipient and on a shared table (the provider API in Unity
+    # Catalog's shape carries both)
+    (
+        "ALTER TABLE recipients ADD COLUMN comment TEXT",
+        "ALTER TABLE shared_tables ADD COLUMN comment TEXT",
+    ),
+    # 5: recipients' IP access lists (a JSON list of addresses and CIDR ranges; empty:
     # anywhere), their single-use activation links (kept as keyed hashes), how they
     # authenticate (TOKEN or OAUTH_CLIENT_CREDENTIALS) and their OAuth clients (secrets kept
     # as keyed hashes)

@@ -118,6 +118,41 @@ def _leaf(leaf: Leaf, values: Mapping[str, str]) -> Leaf:
     return leaf
 
 
+Condition = tuple[str, str, str | None]
+"""``(column, kind, value)``: kind ``value`` (the column equals the string ``value``),
+``property`` (it equals the recipient's property ``value``) or ``null`` (it is null)."""
+
+
+def as_partitions(text: str) -> list[list[Condition]] | None:
+    """The filter as partitions, Unity Catalog's way of writing one: conditions AND-ed within
+    a partition, partitions OR-ed; None when the filter is not of that form."""
+    try:
+        expr, placeholders = _parse_template(text)
+    except PredicateError:
+        return None
+    properties = dict(zip(placeholders, properties_named(text), strict=True))
+    alternatives = expr.children if isinstance(expr, Or) else (expr,)
+    partitions = []
+    for alternative in alternatives:
+        terms = alternative.children if isinstance(alternative, And) else (alternative,)
+        conditions = [_condition(term, properties) for term in terms]
+        if any(c is None for c in conditions):
+            return None
+        partitions.append([c for c in conditions if c is not None])
+    return partitions
+
+
+def _condition(term: Expr, properties: Mapping[str, str]) -> Condition | None:
+    match term:
+        case IsNull(child=Column(name=name)):
+            return name, "null", None
+        case Comparison(op="equal", left=Column(name=name), right=Literal(value=str() as value)):
+            if value in properties:
+                return name, "property", properties[value]
+            return name, "value", value
+    return None
+
+
 def check(text: str, partition_columns: Collection[str] | None) -> None:
     """Raise :class:`PartitionFilterError` unless ``text`` parses and names only
     ``partition_columns`` (None: only check that it parses)."""

@@ -11,7 +11,7 @@ from urllib.parse import quote
 
 import httpx
 
-from deltaport.catalog.activation import ActivationLink
+from deltaport.catalog.recipient_access import ActivationLink
 from deltaport.catalog.rows import (
     KEEP,
     CatalogConflictError,

@@ -52,6 +52,7 @@ class TableRow:
     partition_filter: str | None
     access_modes: tuple[str, ...] = (URL,)
     auxiliary_locations: tuple[str, ...] = ()
+    comment: str | None = None
 
 
 @dataclass(frozen=True)
@@ -64,6 +65,7 @@ class RecipientRow:
     """Where its last profile pointed (None: not recorded, a catalog of an older deltaport)."""
     token_lifetime: timedelta | None = None
     """How long its tokens live (None: they do not expire)."""
+    comment: str | None = None
     ip_access_list: tuple[str, ...] = ()
     """The addresses and CIDR ranges its requests may come from (empty: anywhere)."""
     authentication_type: str = "TOKEN"
@@ -122,14 +124,14 @@ class LastRows:
 def table_row(r: Row) -> TableRow:
     """A ``shared_tables`` row as :meth:`SqlCatalog.contents` selects it."""
     modes, auxiliary = tuple(json.loads(r[8])), tuple(json.loads(r[9]))
-    return TableRow(r[0], r[1], r[2], r[3], r[4], bool(r[5]), r[6], r[7], modes, auxiliary)
+    return TableRow(r[0], r[1], r[2], r[3], r[4], bool(r[5]), r[6], r[7], modes, auxiliary, r[10])
 
 
 def recipient_row(r: Row, shares: tuple[str, ...]) -> RecipientRow:
     """A ``recipients`` row as :meth:`SqlCatalog.contents` selects it."""
     lifetime = None if r[4] is None else timedelta(seconds=r[4])
-    ips = tuple(json.loads(r[5]))
-    return RecipientRow(r[1], json.loads(r[2]), shares, r[3], lifetime, ips, r[6])
+    ips = tuple(json.loads(r[6]))
+    return RecipientRow(r[1], json.loads(r[2]), shares, r[3], lifetime, r[5], ips, r[7])
 
 
 def converted(

@@ -12,40 +12,30 @@ import hmac
 import json
 import sqlite3
 import threading
-import time
 import uuid
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from datetime import timedelta
 
-from deltaport.catalog.access import access_problem
-from deltaport.catalog.activation import (
-    DEFAULT_LINK_LIFETIME,
-    ActivationLink,
-    LinkedRecipient,
-    new_link,
-    presented_link,
-    unused_link,
-    use_link,
-)
 from deltaport.catalog.database import CatalogUrlError, Database, Transaction
-from deltaport.catalog.ip_access import DEFAULT_MAX_ENTRIES, ip_access_problem, normalised
 from deltaport.catalog.limits import (
-    check,
-    check_endpoint,
-    check_lifetime,
-    check_name,
     grace_problem,
     properties_problem,
-    table_problem,
     text_problem,
 )
 from deltaport.catalog.migrations import migrate
+from deltaport.catalog.recipient_access import (
+    DEFAULT_MAX_ENTRIES,
+    Access,
+    ActivationLink,
+    RecipientAccess,
+    new_link,
+    set_access,
+)
 from deltaport.catalog.rows import (
     KEEP,
     CatalogConflictError,
     CatalogContents,
-    CatalogError,
     CatalogNotFoundError,
     IssuedToken,
     Keep,
@@ -54,6 +44,14 @@ from deltaport.catalog.rows import (
     TableRow,
     converted,
 )
+from deltaport.catalog.store_checks import check as _check
+from deltaport.catalog.store_checks import check_endpoint as _check_endpoint
+from deltaport.catalog.store_checks import check_lifetime as _check_lifetime
+from deltaport.catalog.store_checks import check_name as _check_name
+from deltaport.catalog.store_checks import check_table_fields
+from deltaport.catalog.store_checks import expiry_text as expiry_text
+from deltaport.catalog.store_checks import now_ms as _now
+from deltaport.catalog.store_checks import seconds as _seconds
 from deltaport.catalog.tokens import (
     AUTHENTICATION_TYPES,
     TOKEN,
@@ -64,10 +62,9 @@ from deltaport.catalog.tokens import (
 )
 from deltaport.protocol.credentials import URL
 from deltaport.protocol.names import name_key
-from deltaport.storage.uri import is_relative_path
 
 
-class SqlCatalog:
+class SqlCatalog(RecipientAccess):
     def __init__(self, url: str, *, create: bool = True) -> None:
         """The catalog at ``url``; a missing SQLite file is created only with ``create`` (a
         server never creates one, except the embedded default on its first start)."""
@@ -102,12 +99,12 @@ class SqlCatalog:
             shares = tx.execute("SELECT name, id, comment FROM shares ORDER BY created_at, name")
             tables = tx.execute(
                 "SELECT s.name, t.schema_name, t.name, t.location, t.id, t.history_shared, "
-                "t.start_version, t.partition_filter, t.access_modes, t.auxiliary_locations "
-                "FROM shared_tables t "
+                "t.start_version, t.partition_filter, t.access_modes, t.auxiliary_locations, "
+                "t.comment FROM shared_tables t "
                 "JOIN shares s ON s.name_key = t.share_key ORDER BY t.ordinal"
             )
             recipients = tx.execute(
-                "SELECT name_key, name, properties, endpoint, token_lifetime_seconds, "
+                "SELECT name_key, name, properties, endpoint, token_lifetime_seconds, comment, "
                 "ip_access_list, authentication_type FROM recipients"
             )
             grants = tx.execute("SELECT recipient_key, share_key FROM grants")
@@ -126,8 +123,8 @@ class SqlCatalog:
 
     # -- shares and tables ---------------------------------------------------------------
     def create_share(self, name: str, comment: str | None = None) -> ShareRow:
-        check_name(name, "share")
-        check("comment", text_problem(comment))
+        _check_name(name, "share")
+        _check("comment", text_problem(comment))
         row = ShareRow(name, str(uuid.uuid4()), comment)
         with self._change() as tx:
             if tx.execute("SELECT 1 FROM shares WHERE name_key = ?", (name_key(name),)):
@@ -137,6 +134,14 @@ class SqlCatalog:
                 (name_key(name), name, row.id, comment, _now()),
             )
         return row
+
+    def set_share_comment(self, name: str, comment: str | None) -> None:
+        _check("comment", text_problem(comment))
+        with self._change() as tx:
+            tx.execute(
+                "UPDATE shares SET comment = ? WHERE name_key = ?",
+                (comment, self._share_key(tx, name)),
+            )
 
     def drop_share(self, name: str) -> None:
         with self._change() as tx:
@@ -155,30 +160,22 @@ class SqlCatalog:
         partition_filter: str | None = None,
         access_modes: Sequence[str] = (URL,),
         auxiliary_locations: Sequence[str] = (),
+        comment: str | None = None,
     ) -> TableRow:
         """Share a table. Its access modes are checked as far as they can be without the
         server's storage configuration (see :func:`~deltaport.catalog.access.access_problem`)."""
-        check_name(schema, "schema")
-        check_name(name, "table")
-        problem = table_problem(location, start_version, partition_filter, auxiliary_locations)
-        if problem:
-            raise CatalogError(f"table {share}.{schema}.{name} cannot be shared: {problem}")
-        if is_relative_path(location):
-            raise CatalogError(
-                f"table {share}.{schema}.{name}: the location {location!r} is a relative path; "
-                "give an absolute path or a URI"
-            )
-        problem = access_problem(
+        _check_name(schema, "schema")
+        _check_name(name, "table")
+        _check("comment", text_problem(comment))
+        check_table_fields(
+            f"{share}.{schema}.{name}",
             location,
             access_modes,
             auxiliary_locations,
             history_shared=history_shared,
             start_version=start_version,
             partition_filter=partition_filter,
-            settings_for=None,
         )
-        if problem:
-            raise CatalogError(f"table {share}.{schema}.{name} cannot be shared: {problem}")
         key = name_key(f"{share}.{schema}.{name}")
         row = TableRow(
             share,
@@ -191,6 +188,7 @@ class SqlCatalog:
             partition_filter,
             tuple(access_modes),
             tuple(auxiliary_locations),
+            comment,
         )
         with self._change() as tx:
             share_key = self._share_key(tx, share)
@@ -200,7 +198,7 @@ class SqlCatalog:
             tx.execute(
                 "INSERT INTO shared_tables (name_key, share_key, schema_name, name, location, id, "
                 "history_shared, start_version, partition_filter, access_modes, "
-                "auxiliary_locations, ordinal) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                "auxiliary_locations, ordinal, comment) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (
                     key,
                     share_key,
@@ -214,9 +212,53 @@ class SqlCatalog:
                     json.dumps(row.access_modes),
                     json.dumps(row.auxiliary_locations),
                     ordinal,
+                    comment,
                 ),
             )
         return row
+
+    def update_table(
+        self,
+        share: str,
+        schema: str,
+        name: str,
+        *,
+        history_shared: bool,
+        start_version: int,
+        partition_filter: str | None,
+        comment: str | None,
+    ) -> None:
+        """Change how a shared table is read, keeping its id, location and access modes;
+        checked as :meth:`add_table` checks a new one."""
+        key = name_key(f"{share}.{schema}.{name}")
+        _check("comment", text_problem(comment))
+        with self._change() as tx:
+            found = tx.execute(
+                "SELECT location, access_modes, auxiliary_locations FROM shared_tables "
+                "WHERE name_key = ?",
+                (key,),
+            )
+            if not found:
+                raise CatalogNotFoundError(f"no table {share}.{schema}.{name}")
+            location, modes, auxiliary = (
+                found[0][0],
+                json.loads(found[0][1]),
+                json.loads(found[0][2]),
+            )
+            check_table_fields(
+                f"{share}.{schema}.{name}",
+                location,
+                modes,
+                auxiliary,
+                history_shared=history_shared,
+                start_version=start_version,
+                partition_filter=partition_filter,
+            )
+            tx.execute(
+                "UPDATE shared_tables SET history_shared = ?, start_version = ?, "
+                "partition_filter = ?, comment = ? WHERE name_key = ?",
+                (int(history_shared), start_version, partition_filter, comment, key),
+            )
 
     def remove_table(self, share: str, schema: str, name: str) -> None:
         key = name_key(f"{share}.{schema}.{name}")
@@ -232,80 +274,69 @@ class SqlCatalog:
         properties: Mapping[str, str] | None = None,
         expires_in: timedelta | None = None,
         endpoint: str | None = None,
+        comment: str | None = None,
         *,
         ip_access_list: Sequence[str] = (),
         max_ip_entries: int = DEFAULT_MAX_ENTRIES,
         authentication_type: str = TOKEN,
     ) -> IssuedToken:
-        """A recipient and its first token; ``expires_in`` becomes the lifetime of its
-        tokens and ``endpoint`` where its profiles point (see :meth:`rotate`); requests
-        from outside ``ip_access_list`` (when not empty) are refused."""
-        _check_recipient(properties, expires_in, endpoint, ip_access_list, max_ip_entries)
-        with self._change() as tx:
-            ips = normalised(ip_access_list)
-            self._insert_recipient(
-                tx, name, properties or {}, endpoint, expires_in, ips, authentication_type
-            )
-            return self._issue(tx, name, expires_in, endpoint)
+        """A recipient and its first credential (a token, or an OAuth client): ``expires_in``
+        becomes its lifetime and ``endpoint`` where its profiles point (see :meth:`rotate`);
+        requests from outside ``ip_access_list`` (when not empty) are refused."""
+        access = Access(ip_access_list, max_ip_entries, authentication_type)
+        made = self._create(name, properties, expires_in, endpoint, comment, access, None)
+        assert isinstance(made, IssuedToken)
+        return made
 
-    def create_recipient_with_link(
+    def _create(
         self,
         name: str,
-        properties: Mapping[str, str] | None = None,
-        expires_in: timedelta | None = None,
+        properties: Mapping[str, str] | None,
+        expires_in: timedelta | None,
+        endpoint: str | None,
+        comment: str | None,
+        access: Access,
+        link_lifetime: timedelta | None,
+    ) -> IssuedToken | ActivationLink:
+        """A recipient and its first credential, or (with ``link_lifetime``) its link."""
+        _check("properties", properties_problem(properties or {}))
+        _check("comment", text_problem(comment))
+        _check_lifetime(expires_in)
+        _check_endpoint(endpoint)
+        with self._change() as tx:
+            self._insert_recipient(tx, name, properties or {}, endpoint, expires_in, comment)
+            set_access(tx, name, access, AUTHENTICATION_TYPES)
+            if link_lifetime is not None:
+                return new_link(tx, self.hash_token, name, link_lifetime, endpoint or "")
+            return self._issue(tx, name, expires_in, endpoint)
+
+    def update_recipient(
+        self,
+        name: str,
         *,
-        endpoint: str,
-        link_lifetime: timedelta = DEFAULT_LINK_LIFETIME,
-        ip_access_list: Sequence[str] = (),
-        max_ip_entries: int = DEFAULT_MAX_ENTRIES,
-        authentication_type: str = TOKEN,
-    ) -> ActivationLink:
-        """A recipient without a token yet, and the activation link whose first download
-        issues its first token (see :mod:`deltaport.catalog.activation`)."""
-        _check_recipient(properties, expires_in, endpoint, ip_access_list, max_ip_entries)
+        properties: Mapping[str, str] | None = None,
+        comment: str | Keep | None = KEEP,
+    ) -> None:
+        """Replace the recipient's properties (when given) and its comment (unless KEEP)."""
+        if properties is not None:
+            _check("properties", properties_problem(properties))
+        if comment is not KEEP:
+            _check("comment", text_problem(comment))
         with self._change() as tx:
-            ips = normalised(ip_access_list)
-            self._insert_recipient(
-                tx, name, properties or {}, endpoint, expires_in, ips, authentication_type
-            )
-            return new_link(tx, self.hash_token, name, link_lifetime, endpoint)
-
-    def activate(self, link: str, admit: Callable[[LinkedRecipient], None]) -> IssuedToken:
-        """Use an activation link: its recipient's first token. ``admit`` may refuse (by
-        raising) before the link is used up; an unknown, used or expired link raises
-        :class:`CatalogNotFoundError`."""
-        hashed = self.hash_token(presented_link(link))
-        with self._change() as tx:
-            linked = unused_link(tx, hashed)
-            admit(linked)
-            use_link(tx, hashed)
-            return self._issue(tx, linked.name, linked.token_lifetime, linked.endpoint)
-
-    def activation_link(self, link: str) -> LinkedRecipient:
-        """The recipient an unused link leads to, without using it."""
-        hashed = self.hash_token(presented_link(link))
-        with self.database.read() as tx:
-            return unused_link(tx, hashed)
-
-    def set_ip_access_list(
-        self, name: str, entries: Sequence[str], max_entries: int = DEFAULT_MAX_ENTRIES
-    ) -> tuple[str, ...]:
-        """Replace the recipient's IP access list (empty: requests from anywhere); returns
-        the list as stored."""
-        check("the IP access list", ip_access_problem(entries, max_entries))
-        stored = normalised(entries)
-        with self._change() as tx:
-            tx.execute(
-                "UPDATE recipients SET ip_access_list = ? WHERE name_key = ?",
-                (json.dumps(list(stored)), self._recipient_key(tx, name)),
-            )
-        return stored
+            key = self._recipient_key(tx, name)
+            if properties is not None:
+                tx.execute(
+                    "UPDATE recipients SET properties = ? WHERE name_key = ?",
+                    (json.dumps(dict(properties)), key),
+                )
+            if comment is not KEEP:
+                tx.execute("UPDATE recipients SET comment = ? WHERE name_key = ?", (comment, key))
 
     def import_recipient(self, name: str, token: str, shares: list[str]) -> None:
         """A recipient holding an existing token (a YAML bearer token being imported),
         granted ``shares``."""
         with self._change() as tx:
-            self._insert_recipient(tx, name, {}, None, None, (), TOKEN)
+            self._insert_recipient(tx, name, {}, None, None)
             tx.execute(
                 "INSERT INTO tokens (hash, recipient_key, created_at) VALUES (?,?,?)",
                 (self.hash_token(token), name_key(name), _now()),
@@ -330,10 +361,10 @@ class SqlCatalog:
         ``expires_in`` says otherwise (None: no expiry), which then becomes the recipient's
         lifetime. Its profile points to ``endpoint`` if given, else where the recipient's
         last profile pointed, else to ``default_endpoint``; that becomes the recipient's."""
-        check("the grace period", grace_problem(old_valid_for.total_seconds()))
-        check_lifetime(expires_in if isinstance(expires_in, timedelta) else None)
-        check_endpoint(endpoint)
-        check_endpoint(default_endpoint)
+        _check("the grace period", grace_problem(old_valid_for.total_seconds()))
+        _check_lifetime(expires_in if isinstance(expires_in, timedelta) else None)
+        _check_endpoint(endpoint)
+        _check_endpoint(default_endpoint)
         deadline = _now() + int(old_valid_for.total_seconds() * 1000)
         with self._change() as tx:
             found = tx.execute(
@@ -357,7 +388,7 @@ class SqlCatalog:
             return self._issue(tx, name, lifetime, points_to)
 
     def revoke(self, name: str) -> None:
-        """End every token (or OAuth client) of the recipient now."""
+        """End every token of the recipient now."""
         with self._change() as tx:
             self._recipient_key(tx, name)
             revoke_all(tx, name)
@@ -413,21 +444,14 @@ class SqlCatalog:
         properties: Mapping[str, str],
         endpoint: str | None,
         lifetime: timedelta | None,
-        ip_access_list: tuple[str, ...],
-        authentication_type: str,
+        comment: str | None = None,
     ) -> None:
-        check_name(name, "recipient")
-        if authentication_type not in AUTHENTICATION_TYPES:
-            raise CatalogError(
-                f"authentication type {authentication_type[:80]!r} is not one of "
-                + ", ".join(AUTHENTICATION_TYPES)
-            )
+        _check_name(name, "recipient")
         if tx.execute("SELECT 1 FROM recipients WHERE name_key = ?", (name_key(name),)):
             raise CatalogConflictError(f"recipient {name!r} exists already")
         tx.execute(
             "INSERT INTO recipients (name_key, name, properties, created_at, endpoint, "
-            "token_lifetime_seconds, ip_access_list, authentication_type) "
-            "VALUES (?,?,?,?,?,?,?,?)",
+            "token_lifetime_seconds, comment) VALUES (?,?,?,?,?,?,?)",
             (
                 name_key(name),
                 name,
@@ -435,8 +459,7 @@ class SqlCatalog:
                 _now(),
                 endpoint,
                 _seconds(lifetime),
-                json.dumps(list(ip_access_list)),
-                authentication_type,
+                comment,
             ),
         )
 
@@ -475,24 +498,3 @@ class _Change:
                 "WHERE key = 'generation'"
             )
         self._context.__exit__(*exc)  # type: ignore[arg-type]
-
-
-def _check_recipient(
-    properties: Mapping[str, str] | None,
-    expires_in: timedelta | None,
-    endpoint: str | None,
-    ip_access_list: Sequence[str],
-    max_ip_entries: int,
-) -> None:
-    check("properties", properties_problem(properties or {}))
-    check_lifetime(expires_in)
-    check_endpoint(endpoint)
-    check("the IP access list", ip_access_problem(ip_access_list, max_ip_entries))
-
-
-def _seconds(lifetime: timedelta | None) -> int | None:
-    return None if lifetime is None else int(lifetime.total_seconds())
-
-
-def _now() -> int:
-    return int(time.time() * 1000)

@@ -23,7 +23,7 @@ import hmac
 import secrets
 import time
 from collections.abc import Callable
-from datetime import datetime, timedelta
+from datetime import timedelta
 
 from deltaport.catalog.database import Transaction
 from deltaport.catalog.rows import CatalogNotFoundError, IssuedToken
@@ -63,18 +63,6 @@ def presented_token(authorization: str | None) -> str:
             f"the bearer token is longer than {MAX_TOKEN_LENGTH} characters; it is not valid"
         )
     return token
-
-
-def expiry_text(expires_at: int | None) -> str:
-    """When a token ends, as local time; a stored value no date can show (written before
-    lifetimes were bounded) is shown as its milliseconds since the epoch."""
-    if expires_at is None:
-        return "never"
-    try:
-        moment = datetime.fromtimestamp(expires_at / 1000).astimezone()
-    except (ValueError, OverflowError, OSError):
-        return f"{expires_at} ms after 1970-01-01 UTC"
-    return moment.isoformat(timespec="seconds")
 
 
 # -- OAuth clients and access tokens ----------------------------------------------------

@@ -18,10 +18,13 @@ import msgspec
 import yaml
 
 from deltaport.catalog.access import access_problem
-from deltaport.catalog.activation import DEFAULT_LINK_LIFETIME
-from deltaport.catalog.ip_access import DEFAULT_MAX_ENTRIES, parse_network
 from deltaport.catalog.partition_filter import PartitionFilterError
 from deltaport.catalog.partition_filter import check as check_filter
+from deltaport.catalog.recipient_access import (
+    DEFAULT_LINK_LIFETIME,
+    DEFAULT_MAX_ENTRIES,
+    parse_network,
+)
 from deltaport.catalog.tokens import DEFAULT_ACCESS_TOKEN_SECONDS, MAX_TOKEN_LENGTH
 from deltaport.protocol.credentials import URL
 from deltaport.protocol.names import name_key, name_problem
@@ -153,6 +156,7 @@ class ServerConfig(_Config):
     max_predicate_hint_length: int = 65536
     max_predicate_hint_depth: int = 64
     shutdown_grace_seconds: int = 30
+    drain_seconds: int = 0
     catalog: str | None = None
     catalog_max_stale_seconds: int = 30
     admin: AdminConfig | None = None
@@ -270,6 +274,8 @@ def _check(config: ServerConfig) -> None:
             raise ConfigError(f"trustedProxies[{i}]: {exc}") from None
     if config.shutdown_grace_seconds < 0:
         raise ConfigError("shutdownGraceSeconds: must not be negative")
+    if config.drain_seconds < 0:
+        raise ConfigError("drainSeconds: must not be negative")
     token = config.authorization.bearer_token if config.authorization else None
     if token is not None and len(token) > MAX_TOKEN_LENGTH:
         raise ConfigError(

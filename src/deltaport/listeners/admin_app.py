@@ -17,9 +17,13 @@ from deltaport.admin.catalog_api import CatalogApi
 from deltaport.admin.diff_service import DiffService
 from deltaport.admin.errors import as_sharing_error
 from deltaport.admin.headers import SecurityHeaders
+from deltaport.admin.metrics_api import metrics_routes
 from deltaport.admin.tables import ConfiguredTables
 from deltaport.admin.throttle import FailedAuthLimit
 from deltaport.admin.tokens import AdminTokens
+from deltaport.admin.unity.api import unity_routes
+from deltaport.admin.unity.errors import PREFIX as UNITY_PREFIX
+from deltaport.admin.unity.errors import error_body_for, unity_error
 from deltaport.catalog.sql_store import SqlCatalog
 from deltaport.config.model import ServerConfig
 from deltaport.config.urls import catalog_url, public_url
@@ -28,6 +32,7 @@ from deltaport.console.render import page
 from deltaport.console.sessions import Sessions
 from deltaport.delta.errors import DeltaError
 from deltaport.diff.base.errors import DiffError
+from deltaport.observe.health import Readiness
 from deltaport.protocol.echo import echo
 from deltaport.protocol.errors import (
     InternalError,
@@ -38,14 +43,17 @@ from deltaport.protocol.errors import (
 from deltaport.protocol.predicates import PredicateError
 from deltaport.server.http.body_limit import BodyLimit
 from deltaport.server.http.header_limit import HeaderLimit
+from deltaport.server.http.health import health_routes
 from deltaport.server.http.hsts import StrictTransport
+from deltaport.server.http.request_metrics import RequestMetrics
 from deltaport.storage import StorageError
 
 log = logging.getLogger(__name__)
 
 
-def create_admin_app(config: ServerConfig) -> Starlette:
-    """The admin app of ``config`` (which must have an ``admin`` section)."""
+def create_admin_app(config: ServerConfig, readiness: Readiness | None = None) -> Starlette:
+    """The admin app of ``config`` (which must have an ``admin`` section); ``readiness``
+    is the process's (the sharing listener's), for ``/readyz``."""
     admin = config.admin
     if admin is None:
         raise ValueError("the configuration has no admin section")
@@ -66,16 +74,19 @@ def create_admin_app(config: ServerConfig) -> Starlette:
         ValueError,
     ]
     routes = [*api.routes(), *console_routes(tables, diffs, tokens, sessions, limit)]
+    routes += [*metrics_routes(api.guard), *health_routes(readiness or Readiness())]
+    sharing_url = public_url(config) + config.endpoint
     if catalog is not None:
-        sharing_url = public_url(config) + config.endpoint
         routes += CatalogApi(catalog, config, sharing_url).routes(api.guard)
+    routes += unity_routes(catalog, config, sharing_url, lambda h: api.guard(h, unity_error))
     app = Starlette(
         routes=routes,
         middleware=[
+            Middleware(RequestMetrics, listener="admin"),
             Middleware(HeaderLimit),
             Middleware(StrictTransport),
             Middleware(SecurityHeaders),
-            Middleware(BodyLimit, limit=config.max_request_body_bytes),
+            Middleware(BodyLimit, limit=config.max_request_body_bytes, shape=error_body_for),
         ],
         exception_handlers={
             HTTPException: _http_error,
@@ -87,6 +98,8 @@ def create_admin_app(config: ServerConfig) -> Starlette:
 
 
 def _answer(request: Request, error: SharingError) -> Response:
+    if request.url.path.startswith(UNITY_PREFIX):
+        return unity_error(error)
     if request.url.path.startswith("/api/"):
         return error_json(error)
     return page(request, "error.html", status=error.status, error=error)

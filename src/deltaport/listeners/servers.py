@@ -22,7 +22,7 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Generator, Sequence
+from collections.abc import Callable, Generator, Sequence
 from types import FrameType
 
 import uvicorn
@@ -39,18 +39,39 @@ class _Server(uvicorn.Server):
         yield  # serve_all handles the signals of every server
 
 
-def serve_all(configs: Sequence[uvicorn.Config]) -> None:
-    """Run a server for each of ``configs`` until a signal stops them all."""
+def serve_all(
+    configs: Sequence[uvicorn.Config],
+    on_stop: Callable[[], None] = lambda: None,
+    drain_seconds: float = 0,
+) -> None:
+    """Run a server for each of ``configs`` until a signal stops them all. A signal calls
+    ``on_stop`` (``/readyz`` answers 503 from then on); with ``drain_seconds``, the servers
+    go on serving that long before they stop (a second signal stops them at once), so a
+    load balancer sees them not ready and sends new requests elsewhere first."""
     servers = [_Server(config) for config in configs]
     grace = max(config.timeout_graceful_shutdown or 0 for config in configs)
     watchdog = threading.Timer(grace + EXIT_MARGIN_SECONDS, _exit_now, args=(grace,))
     watchdog.daemon = True
+    draining = threading.Event()
 
-    def handle(sig: int, frame: FrameType | None) -> None:
+    def stop(sig: int, frame: FrameType | None) -> None:
         if not watchdog.is_alive():
             watchdog.start()
         for server in servers:
             server.handle_exit(sig, frame)
+
+    drain = threading.Timer(drain_seconds, stop, args=(signal.SIGTERM, None))
+    drain.daemon = True
+
+    def handle(sig: int, frame: FrameType | None) -> None:
+        on_stop()
+        if drain_seconds > 0 and not draining.is_set():
+            draining.set()
+            log.info("draining for %s s before stopping (/readyz answers 503)", drain_seconds)
+            drain.start()
+            return
+        drain.cancel()
+        stop(sig, frame)
 
     originals = {sig: signal.signal(sig, handle) for sig in _SIGNALS}
 

@@ -18,6 +18,7 @@ from deltaport.config.model import ServerConfig, load_config
 from deltaport.config.urls import public_url
 from deltaport.listeners.admin_app import create_admin_app
 from deltaport.listeners.servers import serve_all
+from deltaport.observe.health import Readiness
 from deltaport.server import create_app
 from deltaport.server.files.zero_copy import zero_copy_protocol
 from deltaport.server.http.app import files_path_prefix
@@ -88,12 +89,15 @@ def _serve(config: ServerConfig, app: Starlette, keys: Path) -> None:
             **ssl,  # type: ignore[arg-type]
         )
     ]
+    readiness: Readiness = app.state.readiness
     if config.admin is not None:
-        configs.append(_admin_listener(config, ssl))
-    serve_all(configs)
+        configs.append(_admin_listener(config, ssl, readiness))
+    serve_all(configs, readiness.drain, config.drain_seconds)
 
 
-def _admin_listener(config: ServerConfig, ssl: dict[str, str | None]) -> uvicorn.Config:
+def _admin_listener(
+    config: ServerConfig, ssl: dict[str, str | None], readiness: Readiness
+) -> uvicorn.Config:
     """The admin listener (admin API and console), TLS as the sharing listener."""
     admin = config.admin
     assert admin is not None
@@ -111,7 +115,7 @@ def _admin_listener(config: ServerConfig, ssl: dict[str, str | None]) -> uvicorn
         admin.port,
     )
     return uvicorn.Config(
-        create_admin_app(config),
+        create_admin_app(config, readiness),
         host=admin.host,
         port=admin.port,
         log_level="info",

@@ -1,3 +1,7 @@
 """The provider API in Unity Catalog's shape (``/api/2.1/unity-catalog/shares``, recipients,
-permissions, rotate-token), beside deltaport's own admin API, over the same catalog services.
-``listeners`` mounts it. (Its modules land with issue 33.)"""
+permissions, rotate-token), beside deltaport's own admin API, over the same catalog services
+(``catalog.sql_store`` and ``catalog.commands``). ``listeners`` mounts it.
+
+``errors`` (the ``{"error_code", "message"}`` answers), ``paging`` (``max_results`` and
+``page_token``), ``bodies`` (the request bodies), ``objects`` (a ``data_object`` as a shared
+table), ``shares`` and ``recipients`` (the routes), ``api`` (them together)."""

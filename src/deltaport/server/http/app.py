@@ -23,6 +23,8 @@ from deltaport.catalog.model import CatalogView, Recipient, Share, SharedSchema,
 from deltaport.catalog.tokens import TOKEN_ENDPOINT_PATH
 from deltaport.config.model import ServerConfig
 from deltaport.config.urls import public_url
+from deltaport.observe.health import Readiness
+from deltaport.observe.metrics import CATALOG_SIZES, CatalogCounts, count_served, count_vended
 from deltaport.protocol.actions import (
     GetShareResponse,
     ListSchemasResponse,
@@ -52,8 +54,10 @@ from deltaport.server.files.reader_seal import ReaderSeal
 from deltaport.server.files.signing import TableUrlSigner
 from deltaport.server.http.body_limit import BodyLimit
 from deltaport.server.http.header_limit import HeaderLimit
+from deltaport.server.http.health import health_routes
 from deltaport.server.http.hot_routes import HotRoutesFirst
 from deltaport.server.http.hsts import StrictTransport
+from deltaport.server.http.request_metrics import RequestMetrics
 from deltaport.server.http.warm_up import warmed_up
 from deltaport.server.oauth.activation import Activation
 from deltaport.server.oauth.client_address import ClientAddresses, client_host
@@ -118,9 +122,12 @@ def create_app(config: ServerConfig) -> Starlette:
         table = catalog.view().table_by_key(table_key)
         return table.location if table else None
 
+    readiness = Readiness(catalog.view)
+    CATALOG_SIZES.watch(CatalogCounts(catalog.view, catalog.recipient_count))
     routes: list[BaseRoute] = [
         *files_routes(local_signer, table_root, admit=catalog.may_read_file),
         *api.routes(config.endpoint),
+        *health_routes(readiness),
     ]
     if isinstance(catalog, DatabaseCatalog):
         routes += Activation(catalog.live.store, public_url(config) + config.endpoint).routes()
@@ -129,6 +136,7 @@ def create_app(config: ServerConfig) -> Starlette:
     app = Starlette(
         routes=routes,
         middleware=[
+            Middleware(RequestMetrics, listener="sharing"),
             Middleware(ClientAddresses, trusted_proxies=config.trusted_proxies),
             Middleware(HeaderLimit),
             Middleware(StrictTransport),
@@ -154,6 +162,7 @@ def create_app(config: ServerConfig) -> Starlette:
     app.router.redirect_slashes = False
     app.state.openapi = api.openapi
     app.state.catalog = catalog
+    app.state.readiness = readiness
     return app
 
 
@@ -337,7 +346,7 @@ class _Api:
             answer = await while_connected(request, self.changes.query_range, table, caps, query)
         else:
             answer = await while_connected(request, self.service.query, table, caps, query)
-        return self._files_stream(table, answer)
+        return self._files_stream(recipient, table, answer)
 
     async def table_changes(self, request: Request, recipient: Recipient) -> Response:
         table = self._table(request, recipient)
@@ -345,17 +354,21 @@ class _Api:
         caps = parse_capabilities(request.headers.get(CAPABILITIES_HEADER))
         query = changes_query(request.query_params)
         answer = await while_connected(request, self.changes.changes, table, caps, query)
-        return self._files_stream(table, answer)
+        return self._files_stream(recipient, table, answer)
 
     async def table_credentials(self, request: Request, recipient: Recipient) -> Response:
         table = self._table(request, recipient)
         wanted = decode_request(await request.body())
         answer = await run_in_threadpool(self.credentials.vend, table, recipient, wanted)
+        count_vended(recipient, table)
         return _json(answer)
 
-    def _files_stream(self, table: SharedTable, answer: TableResponse) -> Response:
+    def _files_stream(
+        self, recipient: Recipient, table: SharedTable, answer: TableResponse
+    ) -> Response:
         """A streamed answer listing files; for local tables it names the endpoint that
         sends many of them at once (:mod:`deltaport.server.files.file_batch`)."""
+        count_served(recipient, table, answer.files, answer.size)
         if table.location.kind != "local":
             return _stream(answer)
         return _stream(answer, {FILE_BATCH_HEADER: self.files_url})

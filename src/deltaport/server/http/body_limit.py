@@ -7,6 +7,8 @@ answer is ``413`` with errorCode ``REQUEST_TOO_LARGE``, and no route sees the bo
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import msgspec
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -14,18 +16,25 @@ from deltaport.protocol.errors import RequestTooLargeError, SharingError
 
 
 class BodyLimit:
-    """ASGI middleware refusing bodies over ``limit`` bytes on every route."""
+    """ASGI middleware refusing bodies over ``limit`` bytes on every route. ``shape`` gives
+    the error's JSON body for a path (default: ``{"errorCode", "message"}``)."""
 
-    def __init__(self, app: ASGIApp, limit: int) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        limit: int,
+        shape: Callable[[str, SharingError], object] | None = None,
+    ) -> None:
         self.app = app
         self.limit = limit
+        self.shape = shape
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
         if _declared_length(scope) > self.limit:
-            await refuse(self._error(), send)
+            await refuse(self._error(), send, self._body(scope, self._error()))
             return
         received = 0
         started = False
@@ -49,7 +58,10 @@ class BodyLimit:
         except RequestTooLargeError as exc:
             if started:
                 raise
-            await refuse(exc, send)
+            await refuse(exc, send, self._body(scope, exc))
+
+    def _body(self, scope: Scope, error: SharingError) -> object:
+        return error.body() if self.shape is None else self.shape(scope["path"], error)
 
     def _error(self) -> RequestTooLargeError:
         return RequestTooLargeError(
@@ -67,9 +79,10 @@ def _declared_length(scope: Scope) -> int:
     return 0
 
 
-async def refuse(error: SharingError, send: Send) -> None:
-    """Answer ``error`` and close the connection (what is left of the request is not read)."""
-    payload = msgspec.json.encode(error.body())
+async def refuse(error: SharingError, send: Send, body: object = None) -> None:
+    """Answer ``error`` (as ``body``, by default its own) and close the connection (what is
+    left of the request is not read)."""
+    payload = msgspec.json.encode(error.body() if body is None else body)
     await send(
         {
             "type": "http.response.start",

@@ -12,10 +12,14 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from deltaport.catalog.activation import ACTIVATION_INFO_PATH, ACTIVATION_PATH, LinkedRecipient
 from deltaport.catalog.commands import profile_document
 from deltaport.catalog.database import DatabaseUnavailableError
-from deltaport.catalog.ip_access import IpAccessList
+from deltaport.catalog.recipient_access import (
+    ACTIVATION_INFO_PATH,
+    ACTIVATION_PATH,
+    IpAccessList,
+    LinkedRecipient,
+)
 from deltaport.catalog.rows import CatalogNotFoundError
 from deltaport.catalog.sql_store import SqlCatalog
 from deltaport.protocol.errors import (

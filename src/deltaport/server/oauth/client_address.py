@@ -18,7 +18,7 @@ from collections.abc import Sequence
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from deltaport.catalog.ip_access import IpAccessList, parse_network
+from deltaport.catalog.recipient_access import IpAccessList, parse_network
 
 FORWARDED_FOR = b"x-forwarded-for"
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from deltaport.catalog.activation import ACTIVATION_INFO_PATH, ACTIVATION_PATH
+from deltaport.catalog.recipient_access import ACTIVATION_INFO_PATH, ACTIVATION_PATH
 from deltaport.catalog.tokens import TOKEN_ENDPOINT_PATH
 
 _FORM = "application/x-www-form-urlencoded"

@@ -314,6 +314,12 @@ def openapi_document(endpoint: str, *, catalog: bool = False) -> dict[str, Any]:
             }
         },
     }
+    paths["/livez"] = _probe("livez", "Liveness: 200 while the process runs", {})
+    paths["/readyz"] = _probe(
+        "readyz",
+        "Readiness: 200, or 503 while draining or while the catalog cannot be read",
+        {"503": {"description": "Not ready (the reason in the body)"}},
+    )
     if catalog:
         paths.update(catalog_paths())
     return {
@@ -330,6 +336,13 @@ def openapi_document(endpoint: str, *, catalog: bool = False) -> dict[str, Any]:
             "schemas": _SCHEMAS,
         },
     }
+
+
+def _probe(op_id: str, summary: str, more: dict[str, Any]) -> dict[str, Any]:
+    """A health probe: at the root of the listener (not under the endpoint), no token."""
+    responses = {"200": {"description": "ok", "content": {"text/plain": {"schema": _STR}}}}
+    get = {**_op(op_id, summary, [], {**responses, **more}), "security": []}
+    return {"servers": [{"url": "/"}], "get": get}
 
 
 def _obj(props: dict[str, Any], required: list[str] | None = None) -> dict[str, Any]:

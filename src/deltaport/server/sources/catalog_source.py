@@ -22,6 +22,8 @@ class CatalogSource(Protocol):
 
     def authenticate(self, authorization: str | None) -> Recipient: ...
 
+    def recipient_count(self) -> int: ...
+
     def may_read_file(self, table_key: str, query: Mapping[str, str], client: str | None) -> bool:
         """Whether a (correctly signed) local file URL may still be answered; 403 for a
         client outside its recipient's IP access list."""
@@ -34,6 +36,7 @@ class YamlCatalog:
     def __init__(self, config: ServerConfig) -> None:
         self._view = yaml_catalog(config)
         token = config.authorization.bearer_token if config.authorization else None
+        self._token = token
         self._auth = BearerAuth({token: Recipient("default")} if token else {})
 
     def view(self) -> CatalogView:
@@ -41,6 +44,9 @@ class YamlCatalog:
 
     def authenticate(self, authorization: str | None) -> Recipient:
         return self._auth.authenticate(authorization)
+
+    def recipient_count(self) -> int:
+        return 1 if self._token else 0
 
     def may_read_file(self, table_key: str, query: Mapping[str, str], client: str | None) -> bool:
         return True
@@ -64,6 +70,9 @@ class DatabaseCatalog:
 
     def authenticate(self, authorization: str | None) -> Recipient:
         return self._live.authenticate(authorization)
+
+    def recipient_count(self) -> int:
+        return self._live.recipient_count()
 
     def may_read_file(self, table_key: str, query: Mapping[str, str], client: str | None) -> bool:
         reader = self._seal.reader(table_key, query)

@@ -46,7 +46,7 @@ from deltaport.server.answers.ndjson import encode_lines
 from deltaport.server.files.signing import UrlSigner
 from deltaport.server.pages.table_pages import TableTokens, page_bounds, query_digest
 from deltaport.server.tables.errors import file_outside_table, table_failure, table_name
-from deltaport.server.tables.service import OpenTable, TableResponse, parse_timestamp
+from deltaport.server.tables.service import OpenTable, TableResponse, listed, parse_timestamp
 from deltaport.storage import StorageError
 
 log = logging.getLogger(__name__)
@@ -287,7 +287,7 @@ class ChangeService:
             yield encode_lines([_historical(entry, fmt, table.access) for entry in pending])
 
         body = stream_body(encode_lines(head), segments(), end, table_name(table))
-        return TableResponse(span.start, fmt, end is not None, body)
+        return TableResponse(span.start, fmt, end is not None, body, *listed(page))
 
 
 def _historical(entry: tuple[int, Metadata], fmt: str, access: TableAccess) -> Any:

@@ -60,12 +60,20 @@ OpenTable = Callable[[str, Mapping[str, str]], DeltaTable]
 
 @dataclass
 class TableResponse:
-    """A table answer: its ``Delta-Table-Version``, the format used and the NDJSON body."""
+    """A table answer: its ``Delta-Table-Version``, the format used and the NDJSON body;
+    ``files`` and ``size``: how many data files it lists and their bytes in all."""
 
     version: int
     response_format: str
     include_end_stream_action: bool
     body: Iterator[Chunk]
+    files: int = 0
+    size: int = 0
+
+
+def listed(files: pa.Table) -> tuple[int, int]:
+    """How many files ``files`` holds and their ``size`` in all."""
+    return files.num_rows, int(pc.sum(files.column("size")).as_py() or 0)
 
 
 class TableService:
@@ -145,7 +153,7 @@ class TableService:
             raise file_outside_table(table, snapshot.version, outside)
         selection = (pin.digest, pin.offset, request.maxFiles)
         body = self._query_body(table, prepared, page.files, fmt, travelled, page.end, selection)
-        return TableResponse(snapshot.version, fmt, page.end is not None, body)
+        return TableResponse(snapshot.version, fmt, page.end is not None, body, *listed(page.files))
 
     def _query_body(
         self,

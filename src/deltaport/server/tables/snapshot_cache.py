@@ -24,6 +24,7 @@ import pyarrow.compute as pc
 
 from deltaport.catalog.model import SharedTable
 from deltaport.delta import Snapshot
+from deltaport.observe.metrics import count_snapshot_lookup
 from deltaport.protocol.capabilities import DELTA
 from deltaport.server.answers.file_ids import file_ids
 from deltaport.server.answers.line_encoding import (
@@ -321,7 +322,9 @@ class SnapshotCache:
         key = (table.key, snapshot.version)
         with self._lock:
             entry = self._entries.get(key)
-            if entry is not None and entry.snapshot is snapshot:
+            hit = entry is not None and entry.snapshot is snapshot
+            count_snapshot_lookup(hit)
+            if entry is not None and hit:
                 self._entries.move_to_end(key)
                 return entry
             entry = PreparedSnapshot(table, snapshot, self._signer)

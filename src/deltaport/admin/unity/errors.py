@@ -1,0 +1,44 @@
+"""Errors in Unity Catalog's shape: ``{"error_code", "message"}`` with the HTTP status. The
+codes are deltaport's (see docs/errors.md), which are Unity Catalog's where one exists
+(``INVALID_PARAMETER_VALUE``, ``RESOURCE_DOES_NOT_EXIST``, ``RESOURCE_ALREADY_EXISTS``, ...),
+so the Databricks SDK raises its matching exception types."""
+
+from __future__ import annotations
+
+import msgspec
+from starlette.requests import Request
+from starlette.responses import Response
+
+from deltaport.protocol.errors import ResourceNotFoundError, SharingError, TooManyRequestsError
+
+PREFIX = "/api/2.1/unity-catalog/"
+JSON = "application/json; charset=utf-8"
+
+
+def unity_json(value: object, status: int = 200) -> Response:
+    return Response(msgspec.json.encode(value), status_code=status, media_type=JSON)
+
+
+def unity_body(error: SharingError) -> dict[str, str]:
+    body = error.body()
+    return {"error_code": body.errorCode, "message": body.message}
+
+
+def error_body_for(path: str, error: SharingError) -> object:
+    """The JSON body of ``error`` on ``path``: this shape under :data:`PREFIX`, deltaport's
+    own elsewhere (for answers made before routing, such as the body limit's)."""
+    return unity_body(error) if path.startswith(PREFIX) else error.body()
+
+
+def unity_error(error: SharingError) -> Response:
+    response = unity_json(unity_body(error), error.status)
+    if isinstance(error, TooManyRequestsError):
+        response.headers["retry-after"] = str(error.retry_after)
+    return response
+
+
+async def no_databricks_config(request: Request) -> Response:
+    """``GET /.well-known/databricks-config``: the Databricks SDK asks it first (without a
+    token) for a workspace's metadata; deltaport has none, and a 404 tells the SDK to go on
+    with what it was given."""
+    return unity_error(ResourceNotFoundError("deltaport publishes no Databricks host metadata"))

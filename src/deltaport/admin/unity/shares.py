@@ -1,0 +1,247 @@
+"""Shares and their permissions: ``/api/2.1/unity-catalog/shares[/{name}[/permissions]]``.
+
+A share update checks every table it adds or changes (reading storage) before it changes
+the catalog, then makes all its changes in one transaction: a refused update leaves the
+share as it was."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import BaseRoute, Route
+
+from deltaport.admin.unity.bodies import (
+    CreateShare,
+    ObjectUpdate,
+    Unset,
+    UpdatePermissions,
+    UpdateShare,
+    body,
+    refuse_set,
+)
+from deltaport.admin.unity.errors import PREFIX, unity_json
+from deltaport.admin.unity.objects import TableSettings, find, object_json, settings, shared_as
+from deltaport.admin.unity.paging import page
+from deltaport.catalog.commands import check_table
+from deltaport.catalog.rows import CatalogContents, CatalogError, ShareRow, TableRow
+from deltaport.catalog.sql_store import SqlCatalog
+from deltaport.config.model import ServerConfig
+from deltaport.protocol.errors import InvalidParameterError, ResourceNotFoundError
+from deltaport.protocol.names import name_key
+
+SELECT = "SELECT"
+
+
+class SharesApi:
+    def __init__(self, store: SqlCatalog, config: ServerConfig) -> None:
+        self._store = store
+        self._config = config
+
+    def routes(self, wrap: Any) -> list[BaseRoute]:
+        shares = PREFIX + "shares"
+        permissions = shares + "/{share}/permissions"
+        return [
+            Route(shares, wrap(self.create), methods=["POST"]),
+            Route(shares, wrap(self.listing), methods=["GET"]),
+            Route(shares + "/{share}", wrap(self.get), methods=["GET"]),
+            Route(shares + "/{share}", wrap(self.update), methods=["PATCH"]),
+            Route(shares + "/{share}", wrap(self.delete), methods=["DELETE"]),
+            Route(permissions, wrap(self.permissions), methods=["GET"]),
+            Route(permissions, wrap(self.update_permissions), methods=["PATCH"]),
+        ]
+
+    async def create(self, request: Request) -> Response:
+        given: CreateShare = await body(request, CreateShare)
+        refuse_set(given, "", ("storage_root",), "deltaport shares tables where they are stored")
+        await run_in_threadpool(self._store.create_share, given.name, given.comment)
+        return await self._answer(given.name, True)
+
+    async def listing(self, request: Request) -> Response:
+        contents = await run_in_threadpool(self._store.contents)
+        chosen, token = page(contents.shares, lambda s: s.name, request.query_params)
+        out: dict[str, Any] = {"shares": [_share_json(contents, s, False) for s in chosen]}
+        if token:
+            out["next_page_token"] = token
+        return unity_json(out)
+
+    async def get(self, request: Request) -> Response:
+        objects = request.query_params.get("include_shared_data", "true").lower() != "false"
+        return await self._answer(request.path_params["share"], objects)
+
+    async def delete(self, request: Request) -> Response:
+        await run_in_threadpool(self._store.drop_share, request.path_params["share"])
+        return unity_json({})
+
+    async def update(self, request: Request) -> Response:
+        name = request.path_params["share"]
+        given: UpdateShare = await body(request, UpdateShare)
+        refuse_set(given, "", ("new_name", "owner"), "not supported by deltaport")
+        refuse_set(given, "", ("storage_root",), "deltaport shares tables where they are stored")
+        contents = await run_in_threadpool(self._store.contents)
+        tables = _tables(contents, name)
+        plans = [_plan(u, tables, f"updates[{i}].") for i, u in enumerate(given.updates)]
+        for plan in plans:
+            if plan.action != "REMOVE":
+                await run_in_threadpool(self._check, name, plan)
+        await run_in_threadpool(self._apply, name, given, plans)
+        return await self._answer(name, True)
+
+    async def permissions(self, request: Request) -> Response:
+        contents = await run_in_threadpool(self._store.contents)
+        name = request.path_params["share"]
+        _tables(contents, name)
+        granted = [r.name for r in contents.recipients.values() if name_key(name) in r.shares]
+        chosen, token = page(granted, lambda r: r, request.query_params)
+        out: dict[str, Any] = {"privilege_assignments": [_assignment(r) for r in chosen]}
+        if token:
+            out["next_page_token"] = token
+        return unity_json(out)
+
+    async def update_permissions(self, request: Request) -> Response:
+        name = request.path_params["share"]
+        given: UpdatePermissions = await body(request, UpdatePermissions)
+        for i, change in enumerate(given.changes):
+            where = f"changes[{i}]."
+            refuse_set(change, where, ("principal_id",), "name the recipient in principal")
+            if not change.principal:
+                raise InvalidParameterError(f"{where}principal: the recipient's name is required")
+            for field in ("add", "remove"):
+                for privilege in getattr(change, field):
+                    if privilege != SELECT:
+                        raise InvalidParameterError(
+                            f"{where}{field}: a recipient is granted SELECT only, "
+                            f"got {str(privilege)[:100]!r}"
+                        )
+        await run_in_threadpool(self._change_permissions, name, given)
+        if given.omit_permissions_list:
+            return unity_json({})
+        return await self.permissions(request)
+
+    # -- the catalog -----------------------------------------------------------------------
+    async def _answer(self, name: str, objects: bool) -> Response:
+        contents = await run_in_threadpool(self._store.contents)
+        _tables(contents, name)
+        (share,) = [s for s in contents.shares if name_key(s.name) == name_key(name)]
+        return unity_json(_share_json(contents, share, objects))
+
+    def _check(self, share: str, plan: _Plan) -> None:
+        """Refuse a table to add or change that cannot be shared (reads storage)."""
+        t = plan.merged()
+        options, _ = self._config.location_settings(t.location)
+        try:
+            check_table(
+                f"{share}.{t.schema}.{t.name}",
+                t.location,
+                history_shared=t.history_shared,
+                start_version=t.start_version,
+                partition_filter=t.partition_filter,
+                access_modes=t.access_modes,
+                auxiliary_locations=t.auxiliary_locations,
+                storage_options=options,
+                settings_for=self._config.location_settings,
+            )
+        except CatalogError as exc:
+            raise InvalidParameterError(f"{plan.where}data_object: {exc}") from None
+
+    def _apply(self, share: str, given: UpdateShare, plans: list[_Plan]) -> None:
+        with self._store.batch():
+            if not isinstance(given.comment, Unset):
+                self._store.set_share_comment(share, given.comment)
+            for plan in plans:
+                t = plan.merged()
+                if plan.action == "ADD":
+                    self._store.add_table(
+                        share,
+                        t.schema,
+                        t.name,
+                        t.location,
+                        history_shared=t.history_shared,
+                        start_version=t.start_version,
+                        partition_filter=t.partition_filter,
+                        comment=t.comment,
+                    )
+                elif plan.action == "REMOVE":
+                    self._store.remove_table(share, t.schema, t.name)
+                else:
+                    self._store.update_table(
+                        share,
+                        t.schema,
+                        t.name,
+                        history_shared=t.history_shared,
+                        start_version=t.start_version,
+                        partition_filter=t.partition_filter,
+                        comment=t.comment,
+                    )
+
+    def _change_permissions(self, share: str, given: UpdatePermissions) -> None:
+        with self._store.batch():
+            for change in given.changes:
+                principal = change.principal or ""
+                if change.add:
+                    self._store.grant(share, principal)
+                elif change.remove:
+                    self._store.revoke_grant(share, principal)
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """One entry of ``updates``: the table it names (as it is, for REMOVE and UPDATE; as it
+    will be, for ADD) and what it sets."""
+
+    action: str
+    where: str
+    table: TableRow
+    settings: TableSettings
+
+    def merged(self) -> TableRow:
+        s, t = self.settings, self.table
+        return replace(
+            t,
+            history_shared=t.history_shared if s.history_shared is None else s.history_shared,
+            start_version=t.start_version if s.start_version is None else s.start_version,
+            partition_filter=s.partition_filter if s.partitions_given else t.partition_filter,
+            comment=t.comment if s.comment is None else s.comment,
+        )
+
+
+def _plan(update: ObjectUpdate, tables: list[TableRow], where: str) -> _Plan:
+    obj = update.data_object
+    where_obj = where + "data_object."
+    if update.action not in ("ADD", "REMOVE", "UPDATE"):
+        raise InvalidParameterError(
+            f"{where}action: ADD, REMOVE or UPDATE, got {update.action[:50]!r}"
+        )
+    given = settings(obj, where_obj)
+    if update.action != "ADD":
+        return _Plan(update.action, where, find(tables, obj, where_obj), given)
+    alias = shared_as(obj, where_obj)
+    if alias is None:
+        raise InvalidParameterError(
+            f"{where_obj}shared_as: required to add a table (schema.table, as recipients see it)"
+        )
+    new = TableRow("", alias[0], alias[1], obj.name, "", False, 0, None)
+    return _Plan("ADD", where, new, given)
+
+
+def _tables(contents: CatalogContents, share: str) -> list[TableRow]:
+    """The tables of ``share``; 404 when there is no such share."""
+    if not any(name_key(s.name) == name_key(share) for s in contents.shares):
+        raise ResourceNotFoundError(f"share {share[:300]!r} does not exist")
+    return [t for t in contents.tables if name_key(t.share) == name_key(share)]
+
+
+def _assignment(recipient: str) -> dict[str, Any]:
+    return {"principal": recipient, "privileges": [SELECT]}
+
+
+def _share_json(contents: CatalogContents, share: ShareRow, objects: bool) -> dict[str, Any]:
+    out: dict[str, Any] = {"name": share.name, "id": share.id}
+    if share.comment is not None:
+        out["comment"] = share.comment
+    if objects:
+        out["objects"] = [object_json(t) for t in _tables(contents, share.name)]
+    return out

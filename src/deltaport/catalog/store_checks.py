@@ -1,0 +1,98 @@
+"""The checks the SQL store makes before it writes anything (names, bounds, endpoints, a
+table's fields), and how it shows a token's expiry: each refuses with a
+:class:`~deltaport.catalog.rows.CatalogError` that says why."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+from urllib.parse import urlsplit
+
+from deltaport.catalog.access import access_problem
+from deltaport.catalog.limits import lifetime_problem, table_problem
+from deltaport.catalog.rows import CatalogError
+from deltaport.protocol.names import name_problem
+from deltaport.storage.uri import is_relative_path
+
+
+def check_table_fields(
+    label: str,
+    location: str,
+    access_modes: Sequence[str],
+    auxiliary_locations: Sequence[str],
+    *,
+    history_shared: bool,
+    start_version: int,
+    partition_filter: str | None,
+) -> None:
+    """A shared table's fields, as far as they can be checked without the server's storage
+    configuration (see :func:`~deltaport.catalog.access.access_problem`)."""
+    problem = table_problem(location, start_version, partition_filter, auxiliary_locations)
+    if problem:
+        raise CatalogError(f"table {label} cannot be shared: {problem}")
+    if is_relative_path(location):
+        raise CatalogError(
+            f"table {label}: the location {location!r} is a relative path; "
+            "give an absolute path or a URI"
+        )
+    problem = access_problem(
+        location,
+        access_modes,
+        auxiliary_locations,
+        history_shared=history_shared,
+        start_version=start_version,
+        partition_filter=partition_filter,
+        settings_for=None,
+    )
+    if problem:
+        raise CatalogError(f"table {label} cannot be shared: {problem}")
+
+
+def seconds(lifetime: timedelta | None) -> int | None:
+    return None if lifetime is None else int(lifetime.total_seconds())
+
+
+def check_endpoint(endpoint: str | None) -> None:
+    """Refuse, before anything is written, an endpoint no profile could use."""
+    if endpoint is None:
+        return
+    try:
+        parts = urlsplit(endpoint)
+        usable = parts.scheme in ("http", "https") and bool(parts.hostname)
+    except ValueError:
+        usable = False
+    if not usable or not endpoint.isprintable() or any(c.isspace() for c in endpoint):
+        raise CatalogError(f"the endpoint is not an http(s) URL: {endpoint!r}")
+
+
+def check_name(name: str, what: str) -> None:
+    problem = name_problem(name)
+    if problem:
+        raise CatalogError(f"{what} name {name!r} {problem}")
+
+
+def check(what: str, problem: str | None) -> None:
+    if problem:
+        raise CatalogError(f"{what} {problem}")
+
+
+def check_lifetime(expires_in: timedelta | None) -> None:
+    if expires_in is not None:
+        check("the token lifetime", lifetime_problem(expires_in.total_seconds()))
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def expiry_text(expires_at: int | None) -> str:
+    """When a token ends, as local time; a stored value no date can show (written before
+    lifetimes were bounded) is shown as its milliseconds since the epoch."""
+    if expires_at is None:
+        return "never"
+    try:
+        moment = datetime.fromtimestamp(expires_at / 1000).astimezone()
+    except (ValueError, OverflowError, OSError):
+        return f"{expires_at} ms after 1970-01-01 UTC"
+    return moment.isoformat(timespec="seconds")
