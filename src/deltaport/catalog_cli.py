@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from deltaport.catalog.access import SettingsFor
     from deltaport.catalog.remote import RemoteCatalog
     from deltaport.catalog.sql_store import SqlCatalog
+    from deltaport.config.model import ServerConfig
 
 DEFAULT_CATALOG = "sqlite:///deltaport-data/catalog.db"
 DEFAULT_ENDPOINT = "http://localhost:8080/delta-sharing"
@@ -139,6 +140,10 @@ def add_catalog_commands(
     new = recipient_cmds.add_parser("create", help="a recipient and its profile file")
     new.add_argument("name")
     new.add_argument("--property", action="append", default=[], metavar="KEY=VALUE")
+    ip_help = "let requests come only from here (repeat it; default: anywhere)"
+    new.add_argument("--ip", action="append", default=[], metavar="CIDR", help=ip_help)
+    new.add_argument("--oauth", action="store_true", help="a client id and secret, not a token")
+    new.add_argument("--activation", action="store_true", help="print a single-use link instead")
     rotate = recipient_cmds.add_parser("rotate", help="a new token; the old one ends later")
     rotate.add_argument("name")
     rotate.add_argument("--grace", default="1h", help="how long the old token stays valid")
@@ -157,11 +162,17 @@ def add_catalog_commands(
     ended = recipient_cmds.add_parser("revoke", help="end every token of a recipient now")
     ended.add_argument("name")
     people = recipient_cmds.add_parser("list", help="recipients, grants and token expiries")
+    network = recipient_cmds.add_parser(
+        "set-ip", help="replace a recipient's IP access list (no --ip: anywhere)"
+    )
+    network.add_argument("name")
+    network.add_argument("--ip", action="append", default=[], metavar="CIDR", help=ip_help)
     for p, fn in (
         (new, _recipient_create),
         (rotate, _recipient_rotate),
         (ended, _recipient_revoke),
         (people, _recipient_list),
+        (network, _recipient_set_ip),
     ):
         _common(p)
         p.set_defaults(handler=_run(fn))
@@ -296,6 +307,7 @@ def _recipient_create(args: argparse.Namespace) -> str:
     from deltaport.catalog.commands import ProfileOutput
     from deltaport.catalog.remote import RemoteCatalog
     from deltaport.catalog.rows import CatalogError
+    from deltaport.catalog.store_checks import expiry_text
 
     properties = {}
     for item in args.property:
@@ -304,12 +316,51 @@ def _recipient_create(args: argparse.Namespace) -> str:
             raise CatalogError(f"--property expects KEY=VALUE, got {item!r}")
         properties[key] = value
     lifetime = _lifetime(args.expires)
+    kind = "OAUTH_CLIENT_CREDENTIALS" if args.oauth else "TOKEN"
     store = _store(args)
     fallback = _fallback_endpoint(args)
     # through --server, the server says where recipients reach it
     endpoint = _explicit_endpoint(args) or (None if isinstance(store, RemoteCatalog) else fallback)
+    if args.activation:
+        if args.output:
+            raise CatalogError(
+                "--activation prints a link; it takes no -o (the link's first "
+                "download is the profile)"
+            )
+        if isinstance(store, RemoteCatalog):  # the server's link lifetime and IP bound
+            link = store.create_recipient_with_link(
+                args.name,
+                properties,
+                lifetime,
+                endpoint=endpoint,
+                ip_access_list=args.ip,
+                authentication_type=kind,
+            )
+        else:
+            link = store.create_recipient_with_link(
+                args.name,
+                properties,
+                lifetime,
+                endpoint=endpoint or fallback,
+                link_lifetime=timedelta(seconds=_configured(args).activation_link_lifetime_seconds),
+                ip_access_list=args.ip,
+                authentication_type=kind,
+                max_ip_entries=_configured(args).max_ip_access_list_entries,
+            )
+        return (
+            f"{link.url}\n(the activation link of {link.recipient}: its first download is the "
+            f"profile; it cannot be used again, and expires {expiry_text(link.expires_at)})"
+        )
     with ProfileOutput(args.output) as profile:
-        issued = store.create_recipient(args.name, properties, lifetime, endpoint)
+        issued = store.create_recipient(
+            args.name,
+            properties,
+            lifetime,
+            endpoint,
+            ip_access_list=args.ip,
+            authentication_type=kind,
+            max_ip_entries=_configured(args).max_ip_access_list_entries,
+        )
         return profile.write(issued, issued.endpoint or fallback)
 
 
@@ -332,6 +383,22 @@ def _recipient_rotate(args: argparse.Namespace) -> str:
 def _recipient_revoke(args: argparse.Namespace) -> str:
     _store(args).revoke(args.name)
     return f"revoked every token of {args.name}"
+
+
+def _recipient_set_ip(args: argparse.Namespace) -> str:
+    stored = _store(args).set_ip_access_list(
+        args.name, args.ip, _configured(args).max_ip_access_list_entries
+    )
+    where = ", ".join(stored) if stored else "anywhere"
+    return f"requests of {args.name} may come from {where}"
+
+
+def _configured(args: argparse.Namespace) -> ServerConfig:
+    """The configuration of ``--config``, else the defaults (for the bounds and lifetimes
+    the commands apply; a server given with ``--server`` applies its own)."""
+    from deltaport.config.model import ServerConfig, load_config
+
+    return load_config(args.config) if args.config else ServerConfig()
 
 
 def _recipient_list(args: argparse.Namespace) -> str:

@@ -214,10 +214,12 @@ def test_the_openapi_document_describes_the_table_body_the_api_reads() -> None:
     [
         ("/api/recipients", catalog_api._Recipient),
         ("/api/recipients/{recipient}/rotate", catalog_api._Rotation),
+        ("/api/recipients/{recipient}/ip-access-list", catalog_api._IpAccessList),
     ],
 )
 def test_the_openapi_document_describes_the_recipient_bodies(path: str, kind: type) -> None:
-    operation = admin_openapi()["paths"][path]["post"]
+    operations = admin_openapi()["paths"][path]
+    operation = operations.get("post") or operations["put"]
     schema = operation["requestBody"]["content"]["application/json"]["schema"]
     assert set(schema["properties"]) == {f.encode_name for f in msgspec.structs.fields(kind)}
 
@@ -273,3 +275,50 @@ def test_the_admin_token_is_read_from_a_file(  # type: ignore[no-untyped-def]
     monkeypatch.setenv("DELTAPORT_ADMIN_TOKEN_FILE", str(tmp_path / "missing"))
     assert cli(["share", "list", "--server", admin]) == 1
     assert "cannot read the admin token file" in capsys.readouterr().err
+
+
+def test_ip_access_lists_through_the_api_and_the_commands(setup) -> None:  # type: ignore[no-untyped-def]
+    _, admin, _ = setup
+    created = _api(
+        admin, "POST", "/api/recipients", {"name": "walled", "ipAccessList": ["10.0.0.0/8"]}
+    )
+    assert created.status_code == 201, created.text
+    bad = _api(admin, "POST", "/api/recipients", {"name": "w2", "ipAccessList": ["10.1.2.3/8"]})
+    assert bad.status_code == 400
+    assert bad.json()["errorCode"] == "INVALID_PARAMETER_VALUE"
+    assert "host bits" in bad.json()["message"]
+    path = "/api/recipients/walled/ip-access-list"
+    changed = _api(admin, "PUT", path, {"ipAccessList": ["2001:DB8::/32", "192.0.2.1"]})
+    assert changed.json() == {"ipAccessList": ["2001:db8::/32", "192.0.2.1"]}
+    assert (
+        _api(
+            admin, "PUT", "/api/recipients/nobody/ip-access-list", {"ipAccessList": []}
+        ).status_code
+        == 404
+    )
+    assert _api(admin, "PUT", path, {"ips": []}).status_code == 400
+    assert _remote(admin, "recipient", "set-ip", "walled", "--ip", "::1") == 0
+    catalog = _api(admin, "GET", "/api/catalog").json()
+    (walled,) = [r for r in catalog["recipients"] if r["name"] == "walled"]
+    assert walled["ipAccessList"] == ["::1"]
+    assert not [r for r in catalog["recipients"] if r["name"] == "w2"]
+
+
+def test_oauth_recipients_through_the_api(setup) -> None:  # type: ignore[no-untyped-def]
+    _, admin, _ = setup
+    body = {"name": "oauthy", "authenticationType": "OAUTH_CLIENT_CREDENTIALS"}
+    created = _api(admin, "POST", "/api/recipients", body)
+    assert created.status_code == 201, created.text
+    profile = created.json()["profile"]
+    assert (profile["shareCredentialsVersion"], profile["type"]) == (2, "oauth_client_credentials")
+    assert profile["tokenEndpoint"] == profile["endpoint"] + "/oauth/token"
+    rotated = _api(admin, "POST", "/api/recipients/oauthy/rotate", {"graceSeconds": 0})
+    assert rotated.json()["profile"]["clientId"] != profile["clientId"]
+    bogus = _api(admin, "POST", "/api/recipients", {"name": "b", "authenticationType": "BOGUS"})
+    assert bogus.status_code == 400
+    assert "authentication type" in bogus.json()["message"]
+    catalog = _api(admin, "GET", "/api/catalog").json()
+    (oauthy,) = [r for r in catalog["recipients"] if r["name"] == "oauthy"]
+    assert oauthy["authenticationType"] == "OAUTH_CLIENT_CREDENTIALS"
+    assert len(oauthy["oauthClients"]) == 2
+    assert profile["clientSecret"] not in json.dumps(catalog)

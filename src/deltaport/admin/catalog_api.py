@@ -31,6 +31,7 @@ from deltaport.catalog.rows import (
     IssuedToken,
 )
 from deltaport.catalog.sql_store import SqlCatalog
+from deltaport.catalog.tokens import TOKEN
 from deltaport.config.model import ServerConfig
 from deltaport.protocol.credentials import URL
 from deltaport.protocol.errors import (
@@ -69,6 +70,15 @@ class _Recipient(msgspec.Struct, forbid_unknown_fields=True):
     properties: dict[str, str] = msgspec.field(default_factory=dict)
     expiresInSeconds: int | None = None
     endpoint: str | None = None
+    ipAccessList: list[str] = msgspec.field(default_factory=list)
+    activation: bool = False
+    """Answer a single-use activation link instead of the profile."""
+    authenticationType: str = TOKEN
+    """``TOKEN`` or ``OAUTH_CLIENT_CREDENTIALS``."""
+
+
+class _IpAccessList(msgspec.Struct, forbid_unknown_fields=True):
+    ipAccessList: list[str]
 
 
 class _Rotation(msgspec.Struct, forbid_unknown_fields=True):
@@ -99,6 +109,7 @@ class CatalogApi:
             route("/api/recipients", self.create_recipient, "POST"),
             route("/api/recipients/{recipient}/rotate", self.rotate, "POST"),
             route("/api/recipients/{recipient}/revoke", self.revoke, "POST"),
+            route("/api/recipients/{recipient}/ip-access-list", self.set_ip_access_list, "PUT"),
         ]
 
     async def contents(self, request: Request) -> Response:
@@ -125,6 +136,13 @@ class CatalogApi:
                         if r.token_lifetime is None
                         else int(r.token_lifetime.total_seconds()),
                         "tokens": tokens_of.get(key, []),
+                        "ipAccessList": list(r.ip_access_list),
+                        "authenticationType": r.authentication_type,
+                        "oauthClients": [
+                            {"clientId": client_id, **_life(c.token)}
+                            for client_id, c in sorted(contents.clients.items())
+                            if c.token.recipient_key == key
+                        ],
                     }
                     for key, r in sorted(contents.recipients.items())
                 ],
@@ -176,14 +194,43 @@ class CatalogApi:
 
     async def create_recipient(self, request: Request) -> Response:
         body = await _body(request, _Recipient)
+        if body.activation:
+            link = await run_in_threadpool(
+                lambda: self._store.create_recipient_with_link(
+                    body.name,
+                    body.properties,
+                    _lifetime(body.expiresInSeconds),
+                    endpoint=body.endpoint or self._sharing_url,
+                    link_lifetime=timedelta(seconds=self._config.activation_link_lifetime_seconds),
+                    ip_access_list=body.ipAccessList,
+                    authentication_type=body.authenticationType,
+                    max_ip_entries=self._config.max_ip_access_list_entries,
+                )
+            )
+            activation = {"url": link.url, "token": link.token, "expiresAt": link.expires_at}
+            return _json({"recipient": link.recipient, "activation": activation}, 201)
         issued = await run_in_threadpool(
-            self._store.create_recipient,
-            body.name,
-            body.properties,
-            _lifetime(body.expiresInSeconds),
-            body.endpoint or self._sharing_url,
+            lambda: self._store.create_recipient(
+                body.name,
+                body.properties,
+                _lifetime(body.expiresInSeconds),
+                body.endpoint or self._sharing_url,
+                ip_access_list=body.ipAccessList,
+                authentication_type=body.authenticationType,
+                max_ip_entries=self._config.max_ip_access_list_entries,
+            )
         )
         return self._profile(issued, 201)
+
+    async def set_ip_access_list(self, request: Request) -> Response:
+        body = await _body(request, _IpAccessList)
+        stored = await run_in_threadpool(
+            self._store.set_ip_access_list,
+            request.path_params["recipient"],
+            body.ipAccessList,
+            self._config.max_ip_access_list_entries,
+        )
+        return _json({"ipAccessList": list(stored)})
 
     async def rotate(self, request: Request) -> Response:
         body = await _body(request, _Rotation)
@@ -206,6 +253,10 @@ class CatalogApi:
     def _profile(self, issued: IssuedToken, status: int) -> Response:
         profile = profile_document(issued, issued.endpoint or self._sharing_url)
         return _json({"recipient": issued.recipient, "profile": profile}, status)
+
+
+def _life(token: Any) -> dict[str, Any]:
+    return {"expiresAt": token.expires_at, "revokedAt": token.revoked_at}
 
 
 def catalog_errors(handler: Handler) -> Handler:

@@ -13,6 +13,7 @@ from deltaport.catalog.limits import (
     MAX_TEXT_LENGTH,
     MAX_VERSION,
 )
+from deltaport.catalog.tokens import AUTHENTICATION_TYPES
 
 _NOTE = " Only on a server with a catalog database (404 otherwise)."
 
@@ -42,6 +43,11 @@ def _operation(op_id: str, summary: str, ok: str, **extra: Any) -> dict[str, Any
 _STRING = {"type": "string"}
 _TEXT = {"type": "string", "maxLength": MAX_TEXT_LENGTH}
 _LIFETIME = {"type": "integer", "minimum": 1, "maximum": MAX_DURATION_SECONDS}
+_IP_ACCESS_LIST = {
+    "type": "array",
+    "items": _STRING,
+    "description": "IPv4 and IPv6 addresses and CIDR ranges; at most maxIpAccessListEntries",
+}
 _PROFILE = "The recipient's profile file, with its token: shown this once."
 
 
@@ -129,6 +135,21 @@ def catalog_paths() -> dict[str, Any]:
                         },
                         "expiresInSeconds": _LIFETIME,
                         "endpoint": _STRING,
+                        "ipAccessList": _IP_ACCESS_LIST,
+                        "authenticationType": {
+                            "type": "string",
+                            "enum": list(AUTHENTICATION_TYPES),
+                            "default": "TOKEN",
+                            "description": "OAUTH_CLIENT_CREDENTIALS: the profile carries a "
+                            "client id and secret for the sharing listener's token endpoint",
+                        },
+                        "activation": {
+                            "type": "boolean",
+                            "default": False,
+                            "description": "Answer {recipient, activation: {url, token, "
+                            "expiresAt}} instead of the profile: a single-use link whose "
+                            "first download issues the recipient's first token",
+                        },
                     },
                     ["name"],
                 ),
@@ -163,6 +184,16 @@ def catalog_paths() -> dict[str, Any]:
                 "End every token of the recipient now",
                 "204",
                 parameters=[recipient],
+            )
+        },
+        "/api/recipients/{recipient}/ip-access-list": {
+            "put": _operation(
+                "setRecipientIpAccessList",
+                "Replace the addresses and CIDR ranges the recipient's requests may come from "
+                "(empty: anywhere); the answer holds the list as stored",
+                "200",
+                parameters=[recipient],
+                requestBody=_body({"ipAccessList": _IP_ACCESS_LIST}, ["ipAccessList"]),
             )
         },
     }

@@ -17,7 +17,9 @@ from deltaport.catalog.limits import MAX_DURATION_SECONDS, table_problem
 from deltaport.catalog.partition_filter import PartitionFilterError, check
 from deltaport.catalog.remote import RemoteCatalog
 from deltaport.catalog.rows import CatalogError, IssuedToken, TokenRow
-from deltaport.catalog.sql_store import SqlCatalog, expiry_text
+from deltaport.catalog.sql_store import SqlCatalog
+from deltaport.catalog.store_checks import expiry_text
+from deltaport.catalog.tokens import OAUTH, TOKEN_ENDPOINT_PATH
 from deltaport.delta import open_table
 from deltaport.delta.errors import DeltaError
 from deltaport.protocol.credentials import URL
@@ -160,6 +162,7 @@ def list_recipients(catalog: SqlCatalog | RemoteCatalog) -> str:
     lines = []
     for key, recipient in sorted(contents.recipients.items()):
         tokens = [t for t in contents.tokens.values() if t.recipient_key == key]
+        tokens += [c.token for c in contents.clients.values() if c.token.recipient_key == key]
         parts = [
             f"shares {', '.join(shares[s] for s in recipient.shares)}"
             if recipient.shares
@@ -169,6 +172,10 @@ def list_recipients(catalog: SqlCatalog | RemoteCatalog) -> str:
             if recipient.token_lifetime is None
             else f"new tokens last {_duration_text(recipient.token_lifetime)}",
         ]
+        if recipient.authentication_type == OAUTH:
+            parts.append("OAuth client credentials")
+        if recipient.ip_access_list:
+            parts.append(f"from {', '.join(recipient.ip_access_list)}")
         if recipient.properties:
             props = ", ".join(f"{k}={v}" for k, v in sorted(recipient.properties.items()))
             parts.append(f"properties {props}")
@@ -204,7 +211,18 @@ def _duration_text(lifetime: timedelta) -> str:
 
 
 def profile_document(issued: IssuedToken, endpoint: str) -> dict[str, object]:
-    """A recipient's profile (``shareCredentialsVersion`` 1) for a token just issued."""
+    """A recipient's profile for a credential just issued: ``shareCredentialsVersion`` 1
+    with a bearer token, or 2 of type ``oauth_client_credentials`` for an OAuth client
+    (whose token endpoint is under the sharing endpoint)."""
+    if issued.client_id is not None:
+        return {
+            "shareCredentialsVersion": 2,
+            "type": "oauth_client_credentials",
+            "endpoint": endpoint,
+            "tokenEndpoint": endpoint.rstrip("/") + TOKEN_ENDPOINT_PATH,
+            "clientId": issued.client_id,
+            "clientSecret": issued.token,
+        }
     profile: dict[str, object] = {
         "shareCredentialsVersion": 1,
         "endpoint": endpoint,
@@ -257,9 +275,10 @@ class ProfileOutput:
 
     def write(self, issued: IssuedToken, endpoint: str) -> str:
         """Write the profile; returns what to tell the provider."""
+        secret = "client secret" if issued.client_id else "token"
         text = json.dumps(profile_document(issued, endpoint), indent=2) + "\n"
         if self._fd is None or self._path is None:
-            return text + "(keep this profile: its token cannot be shown again)"
+            return text + f"(keep this profile: its {secret} cannot be shown again)"
         try:
             with os.fdopen(self._fd, "w", encoding="utf-8", closefd=False) as fh:
                 fh.write(text)
@@ -268,10 +287,11 @@ class ProfileOutput:
         except OSError as exc:
             return (
                 f"the profile could not be written to {self._path} ({exc.strerror}); "
-                f"keep it from here, its token cannot be shown again:\n{text}"
+                f"keep it from here, its {secret} cannot be shown again:\n{text}"
             )
         ends = _expiry_phrase(issued.expires_at)
-        return f"wrote the profile of {issued.recipient} to {self._path} (the token {ends})"
+        credential = "client" if issued.client_id else "token"
+        return f"wrote the profile of {issued.recipient} to {self._path} (the {credential} {ends})"
 
 
 def _iso_utc(millis: int) -> str:

@@ -17,6 +17,7 @@ database acknowledged (a revocation) is never ignored for longer than that bound
 
 from __future__ import annotations
 
+import hmac
 import logging
 import threading
 import time
@@ -28,9 +29,16 @@ from typing import TypeVar, cast
 from deltaport.catalog.access import table_access
 from deltaport.catalog.database import DatabaseUnavailableError
 from deltaport.catalog.model import CatalogView, Recipient, Share, SharedSchema, SharedTable
-from deltaport.catalog.rows import CatalogContents, RecipientRow, TableRow, TokenRow
+from deltaport.catalog.recipient_access import IpAccessList
+from deltaport.catalog.rows import CatalogContents, ClientRow, RecipientRow, TableRow, TokenRow
 from deltaport.catalog.sql_store import SqlCatalog
-from deltaport.catalog.tokens import credential_id, presented_token
+from deltaport.catalog.tokens import (
+    ACCESS_TOKEN_PREFIX,
+    AccessTokens,
+    client_credential,
+    credential_id,
+    presented_token,
+)
 from deltaport.protocol.errors import TemporarilyUnavailableError, UnauthenticatedError
 from deltaport.protocol.names import name_key
 from deltaport.storage import parse_location
@@ -54,7 +62,10 @@ class _Snapshot:
     view: CatalogView
     recipients: dict[str, Recipient]
     credentials: dict[str, tuple[str, TokenRow]]
-    """Token hash -> the token's credential id and row; and credential id -> the same."""
+    """Token hash -> the token's credential id and row; and credential id -> the same (an
+    OAuth client's credential id too)."""
+    clients: dict[str, tuple[str, ClientRow]]
+    """OAuth client id -> its credential id and row."""
     made: _Made
 
 
@@ -81,6 +92,7 @@ class LiveCatalog:
         self._poller: threading.Thread | None = None
         read_at = clock()
         self._snapshot = _snapshot(store.contents(), options_for, None)
+        self._access_tokens = AccessTokens(store.derived_key("oauth-access-tokens"))
         self._read_at = read_at
         """When the database was last read (the start of that read): the snapshot holds
         every change acknowledged before it."""
@@ -104,6 +116,11 @@ class LiveCatalog:
                 self._snapshot = _snapshot(contents, self._options_for, self._snapshot)
             self._read_at = read_at
 
+    @property
+    def store(self) -> SqlCatalog:
+        """The database the catalog is read from (written to by activation links)."""
+        return self._store
+
     def view(self) -> CatalogView:
         return self._current().view
 
@@ -114,16 +131,44 @@ class LiveCatalog:
         hash is computed again each time (a few microseconds)."""
         given = presented_token(authorization)
         snapshot = self._current()
-        digest = self._store.hash_token(given)
-        found = snapshot.credentials.get(digest)
-        if found is None:
-            raise UnauthenticatedError("the bearer token is not valid")
-        credential, record = found
+        if given.startswith(ACCESS_TOKEN_PREFIX):
+            client_id = self._access_tokens.client_of(given, self._wall_clock())
+            found = snapshot.clients.get(client_id)
+            if found is None:
+                raise UnauthenticatedError("the bearer token is not valid")
+            credential, record = found[0], found[1].token
+        else:
+            known = snapshot.credentials.get(self._store.hash_token(given))
+            if known is None:
+                raise UnauthenticatedError("the bearer token is not valid")
+            credential, record = known
         if not _live(record, self._wall_clock() * 1000):
             raise UnauthenticatedError(
                 "the bearer token has expired or was revoked; ask the provider for a new profile"
             )
         return replace(snapshot.recipients[record.recipient_key], credential=credential)
+
+    def client_credentials(
+        self, client_id: str, secret: str, lifetime_seconds: int
+    ) -> tuple[Recipient, str, int]:
+        """An access token for an OAuth client whose secret is right and which is live: its
+        recipient, the token and its lifetime in seconds (cut to the client's own end).
+        :class:`UnauthenticatedError` otherwise, not saying which of the two was wrong."""
+        snapshot = self._current()
+        found = snapshot.clients.get(client_id)
+        given = self._store.hash_token(secret)
+        if found is None or not hmac.compare_digest(found[1].secret_hash, given):
+            raise UnauthenticatedError("the client id or secret is not valid")
+        token = found[1].token
+        now_ms = self._wall_clock() * 1000
+        if not _live(token, now_ms):
+            raise UnauthenticatedError("the client's credentials have expired or were revoked")
+        if token.expires_at is not None:
+            lifetime_seconds = min(lifetime_seconds, int((token.expires_at - now_ms) // 1000))
+        lifetime_seconds = max(lifetime_seconds, 1)
+        expires_at = int(self._wall_clock()) + lifetime_seconds
+        recipient = snapshot.recipients[token.recipient_key]
+        return recipient, self._access_tokens.issue(client_id, expires_at), lifetime_seconds
 
     def recipient_count(self) -> int:
         return len(self._current().recipients)
@@ -144,6 +189,11 @@ class LiveCatalog:
             and token[1].recipient_key == name_key(recipient)
             and _live(token[1], self._wall_clock() * 1000)
         )
+
+    def ip_access(self, recipient: str) -> IpAccessList:
+        """Where ``recipient``'s requests may come from (anywhere for an unknown name)."""
+        found = self._current().recipients.get(name_key(recipient))
+        return found.ip_access if found else IpAccessList()
 
     def _current(self) -> _Snapshot:
         """The snapshot, while it is recent enough to answer from; else 503."""
@@ -210,12 +260,17 @@ def _snapshot(
     for hashed, token in contents.tokens.items():
         credential = made.once(token, partial(credential_id, hashed))
         credentials[hashed] = credentials[credential] = (credential, token)
+    clients: dict[str, tuple[str, ClientRow]] = {}
+    for client_id, client in contents.clients.items():
+        credential = client_credential(client_id)
+        clients[client_id] = (credential, client)
+        credentials[credential] = (credential, client.token)
     recipients = {
         key: made.once(r, partial(_recipient, r)) for key, r in contents.recipients.items()
     }
     view = _view(contents, options_for, made)
     made.settle()
-    return _Snapshot(contents.generation, view, recipients, credentials, made)
+    return _Snapshot(contents.generation, view, recipients, credentials, clients, made)
 
 
 def _live(token: TokenRow, now_ms: float) -> bool:
@@ -237,7 +292,9 @@ def _view(contents: CatalogContents, options_for: OptionsFor, made: _Made) -> Ca
 
 
 def _recipient(r: RecipientRow) -> Recipient:
-    return Recipient(r.name, frozenset(r.shares), dict(r.properties))
+    return Recipient(
+        r.name, frozenset(r.shares), dict(r.properties), ip_access=IpAccessList.of(r.ip_access_list)
+    )
 
 
 def _table(t: TableRow, share: Share, options_for: OptionsFor) -> SharedTable:

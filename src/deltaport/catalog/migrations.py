@@ -100,6 +100,27 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "CREATE INDEX audit_records_operation ON audit_records (operation, time_ms, id)",
         "CREATE INDEX audit_records_status ON audit_records (status, time_ms, id)",
     ),
+    # 6: recipients' IP access lists (a JSON list of addresses and CIDR ranges; empty:
+    # anywhere), their single-use activation links (kept as keyed hashes), how they
+    # authenticate (TOKEN or OAUTH_CLIENT_CREDENTIALS) and their OAuth clients (secrets kept
+    # as keyed hashes)
+    (
+        "ALTER TABLE recipients ADD COLUMN ip_access_list TEXT NOT NULL DEFAULT '[]'",
+        "ALTER TABLE recipients ADD COLUMN authentication_type TEXT NOT NULL DEFAULT 'TOKEN'",
+        """CREATE TABLE oauth_clients (
+            client_id TEXT PRIMARY KEY,
+            secret_hash TEXT NOT NULL,
+            recipient_key TEXT NOT NULL REFERENCES recipients(name_key) ON DELETE CASCADE,
+            created_at BIGINT NOT NULL,
+            expires_at BIGINT,
+            revoked_at BIGINT)""",
+        """CREATE TABLE activation_links (
+            hash TEXT PRIMARY KEY,
+            recipient_key TEXT NOT NULL REFERENCES recipients(name_key) ON DELETE CASCADE,
+            created_at BIGINT NOT NULL,
+            expires_at BIGINT NOT NULL,
+            used_at BIGINT)""",
+    ),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

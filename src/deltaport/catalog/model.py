@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
 from deltaport.catalog.partition_filter import bind
+from deltaport.catalog.recipient_access import ANYWHERE, IpAccessList
 from deltaport.protocol.credentials import URL
 from deltaport.protocol.echo import echo
 from deltaport.protocol.errors import ResourceNotFoundError
@@ -30,6 +31,8 @@ class Recipient:
     shares: frozenset[str] | None = None
     properties: Mapping[str, str] = field(default_factory=dict)
     credential: str = ""
+    ip_access: IpAccessList = ANYWHERE
+    """The addresses its requests may come from (see :mod:`deltaport.catalog.recipient_access`)."""
 
     @property
     def binding(self) -> str:

@@ -11,6 +11,7 @@ from urllib.parse import quote, urlencode
 
 import httpx
 
+from deltaport.catalog.recipient_access import ActivationLink
 from deltaport.catalog.rows import (
     KEEP,
     CatalogConflictError,
@@ -104,17 +105,57 @@ class RemoteCatalog:
         properties: Mapping[str, str] | None = None,
         expires_in: timedelta | None = None,
         endpoint: str | None = None,
+        *,
+        ip_access_list: Sequence[str] = (),
+        max_ip_entries: int = 0,
+        authentication_type: str = "TOKEN",
     ) -> IssuedToken:
         """As :meth:`SqlCatalog.create_recipient`; without ``endpoint``, the profile points
-        where the server says recipients reach it."""
+        where the server says recipients reach it (``max_ip_entries`` is the server's)."""
         body: dict[str, Any] = {
             "name": name,
             "properties": dict(properties or {}),
             "expiresInSeconds": _seconds(expires_in),
+            "ipAccessList": list(ip_access_list),
+            "authenticationType": authentication_type,
         }
         if endpoint is not None:
             body["endpoint"] = endpoint
         return self._issued(self._call("POST", "/api/recipients", body))
+
+    def create_recipient_with_link(
+        self,
+        name: str,
+        properties: Mapping[str, str] | None = None,
+        expires_in: timedelta | None = None,
+        *,
+        endpoint: str | None = None,
+        ip_access_list: Sequence[str] = (),
+        authentication_type: str = "TOKEN",
+    ) -> ActivationLink:
+        """As :meth:`SqlCatalog.create_recipient_with_link`; the server's link lifetime
+        (``activationLinkLifetimeSeconds``) and IP list bound apply, and its sharing URL
+        unless ``endpoint`` is given."""
+        body: dict[str, Any] = {
+            "name": name,
+            "properties": dict(properties or {}),
+            "expiresInSeconds": _seconds(expires_in),
+            "ipAccessList": list(ip_access_list),
+            "activation": True,
+        }
+        if endpoint is not None:
+            body["endpoint"] = endpoint
+        answer = self._call("POST", "/api/recipients", body)
+        link = answer["activation"]
+        return ActivationLink(answer["recipient"], link["token"], link["expiresAt"], link["url"])
+
+    def set_ip_access_list(
+        self, name: str, entries: Sequence[str], max_entries: int = 0
+    ) -> tuple[str, ...]:
+        """As :meth:`SqlCatalog.set_ip_access_list` (the server's maximum applies)."""
+        path = f"/api/recipients/{_q(name)}/ip-access-list"
+        answer = self._call("PUT", path, {"ipAccessList": list(entries)})
+        return tuple(answer["ipAccessList"])
 
     def rotate(
         self,
@@ -148,6 +189,14 @@ class RemoteCatalog:
         if expires:
             stamp = datetime.fromisoformat(expires.replace("Z", "+00:00"))
             expires_at = int(stamp.timestamp() * 1000)
+        if "clientId" in profile:
+            return IssuedToken(
+                answer["recipient"],
+                profile["clientSecret"],
+                expires_at,
+                profile["endpoint"],
+                profile["clientId"],
+            )
         return IssuedToken(
             answer["recipient"], profile["bearerToken"], expires_at, profile["endpoint"]
         )

@@ -4,7 +4,7 @@ whole contents of one read, a token just issued; and the errors of a change refu
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import timedelta
 from enum import Enum
 
@@ -66,6 +66,10 @@ class RecipientRow:
     token_lifetime: timedelta | None = None
     """How long its tokens live (None: they do not expire)."""
     comment: str | None = None
+    ip_access_list: tuple[str, ...] = ()
+    """The addresses and CIDR ranges its requests may come from (empty: anywhere)."""
+    authentication_type: str = "TOKEN"
+    """``TOKEN`` (bearer tokens) or ``OAUTH_CLIENT_CREDENTIALS`` (OAuth clients)."""
 
 
 @dataclass(frozen=True)
@@ -85,6 +89,16 @@ class CatalogContents:
     tables: tuple[TableRow, ...]
     recipients: dict[str, RecipientRow]
     tokens: dict[str, TokenRow]
+    clients: dict[str, ClientRow] = field(default_factory=dict)
+    """OAuth clients by client id."""
+
+
+@dataclass(frozen=True)
+class ClientRow:
+    """An OAuth client: its secret's keyed hash, and its life as a token's."""
+
+    secret_hash: str
+    token: TokenRow
 
 
 @dataclass(frozen=True)
@@ -94,6 +108,8 @@ class IssuedToken:
     expires_at: int | None
     endpoint: str | None = None
     """The sharing endpoint its profile points to, as recorded for the recipient."""
+    client_id: str | None = None
+    """For an OAuth recipient: the client whose secret ``token`` is."""
 
 
 @dataclass(frozen=True)
@@ -114,4 +130,36 @@ def table_row(r: Row) -> TableRow:
 def recipient_row(r: Row, shares: tuple[str, ...]) -> RecipientRow:
     """A ``recipients`` row as :meth:`SqlCatalog.contents` selects it."""
     lifetime = None if r[4] is None else timedelta(seconds=r[4])
-    return RecipientRow(r[1], json.loads(r[2]), shares, r[3], lifetime, r[5])
+    ips = tuple(json.loads(r[6]))
+    return RecipientRow(r[1], json.loads(r[2]), shares, r[3], lifetime, r[5], ips, r[7])
+
+
+def converted(
+    before: LastRows,
+    generation: int,
+    shares: list[Row],
+    tables: list[Row],
+    recipients: list[Row],
+    granted: dict[str, list[str]],
+    tokens: list[Row],
+    clients: list[Row],
+) -> tuple[CatalogContents, LastRows]:
+    """The rows of one read as :class:`CatalogContents`, reusing the objects made for rows
+    that are unchanged since the last read (``before``): a reload after a small change
+    then makes few new objects (and the server reuses what it built on them, see
+    ``catalog.live``); and the rows of this read for the next."""
+    table_rows = {r: before.tables.get(r) or table_row(r) for r in tables}
+    recipient_rows: dict[tuple[Row, tuple[str, ...]], RecipientRow] = {}
+    for r in recipients:
+        key = (r, tuple(granted.get(r[0], ())))
+        recipient_rows[key] = before.recipients.get(key) or recipient_row(r, key[1])
+    token_rows = {r: before.tokens.get(r) or TokenRow(r[1], r[2], r[3]) for r in tokens}
+    contents = CatalogContents(
+        generation,
+        tuple(ShareRow(*r) for r in shares),
+        tuple(table_rows.values()),
+        {key[0][0]: row for key, row in recipient_rows.items()},
+        {r[0]: row for r, row in token_rows.items()},
+        {r[0]: ClientRow(r[1], TokenRow(r[2], r[3], r[4])) for r in clients},
+    )
+    return contents, LastRows(table_rows, recipient_rows, token_rows)

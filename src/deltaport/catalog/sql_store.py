@@ -8,6 +8,7 @@ every replica within the poll interval.
 
 from __future__ import annotations
 
+import hmac
 import json
 import sqlite3
 import threading
@@ -16,13 +17,21 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from datetime import timedelta
 
-from deltaport.catalog.database import CatalogUrlError, Database, Row, Transaction
+from deltaport.catalog.database import CatalogUrlError, Database, Transaction
 from deltaport.catalog.limits import (
     grace_problem,
     properties_problem,
     text_problem,
 )
 from deltaport.catalog.migrations import migrate
+from deltaport.catalog.recipient_access import (
+    DEFAULT_MAX_ENTRIES,
+    Access,
+    ActivationLink,
+    RecipientAccess,
+    new_link,
+    set_access,
+)
 from deltaport.catalog.rows import (
     KEEP,
     CatalogConflictError,
@@ -31,12 +40,9 @@ from deltaport.catalog.rows import (
     IssuedToken,
     Keep,
     LastRows,
-    RecipientRow,
     ShareRow,
     TableRow,
-    TokenRow,
-    recipient_row,
-    table_row,
+    converted,
 )
 from deltaport.catalog.store_checks import check as _check
 from deltaport.catalog.store_checks import check_endpoint as _check_endpoint
@@ -46,12 +52,19 @@ from deltaport.catalog.store_checks import check_table_fields
 from deltaport.catalog.store_checks import expiry_text as expiry_text
 from deltaport.catalog.store_checks import now_ms as _now
 from deltaport.catalog.store_checks import seconds as _seconds
-from deltaport.catalog.tokens import new_token, token_hash
+from deltaport.catalog.tokens import (
+    AUTHENTICATION_TYPES,
+    TOKEN,
+    end_by,
+    issue,
+    revoke_all,
+    token_hash,
+)
 from deltaport.protocol.credentials import URL
 from deltaport.protocol.names import name_key
 
 
-class SqlCatalog:
+class SqlCatalog(RecipientAccess):
     def __init__(self, url: str, *, create: bool = True) -> None:
         """The catalog at ``url``; a missing SQLite file is created only with ``create`` (a
         server never creates one, except the embedded default on its first start)."""
@@ -73,6 +86,10 @@ class SqlCatalog:
     def hash_token(self, token: str) -> str:
         return token_hash(self._token_key, token)
 
+    def derived_key(self, purpose: str) -> bytes:
+        """A key for ``purpose`` from the catalog's own (so the same on every replica)."""
+        return hmac.digest(self._token_key, purpose.encode(), "sha256")
+
     def contents(self) -> CatalogContents:
         """Everything, from one read-only snapshot (no write lock taken)."""
         with self.database.read() as tx:
@@ -87,43 +104,22 @@ class SqlCatalog:
                 "JOIN shares s ON s.name_key = t.share_key ORDER BY t.ordinal"
             )
             recipients = tx.execute(
-                "SELECT name_key, name, properties, endpoint, token_lifetime_seconds, comment "
-                "FROM recipients"
+                "SELECT name_key, name, properties, endpoint, token_lifetime_seconds, comment, "
+                "ip_access_list, authentication_type FROM recipients"
             )
             grants = tx.execute("SELECT recipient_key, share_key FROM grants")
             tokens = tx.execute("SELECT hash, recipient_key, expires_at, revoked_at FROM tokens")
+            clients = tx.execute(
+                "SELECT client_id, secret_hash, recipient_key, expires_at, revoked_at "
+                "FROM oauth_clients"
+            )
         granted: dict[str, list[str]] = {}
         for recipient_key, share_key in grants:
             granted.setdefault(recipient_key, []).append(share_key)
-        return self._converted(generation, shares, tables, recipients, granted, tokens)
-
-    def _converted(
-        self,
-        generation: int,
-        shares: list[Row],
-        tables: list[Row],
-        recipients: list[Row],
-        granted: dict[str, list[str]],
-        tokens: list[Row],
-    ) -> CatalogContents:
-        """The rows as :class:`CatalogContents`, reusing the objects made for rows that are
-        unchanged since the last read: a reload after a small change then makes few new
-        objects (and the server reuses what it built on them, see ``catalog.live``)."""
-        before = self._last_rows
-        table_rows = {r: before.tables.get(r) or table_row(r) for r in tables}
-        recipient_rows: dict[tuple[Row, tuple[str, ...]], RecipientRow] = {}
-        for r in recipients:
-            key = (r, tuple(granted.get(r[0], ())))
-            recipient_rows[key] = before.recipients.get(key) or recipient_row(r, key[1])
-        token_rows = {r: before.tokens.get(r) or TokenRow(r[1], r[2], r[3]) for r in tokens}
-        self._last_rows = LastRows(table_rows, recipient_rows, token_rows)
-        return CatalogContents(
-            generation,
-            tuple(ShareRow(*r) for r in shares),
-            tuple(table_rows.values()),
-            {key[0][0]: row for key, row in recipient_rows.items()},
-            {r[0]: row for r, row in token_rows.items()},
+        contents, self._last_rows = converted(
+            self._last_rows, generation, shares, tables, recipients, granted, tokens, clients
         )
+        return contents
 
     # -- shares and tables ---------------------------------------------------------------
     def create_share(self, name: str, comment: str | None = None) -> ShareRow:
@@ -279,15 +275,39 @@ class SqlCatalog:
         expires_in: timedelta | None = None,
         endpoint: str | None = None,
         comment: str | None = None,
+        *,
+        ip_access_list: Sequence[str] = (),
+        max_ip_entries: int = DEFAULT_MAX_ENTRIES,
+        authentication_type: str = TOKEN,
     ) -> IssuedToken:
-        """A recipient and its first token; ``expires_in`` becomes the lifetime of its
-        tokens and ``endpoint`` where its profiles point (see :meth:`rotate`)."""
+        """A recipient and its first credential (a token, or an OAuth client): ``expires_in``
+        becomes its lifetime and ``endpoint`` where its profiles point (see :meth:`rotate`);
+        requests from outside ``ip_access_list`` (when not empty) are refused."""
+        access = Access(ip_access_list, max_ip_entries, authentication_type)
+        made = self._create(name, properties, expires_in, endpoint, comment, access, None)
+        assert isinstance(made, IssuedToken)
+        return made
+
+    def _create(
+        self,
+        name: str,
+        properties: Mapping[str, str] | None,
+        expires_in: timedelta | None,
+        endpoint: str | None,
+        comment: str | None,
+        access: Access,
+        link_lifetime: timedelta | None,
+    ) -> IssuedToken | ActivationLink:
+        """A recipient and its first credential, or (with ``link_lifetime``) its link."""
         _check("properties", properties_problem(properties or {}))
         _check("comment", text_problem(comment))
         _check_lifetime(expires_in)
         _check_endpoint(endpoint)
         with self._change() as tx:
             self._insert_recipient(tx, name, properties or {}, endpoint, expires_in, comment)
+            set_access(tx, name, access, AUTHENTICATION_TYPES)
+            if link_lifetime is not None:
+                return new_link(tx, self.hash_token, name, link_lifetime, endpoint or "")
             return self._issue(tx, name, expires_in, endpoint)
 
     def update_recipient(
@@ -360,11 +380,7 @@ class SqlCatalog:
                 else expires_in
             )
             points_to = endpoint or kept_endpoint or default_endpoint
-            tx.execute(
-                "UPDATE tokens SET expires_at = ? WHERE recipient_key = ? AND revoked_at IS NULL "
-                "AND (expires_at IS NULL OR expires_at > ?)",
-                (deadline, name_key(name), deadline),
-            )
+            end_by(tx, name, deadline)
             tx.execute(
                 "UPDATE recipients SET endpoint = ?, token_lifetime_seconds = ? WHERE name_key = ?",
                 (points_to, _seconds(lifetime), name_key(name)),
@@ -375,10 +391,7 @@ class SqlCatalog:
         """End every token of the recipient now."""
         with self._change() as tx:
             self._recipient_key(tx, name)
-            tx.execute(
-                "UPDATE tokens SET revoked_at = ? WHERE recipient_key = ? AND revoked_at IS NULL",
-                (_now(), name_key(name)),
-            )
+            revoke_all(tx, name)
 
     def drop_recipient(self, name: str) -> None:
         with self._change() as tx:
@@ -453,14 +466,7 @@ class SqlCatalog:
     def _issue(
         self, tx: Transaction, name: str, expires_in: timedelta | None, endpoint: str | None
     ) -> IssuedToken:
-        token = new_token()
-        now = _now()
-        expires_at = None if expires_in is None else now + int(expires_in.total_seconds() * 1000)
-        tx.execute(
-            "INSERT INTO tokens (hash, recipient_key, created_at, expires_at) VALUES (?,?,?,?)",
-            (self.hash_token(token), name_key(name), now, expires_at),
-        )
-        return IssuedToken(name, token, expires_at, endpoint)
+        return issue(tx, self.hash_token, name, expires_in, endpoint)
 
     @staticmethod
     def _share_key(tx: Transaction, name: str) -> str:

@@ -1,8 +1,19 @@
-"""Recipient bearer tokens: made from :mod:`secrets`, kept only as keyed hashes.
+"""A recipient's credentials: bearer tokens, and OAuth clients with the access tokens the
+sharing listener's token endpoint issues for them (client-credentials grant, RFC 6749 4.4).
 
-A token carries 256 random bits, so its hash cannot be reversed by guessing; the hash is
-keyed (HMAC-SHA256 under a random key kept in the catalog) so that equal tokens of two
-catalogs never hash alike. A token is shown once, when it is made, and never again.
+A token or a client secret carries 256 random bits (from :mod:`secrets`), so its hash
+cannot be reversed by guessing; only that hash is kept, keyed (HMAC-SHA256 under a random
+key kept in the catalog) so that equal secrets of two catalogs never hash alike. A secret is
+shown once, when it is made, and never again.
+
+An OAuth access token is not stored at all: it names its client and its expiry under a MAC
+keyed from the catalog's own key, so every replica on the catalog can check it, and it ends
+early when its client is revoked or expires (a rotation ends the old client after its grace
+period, as it ends old bearer tokens).
+
+A ``TOKEN`` recipient has bearer tokens, an ``OAUTH_CLIENT_CREDENTIALS`` one OAuth clients;
+both are issued, ended after a grace period and revoked alike (:func:`issue`,
+:func:`end_by`, :func:`revoke_all`).
 """
 
 from __future__ import annotations
@@ -10,8 +21,14 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
+import time
+from collections.abc import Callable
+from datetime import timedelta
 
+from deltaport.catalog.database import Transaction
+from deltaport.catalog.rows import CatalogNotFoundError, IssuedToken
 from deltaport.protocol.errors import UnauthenticatedError
+from deltaport.protocol.names import name_key
 
 TOKEN_PREFIX = "dpt_"
 TOKEN_BYTES = 32
@@ -46,3 +63,112 @@ def presented_token(authorization: str | None) -> str:
             f"the bearer token is longer than {MAX_TOKEN_LENGTH} characters; it is not valid"
         )
     return token
+
+
+# -- OAuth clients and access tokens ----------------------------------------------------
+TOKEN = "TOKEN"
+OAUTH = "OAUTH_CLIENT_CREDENTIALS"
+AUTHENTICATION_TYPES = (TOKEN, OAUTH)
+"""How a recipient authenticates (Unity Catalog's names)."""
+CLIENT_PREFIX = "dpc_"
+SECRET_PREFIX = "dps_"
+ACCESS_TOKEN_PREFIX = "dpa_"
+TOKEN_ENDPOINT_PATH = "/oauth/token"
+"""Under the sharing endpoint: ``{endpoint}/oauth/token``."""
+DEFAULT_ACCESS_TOKEN_SECONDS = 3600
+"""The official client renews a token with less than 600 s left, so a lifetime must be
+well above that."""
+
+
+def new_client_id() -> str:
+    return CLIENT_PREFIX + secrets.token_urlsafe(16)
+
+
+def new_secret() -> str:
+    return SECRET_PREFIX + secrets.token_urlsafe(32)
+
+
+def client_credential(client_id: str) -> str:
+    """The public name of a client as a credential (page tokens and file URLs are bound to
+    it, as to a bearer token's :func:`~deltaport.catalog.tokens.credential_id`)."""
+    return hashlib.sha256(f"oauth-client\0{client_id}".encode()).hexdigest()[:16]
+
+
+class AccessTokens:
+    """Access tokens ``dpa_<client id>.<expiry, epoch seconds>.<MAC>``."""
+
+    def __init__(self, key: bytes) -> None:
+        self._key = key
+
+    def issue(self, client_id: str, expires_at: int) -> str:
+        body = f"{ACCESS_TOKEN_PREFIX}{client_id}.{expires_at}"
+        return f"{body}.{self._mac(body)}"
+
+    def client_of(self, token: str, now: float) -> str:
+        """The client a valid, unexpired access token was issued to; 401 otherwise."""
+        body, _, mac = token.rpartition(".")
+        client_part, _, expiry = body.rpartition(".")
+        if not (body and hmac.compare_digest(mac, self._mac(body))):
+            raise UnauthenticatedError("the bearer token is not valid")
+        if not expiry.isdigit() or int(expiry) <= now:
+            raise UnauthenticatedError(
+                "the OAuth access token has expired; fetch a new one from the token endpoint"
+            )
+        return client_part.removeprefix(ACCESS_TOKEN_PREFIX)
+
+    def _mac(self, body: str) -> str:
+        return hmac.digest(self._key, body.encode(), "sha256").hex()
+
+
+# -- issuing, ending and revoking either kind ------------------------------------------
+Hasher = Callable[[str], str]
+_TABLES = ("tokens", "oauth_clients")
+
+
+def issue(
+    tx: Transaction, hashed: Hasher, name: str, expires_in: timedelta | None, endpoint: str | None
+) -> IssuedToken:
+    """A new credential of the recipient's kind: a token, or a client id and secret."""
+    found = tx.execute(
+        "SELECT authentication_type FROM recipients WHERE name_key = ?", (name_key(name),)
+    )
+    if not found:
+        raise CatalogNotFoundError(f"no recipient {name!r}")
+    now = _now()
+    expires_at = None if expires_in is None else now + int(expires_in.total_seconds() * 1000)
+    if found[0][0] == OAUTH:
+        client_id, secret = new_client_id(), new_secret()
+        tx.execute(
+            "INSERT INTO oauth_clients (client_id, secret_hash, recipient_key, created_at, "
+            "expires_at) VALUES (?,?,?,?,?)",
+            (client_id, hashed(secret), name_key(name), now, expires_at),
+        )
+        return IssuedToken(name, secret, expires_at, endpoint, client_id)
+    token = new_token()
+    tx.execute(
+        "INSERT INTO tokens (hash, recipient_key, created_at, expires_at) VALUES (?,?,?,?)",
+        (hashed(token), name_key(name), now, expires_at),
+    )
+    return IssuedToken(name, token, expires_at, endpoint)
+
+
+def end_by(tx: Transaction, name: str, deadline: int) -> None:
+    """The recipient's live credentials end at ``deadline`` (ms) at the latest."""
+    for table in _TABLES:
+        tx.execute(
+            f"UPDATE {table} SET expires_at = ? WHERE recipient_key = ? AND revoked_at IS NULL "
+            "AND (expires_at IS NULL OR expires_at > ?)",
+            (deadline, name_key(name), deadline),
+        )
+
+
+def revoke_all(tx: Transaction, name: str) -> None:
+    for table in _TABLES:
+        tx.execute(
+            f"UPDATE {table} SET revoked_at = ? WHERE recipient_key = ? AND revoked_at IS NULL",
+            (_now(), name_key(name)),
+        )
+
+
+def _now() -> int:
+    return int(time.time() * 1000)

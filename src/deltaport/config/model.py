@@ -20,7 +20,12 @@ import yaml
 from deltaport.catalog.access import access_problem
 from deltaport.catalog.partition_filter import PartitionFilterError
 from deltaport.catalog.partition_filter import check as check_filter
-from deltaport.catalog.tokens import MAX_TOKEN_LENGTH
+from deltaport.catalog.recipient_access import (
+    DEFAULT_LINK_LIFETIME,
+    DEFAULT_MAX_ENTRIES,
+    parse_network,
+)
+from deltaport.catalog.tokens import DEFAULT_ACCESS_TOKEN_SECONDS, MAX_TOKEN_LENGTH
 from deltaport.protocol.credentials import URL
 from deltaport.protocol.names import name_key, name_problem
 from deltaport.storage.credentials import CredentialSettings
@@ -167,6 +172,10 @@ class ServerConfig(_Config):
     catalog_max_stale_seconds: int = 30
     admin: AdminConfig | None = None
     audit: AuditConfig = msgspec.field(default_factory=AuditConfig)
+    trusted_proxies: list[str] = msgspec.field(default_factory=list)
+    max_ip_access_list_entries: int = DEFAULT_MAX_ENTRIES
+    activation_link_lifetime_seconds: int = int(DEFAULT_LINK_LIFETIME.total_seconds())
+    oauth_access_token_lifetime_seconds: int = DEFAULT_ACCESS_TOKEN_SECONDS
 
     def storage_options_for(self, table: TableConfig) -> dict[str, str]:
         """Options of the matching ``storage`` prefixes (longest last), then the table's own."""
@@ -264,9 +273,17 @@ def _check(config: ServerConfig) -> None:
         "max_predicate_hints",
         "max_predicate_hint_length",
         "max_predicate_hint_depth",
+        "max_ip_access_list_entries",
+        "activation_link_lifetime_seconds",
+        "oauth_access_token_lifetime_seconds",
     ):
         if getattr(config, key) <= 0:
             raise ConfigError(f"{_camel(key)}: must be positive")
+    for i, proxy in enumerate(config.trusted_proxies):
+        try:
+            parse_network(proxy)
+        except ValueError as exc:
+            raise ConfigError(f"trustedProxies[{i}]: {exc}") from None
     if config.shutdown_grace_seconds < 0:
         raise ConfigError("shutdownGraceSeconds: must not be negative")
     if config.drain_seconds < 0:

@@ -92,6 +92,7 @@ def _serve(config: ServerConfig, app: Starlette, keys: Path, audit: AuditLog | N
             http=zero_copy_protocol(files_path_prefix(config)),
             access_log=config.access_log,
             timeout_graceful_shutdown=config.shutdown_grace_seconds,
+            proxy_headers=False,  # X-Forwarded-For only from trustedProxies (ClientAddresses)
             **ssl,  # type: ignore[arg-type]
         )
     ]

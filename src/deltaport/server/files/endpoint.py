@@ -58,7 +58,10 @@ class FileEndpoint:
         relative_path: str = scope["path_params"]["file_path"]
         query = dict(parse_qsl(scope["query_string"].decode("latin-1"), keep_blank_values=True))
         try:
-            fd, stat_result, path = self._files.open(table_key, relative_path, query)
+            client = scope.get("client")
+            fd, stat_result, path = self._files.open(
+                table_key, relative_path, query, client[0] if client else None
+            )
         except FileError as exc:
             return await _error(send, exc.status, exc.code, exc.message)
         try:

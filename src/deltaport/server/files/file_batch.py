@@ -53,14 +53,15 @@ class FileBatchEndpoint:
         if not 0 < len(urls) <= MAX_FILES:
             message = f"a batch names 1 to {MAX_FILES} files, not {len(urls)}"
             return _error(400, "INVALID_PARAMETER_VALUE", message)
-        return StreamingResponse(self._frames(urls), media_type=MEDIA_TYPE)
+        client = request.client.host if request.client else None
+        return StreamingResponse(self._frames(urls, client), media_type=MEDIA_TYPE)
 
-    def _frames(self, urls: list[str]) -> Iterator[bytes]:
+    def _frames(self, urls: list[str], client: str | None) -> Iterator[bytes]:
         """The frames of ``urls``, joined into chunks (run in a worker thread)."""
         pending: list[bytes] = []
         size = 0
         for url in urls:
-            status, content = self._frame_of(url)
+            status, content = self._frame_of(url, client)
             pending += (frame_head(status, len(content)), content)
             size += len(content)
             if size >= CHUNK_BYTES:
@@ -69,19 +70,21 @@ class FileBatchEndpoint:
         if pending:
             yield b"".join(pending)
 
-    def _frame_of(self, url: str) -> tuple[int, bytes]:
+    def _frame_of(self, url: str, client: str | None) -> tuple[int, bytes]:
         try:
-            return 200, self._read(url)
+            return 200, self._read(url, client)
         except FileError as exc:
             return exc.status, msgspec.json.encode({"errorCode": exc.code, "message": exc.message})
 
-    def _read(self, url: str) -> bytes:
+    def _read(self, url: str, client: str | None) -> bytes:
         parts = urlsplit(url)
         if not parts.path.startswith(self._prefix):
             raise FileError(403, "PERMISSION_DENIED", "not a file URL of this server")
         table_key, _, relative_path = parts.path[len(self._prefix) :].partition("/")
         query = dict(parse_qsl(parts.query, keep_blank_values=True))
-        fd, stat_result, _ = self._files.open(unquote(table_key), unquote(relative_path), query)
+        fd, stat_result, _ = self._files.open(
+            unquote(table_key), unquote(relative_path), query, client
+        )
         try:
             size = stat_result.st_size
             if size > FILE_MAX_BYTES:

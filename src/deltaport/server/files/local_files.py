@@ -20,8 +20,9 @@ _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 """Opening a FIFO placed among the table's files must not block the event loop."""
 
 
-Admit = Callable[[str, Mapping[str, str]], bool]
-"""Whether a signed URL of a table may still be answered (its recipient's grant)."""
+Admit = Callable[[str, Mapping[str, str], str | None], bool]
+"""Whether a signed URL of a table may still be answered to a client at an address (its
+recipient's grant; a refused address raises a 403 :class:`SharingError`)."""
 
 
 class FileError(Exception):
@@ -60,15 +61,19 @@ class LocalFiles:
         self._resolve_table_root = resolve_table_root
         self._admit = admit
 
-    def open(self, table_key: str, relative_path: str, query: dict[str, str]) -> OpenFile:
-        """The regular file ``relative_path`` of the table, or :class:`FileError`."""
+    def open(
+        self, table_key: str, relative_path: str, query: dict[str, str], client: str | None
+    ) -> OpenFile:
+        """The regular file ``relative_path`` of the table, for a client at ``client``, or
+        :class:`FileError`."""
         try:
             self.signer.verify(table_key, relative_path, query)
         except InvalidSignatureError as exc:
             raise FileError(403, "PERMISSION_DENIED", str(exc)) from None
         try:
             root = self._resolve_table_root(table_key)
-            if root is not None and self._admit is not None and not self._admit(table_key, query):
+            admit = self._admit
+            if root is not None and admit is not None and not admit(table_key, query, client):
                 root = None  # its recipient may no longer read it: as if it were not shared
         except SharingError as exc:  # the catalog cannot say (503 while its database is away)
             raise FileError(exc.status, exc.error_code, exc.message) from None

@@ -20,6 +20,7 @@ from starlette.responses import Response, StreamingResponse
 from starlette.routing import BaseRoute, Route
 
 from deltaport.catalog.model import CatalogView, Recipient, Share, SharedSchema, SharedTable
+from deltaport.catalog.tokens import TOKEN_ENDPOINT_PATH
 from deltaport.config.model import ServerConfig
 from deltaport.config.urls import public_url
 from deltaport.observe.audit_log import AuditLog
@@ -60,12 +61,19 @@ from deltaport.server.http.hot_routes import HotRoutesFirst
 from deltaport.server.http.hsts import StrictTransport
 from deltaport.server.http.request_metrics import RequestMetrics
 from deltaport.server.http.warm_up import warmed_up
+from deltaport.server.oauth.activation import Activation
+from deltaport.server.oauth.client_address import ClientAddresses, client_host
+from deltaport.server.oauth.token_endpoint import TokenEndpoint
 from deltaport.server.openapi.document import openapi_document
 from deltaport.server.pages.listing import PageTokens
 from deltaport.server.pages.snapshot_pages import SnapshotPages
 from deltaport.server.pages.table_pages import TableTokens
 from deltaport.server.pages.tokens import TokenSigner
-from deltaport.server.sources.catalog_source import CatalogSource, catalog_source
+from deltaport.server.sources.catalog_source import (
+    CatalogSource,
+    DatabaseCatalog,
+    catalog_source,
+)
 from deltaport.server.tables.changes import ChangeService, changes_query
 from deltaport.server.tables.credentials import CredentialService, decode_request, require_mode
 from deltaport.server.tables.selection import HintSettings
@@ -125,10 +133,15 @@ def create_app(config: ServerConfig, audit: AuditLog | None = None) -> Starlette
         *api.routes(config.endpoint),
         *health_routes(readiness),
     ]
+    if isinstance(catalog, DatabaseCatalog):
+        routes += Activation(catalog.live.store, public_url(config) + config.endpoint).routes()
+        tokens = TokenEndpoint(catalog.live, config.oauth_access_token_lifetime_seconds)
+        routes.append(Route(config.endpoint + TOKEN_ENDPOINT_PATH, tokens.answer, methods=["POST"]))
     app = Starlette(
         routes=routes,
         middleware=[
             Middleware(RequestMetrics, listener="sharing"),
+            Middleware(ClientAddresses, trusted_proxies=config.trusted_proxies),
             Middleware(HeaderLimit),
             Middleware(StrictTransport),
             Middleware(BodyLimit, limit=config.max_request_body_bytes),
@@ -198,7 +211,8 @@ class _Api:
         self.service = service
         self.changes = changes
         self.credentials = credentials
-        self.openapi = openapi_document(config.endpoint)
+        catalog = isinstance(source, DatabaseCatalog)
+        self.openapi = openapi_document(config.endpoint, catalog=catalog)
         self._openapi_bytes = _encode(self.openapi)
         self.audit = SharingAudit(audit) if audit is not None else None
 
@@ -245,6 +259,7 @@ class _Api:
             try:
                 recipient = self.source.authenticate(request.headers.get("authorization"))
                 name = recipient.name
+                recipient.ip_access.admit(client_host(request.scope))
                 response = await handler(request, recipient)
             except SharingError as exc:
                 response, code = error_response(exc), exc.error_code

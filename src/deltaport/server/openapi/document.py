@@ -6,6 +6,7 @@ from typing import Any
 
 from deltaport.protocol.file_batch import FILE_MAX_BYTES, MAX_FILES, MEDIA_TYPE
 from deltaport.server.openapi import credentials as openapi_credentials
+from deltaport.server.openapi.catalog_routes import catalog_paths
 
 _ERROR_CODES = {
     "400": "The request is malformed or a parameter has a wrong value.",
@@ -135,8 +136,9 @@ def _names(*names: str) -> list[dict[str, Any]]:
     return [_path_param(n) for n in names]
 
 
-def openapi_document(endpoint: str) -> dict[str, Any]:
-    """The document for a server whose sharing API lives under ``endpoint``."""
+def openapi_document(endpoint: str, *, catalog: bool = False) -> dict[str, Any]:
+    """The document for a server whose sharing API lives under ``endpoint`` (with
+    ``catalog``: on a catalog database, with its OAuth and activation routes)."""
     table_names = _names("share", "schema", "table")
     paths: dict[str, Any] = {
         "/shares": {"get": _op("listShares", "List shares", _PAGING, _json_ok("ListShares"))},
@@ -318,6 +320,8 @@ def openapi_document(endpoint: str) -> dict[str, Any]:
         "Readiness: 200, or 503 while draining or while the catalog cannot be read",
         {"503": {"description": "Not ready (the reason in the body)"}},
     )
+    if catalog:
+        paths.update(catalog_paths())
     return {
         "openapi": "3.1.0",
         "info": {"title": "deltaport Delta Sharing server", "version": "1"},
@@ -325,7 +329,10 @@ def openapi_document(endpoint: str) -> dict[str, Any]:
         "security": [{"bearer": []}],
         "paths": paths,
         "components": {
-            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
+            "securitySchemes": {
+                "bearer": {"type": "http", "scheme": "bearer"},
+                "client": {"type": "http", "scheme": "basic"},
+            },
             "schemas": _SCHEMAS,
         },
     }

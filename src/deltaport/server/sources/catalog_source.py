@@ -24,8 +24,9 @@ class CatalogSource(Protocol):
 
     def recipient_count(self) -> int: ...
 
-    def may_read_file(self, table_key: str, query: Mapping[str, str]) -> bool:
-        """Whether a (correctly signed) local file URL may still be answered."""
+    def may_read_file(self, table_key: str, query: Mapping[str, str], client: str | None) -> bool:
+        """Whether a (correctly signed) local file URL may still be answered; 403 for a
+        client outside its recipient's IP access list."""
         ...
 
 
@@ -47,7 +48,7 @@ class YamlCatalog:
     def recipient_count(self) -> int:
         return 1 if self._token else 0
 
-    def may_read_file(self, table_key: str, query: Mapping[str, str]) -> bool:
+    def may_read_file(self, table_key: str, query: Mapping[str, str], client: str | None) -> bool:
         return True
 
 
@@ -60,6 +61,10 @@ class DatabaseCatalog:
         self._live = live
         self._seal = seal
 
+    @property
+    def live(self) -> LiveCatalog:
+        return self._live
+
     def view(self) -> CatalogView:
         return self._live.view()
 
@@ -69,9 +74,14 @@ class DatabaseCatalog:
     def recipient_count(self) -> int:
         return self._live.recipient_count()
 
-    def may_read_file(self, table_key: str, query: Mapping[str, str]) -> bool:
+    def may_read_file(self, table_key: str, query: Mapping[str, str], client: str | None) -> bool:
         reader = self._seal.reader(table_key, query)
-        return reader is not None and self._live.may_read(reader.name, reader.credential, table_key)
+        if reader is None:
+            return False
+        if not self._live.may_read(reader.name, reader.credential, table_key):
+            return False
+        self._live.ip_access(reader.name).admit(client)
+        return True
 
 
 def catalog_source(config: ServerConfig, seal: ReaderSeal) -> CatalogSource:

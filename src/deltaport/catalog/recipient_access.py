@@ -1,0 +1,339 @@
+"""What limits a recipient's access and how its credentials are handed over: its IP access
+list, and its single-use activation links (with the store's methods for both,
+:class:`RecipientAccess`).
+
+A recipient's IP access list: the addresses and CIDR ranges (IPv4 and IPv6) its
+requests may come from. An empty list lets requests come from anywhere.
+
+Entries are checked when they are given and stored as written (normalised: ``10.1.2.3/8``
+is refused rather than silently widened, ``2001:DB8::/32`` is kept as ``2001:db8::/32``).
+
+Activation links: a recipient's credentials handed over by a single-use URL instead of
+a file.
+
+A recipient created with a link gets no token then: the first download of the link issues
+it (in the transaction that marks the link used) and answers the profile, so the catalog
+never holds a secret it could show twice. A link is 256 random bits, kept only as a keyed
+hash like a token; it is used once, and expires unused after its lifetime.
+
+The link is the path of Unity Catalog's public activation route (what the Databricks
+SDK's ``recipient_activation.retrieve_token`` calls) on the sharing listener's origin.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import secrets
+import time
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Protocol
+from urllib.parse import urlsplit
+
+from deltaport.catalog.database import Database, Transaction
+from deltaport.catalog.limits import MAX_DURATION_SECONDS
+from deltaport.catalog.rows import CatalogError, CatalogNotFoundError, IssuedToken
+from deltaport.protocol.errors import PermissionDeniedError
+from deltaport.protocol.names import name_key
+
+Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+DEFAULT_MAX_ENTRIES = 100
+"""How many entries a list may hold unless ``maxIpAccessListEntries`` says otherwise."""
+MAX_ENTRY_LENGTH = 64
+
+
+def parse_network(entry: str) -> Network:
+    """An address (a network of one) or a CIDR range; ValueError says why it is neither."""
+    text = entry.strip()
+    if not text or len(text) > MAX_ENTRY_LENGTH:
+        raise ValueError(f"{entry[:80]!r} is not an IP address or CIDR range")
+    try:
+        return ipaddress.ip_network(text, strict=True)
+    except ValueError as exc:
+        if "has host bits set" in str(exc):
+            raise ValueError(
+                f"{text!r} has host bits set; write the range's first address "
+                f"({ipaddress.ip_network(text, strict=False)})"
+            ) from None
+        raise ValueError(f"{entry[:80]!r} is not an IP address or CIDR range") from None
+
+
+def ip_access_problem(entries: Sequence[str], max_entries: int) -> str | None:
+    """Why ``entries`` cannot be a recipient's IP access list, or None."""
+    if len(entries) > max_entries:
+        return f"has {len(entries)} entries; at most {max_entries} are allowed"
+    for i, entry in enumerate(entries):
+        try:
+            parse_network(entry)
+        except ValueError as exc:
+            return f"entry {i + 1}: {exc}"
+    return None
+
+
+def normalised(entries: Sequence[str]) -> tuple[str, ...]:
+    """The entries as they are stored: each network's own spelling, duplicates dropped."""
+    seen: dict[str, None] = {}
+    for entry in entries:
+        network = parse_network(entry)
+        text = str(network.network_address) if _single(network) else str(network)
+        seen.setdefault(text, None)
+    return tuple(seen)
+
+
+def _single(network: Network) -> bool:
+    return network.num_addresses == 1
+
+
+@dataclass(frozen=True)
+class IpAccessList:
+    """The networks a recipient's requests may come from; empty: anywhere."""
+
+    networks: tuple[Network, ...] = ()
+
+    @classmethod
+    def of(cls, entries: Sequence[str]) -> IpAccessList:
+        return cls(tuple(parse_network(e) for e in entries))
+
+    def allows(self, address: str | None) -> bool:
+        """Whether a request from ``address`` (the client's, as the listener judged it)
+        may go on; an unknown or unparsable address is refused by a non-empty list."""
+        if not self.networks:
+            return True
+        if address is None:
+            return False
+        try:
+            ip = ipaddress.ip_address(address.split("%", 1)[0])
+        except ValueError:
+            return False
+        if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+            ip = ip.ipv4_mapped
+        return any(ip in network for network in self.networks)
+
+    def admit(self, address: str | None) -> None:
+        """Raise 403 ``PERMISSION_DENIED`` unless a request from ``address`` may go on (the
+        message names neither the list nor the address)."""
+        if not self.allows(address):
+            raise PermissionDeniedError(
+                "requests from this address are not allowed for this recipient; ask the "
+                "provider to add it to the recipient's IP access list"
+            )
+
+
+ANYWHERE = IpAccessList()
+"""The list of a recipient without one: requests from any address."""
+
+
+# -- activation links -------------------------------------------------------------------
+ACTIVATION_PATH = "/api/2.1/unity-catalog/public/data_sharing_activation"
+"""``GET {ACTIVATION_PATH}/{link}``: the profile, once."""
+ACTIVATION_INFO_PATH = "/api/2.1/unity-catalog/public/data_sharing_activation_info"
+"""``GET {ACTIVATION_INFO_PATH}/{link}``: whether the link can still be used (not using it)."""
+DEFAULT_LINK_LIFETIME = timedelta(days=7)
+LINK_BYTES = 32
+MAX_LINK_LENGTH = 128
+
+
+@dataclass(frozen=True)
+class ActivationLink:
+    recipient: str
+    token: str
+    expires_at: int
+    """Milliseconds since the epoch."""
+    url: str
+
+
+@dataclass(frozen=True)
+class LinkedRecipient:
+    """What an unused link leads to: the recipient, its IP access list (checked before the
+    link is used up), its token lifetime and where its profile points."""
+
+    name: str
+    ip_access_list: tuple[str, ...]
+    token_lifetime: timedelta | None
+    endpoint: str | None
+
+
+def activation_url(endpoint: str, token: str) -> str:
+    """The link on the origin of the sharing ``endpoint`` the recipient's profile names."""
+    parts = urlsplit(endpoint)
+    return f"{parts.scheme}://{parts.netloc}{ACTIVATION_PATH}/{token}"
+
+
+def link_lifetime_problem(seconds: float) -> str | None:
+    if not 1 <= seconds <= MAX_DURATION_SECONDS:
+        return f"must be between 1 and {MAX_DURATION_SECONDS} seconds (100 years)"
+    return None
+
+
+def new_link(
+    tx: Transaction,
+    hashed: Callable[[str], str],
+    recipient: str,
+    lifetime: timedelta,
+    endpoint: str,
+) -> ActivationLink:
+    """A link for ``recipient``, written in ``tx``."""
+    problem = link_lifetime_problem(lifetime.total_seconds())
+    if problem:
+        raise CatalogError(f"the activation link lifetime {problem}")
+    token = secrets.token_urlsafe(LINK_BYTES)
+    now = _now()
+    expires_at = now + int(lifetime.total_seconds() * 1000)
+    tx.execute(
+        "INSERT INTO activation_links (hash, recipient_key, created_at, expires_at) "
+        "VALUES (?,?,?,?)",
+        (hashed(token), name_key(recipient), now, expires_at),
+    )
+    return ActivationLink(recipient, token, expires_at, activation_url(endpoint, token))
+
+
+def unused_link(tx: Transaction, hashed: str) -> LinkedRecipient:
+    """The recipient of an unused, unexpired link; :class:`CatalogNotFoundError` for a
+    link that is unknown, used or expired (the three are not told apart)."""
+    rows = tx.execute(
+        "SELECT r.name, r.ip_access_list, r.token_lifetime_seconds, r.endpoint "
+        "FROM activation_links a JOIN recipients r ON r.name_key = a.recipient_key "
+        "WHERE a.hash = ? AND a.used_at IS NULL AND a.expires_at > ?",
+        (hashed, _now()),
+    )
+    if not rows:
+        raise CatalogNotFoundError("no such activation link, or it was used or has expired")
+    name, ips, seconds, endpoint = rows[0]
+    lifetime = None if seconds is None else timedelta(seconds=seconds)
+    return LinkedRecipient(name, tuple(json.loads(ips)), lifetime, endpoint)
+
+
+def use_link(tx: Transaction, hashed: str) -> None:
+    """Mark the link used; :class:`CatalogNotFoundError` when another request used it
+    first (the update finds no unused row)."""
+    used = tx.execute(
+        "UPDATE activation_links SET used_at = ? WHERE hash = ? AND used_at IS NULL RETURNING hash",
+        (_now(), hashed),
+    )
+    if not used:
+        raise CatalogNotFoundError("no such activation link, or it was used or has expired")
+
+
+def presented_link(token: str) -> str:
+    """``token`` if it can be a link at all (refused before it is hashed otherwise)."""
+    if not token or len(token) > MAX_LINK_LENGTH:
+        raise CatalogNotFoundError("no such activation link, or it was used or has expired")
+    return token
+
+
+def _now() -> int:
+    return int(time.time() * 1000)
+
+
+# -- the store's methods ------------------------------------------------------------------
+class _Store(Protocol):
+    database: Database
+
+    def hash_token(self, token: str) -> str: ...
+
+    def _change(self) -> AbstractContextManager[Transaction]: ...
+
+    def _recipient_key(self, tx: Transaction, name: str) -> str: ...
+
+    def _issue(
+        self, tx: Transaction, name: str, expires_in: timedelta | None, endpoint: str | None
+    ) -> IssuedToken: ...
+
+    def _create(
+        self,
+        name: str,
+        properties: Mapping[str, str] | None,
+        expires_in: timedelta | None,
+        endpoint: str | None,
+        comment: str | None,
+        access: Access,
+        link_lifetime: timedelta | None,
+    ) -> IssuedToken | ActivationLink: ...
+
+
+@dataclass(frozen=True)
+class Access:
+    """How a new recipient authenticates and where from."""
+
+    ip_access_list: Sequence[str] = ()
+    max_ip_entries: int = DEFAULT_MAX_ENTRIES
+    authentication_type: str = "TOKEN"
+
+
+class RecipientAccess:
+    """:class:`~deltaport.catalog.sql_store.SqlCatalog`'s methods for activation links and
+    IP access lists."""
+
+    def create_recipient_with_link(
+        self: _Store,
+        name: str,
+        properties: Mapping[str, str] | None = None,
+        expires_in: timedelta | None = None,
+        *,
+        endpoint: str,
+        link_lifetime: timedelta = DEFAULT_LINK_LIFETIME,
+        ip_access_list: Sequence[str] = (),
+        max_ip_entries: int = DEFAULT_MAX_ENTRIES,
+        authentication_type: str = "TOKEN",
+    ) -> ActivationLink:
+        """A recipient without a credential yet, and the activation link whose first
+        download issues it."""
+        access = Access(ip_access_list, max_ip_entries, authentication_type)
+        made = self._create(name, properties, expires_in, endpoint, None, access, link_lifetime)
+        assert isinstance(made, ActivationLink)
+        return made
+
+    def activate(self: _Store, link: str, admit: Callable[[LinkedRecipient], None]) -> IssuedToken:
+        """Use an activation link: its recipient's first credential. ``admit`` may refuse
+        (by raising) before the link is used up; an unknown, used or expired link raises
+        :class:`CatalogNotFoundError`."""
+        hashed = self.hash_token(presented_link(link))
+        with self._change() as tx:
+            linked = unused_link(tx, hashed)
+            admit(linked)
+            use_link(tx, hashed)
+            return self._issue(tx, linked.name, linked.token_lifetime, linked.endpoint)
+
+    def activation_link(self: _Store, link: str) -> LinkedRecipient:
+        """The recipient an unused link leads to, without using it."""
+        with self.database.read() as tx:
+            return unused_link(tx, self.hash_token(presented_link(link)))
+
+    def set_ip_access_list(
+        self: _Store, name: str, entries: Sequence[str], max_entries: int = DEFAULT_MAX_ENTRIES
+    ) -> tuple[str, ...]:
+        """Replace the recipient's IP access list (empty: anywhere); returns it as stored."""
+        problem = ip_access_problem(entries, max_entries)
+        if problem:
+            raise CatalogError(f"the IP access list {problem}")
+        stored = normalised(entries)
+        with self._change() as tx:
+            tx.execute(
+                "UPDATE recipients SET ip_access_list = ? WHERE name_key = ?",
+                (json.dumps(list(stored)), self._recipient_key(tx, name)),
+            )
+        return stored
+
+
+def set_access(tx: Transaction, name: str, access: Access, kind_names: Sequence[str]) -> None:
+    """Store a new recipient's IP access list and authentication type (checked)."""
+    problem = ip_access_problem(access.ip_access_list, access.max_ip_entries)
+    if problem:
+        raise CatalogError(f"the IP access list {problem}")
+    if access.authentication_type not in kind_names:
+        raise CatalogError(
+            f"authentication type {access.authentication_type[:80]!r}: use one of "
+            + ", ".join(kind_names)
+        )
+    tx.execute(
+        "UPDATE recipients SET ip_access_list = ?, authentication_type = ? WHERE name_key = ?",
+        (
+            json.dumps(list(normalised(access.ip_access_list))),
+            access.authentication_type,
+            name_key(name),
+        ),
+    )

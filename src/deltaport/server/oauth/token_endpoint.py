@@ -1,0 +1,138 @@
+"""``POST {endpoint}/oauth/token``: the client-credentials grant of RFC 6749 (section 4.4)
+for OAuth recipients.
+
+The request is ``application/x-www-form-urlencoded`` with ``grant_type=client_credentials``
+(and an optional ``scope``, accepted and not used); the client authenticates with HTTP
+Basic (section 2.3.1, what both the official client and deltaport's send) or with
+``client_id`` and ``client_secret`` in the body, not both. A parameter given twice is refused
+(section 3.2). The answer is section 5.1's ``{"access_token", "token_type": "Bearer",
+"expires_in"}`` with ``Cache-Control: no-store``; errors are section 5.2's ``{"error",
+"error_description"}``, with the sharing API's ``errorCode`` and ``message`` beside them so
+that either kind of client can read them. A client outside its recipient's IP access list
+gets 403 ``PERMISSION_DENIED``.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from urllib.parse import parse_qsl, unquote_plus
+
+import msgspec
+from starlette.requests import Request
+from starlette.responses import Response
+
+from deltaport.catalog.live import LiveCatalog
+from deltaport.protocol.errors import SharingError
+from deltaport.server.oauth.client_address import client_host
+
+FORM = "application/x-www-form-urlencoded"
+_NO_STORE = {"Cache-Control": "no-store", "Pragma": "no-cache"}
+
+
+class _OAuthError(Exception):
+    def __init__(self, status: int, error: str, description: str, error_code: str) -> None:
+        super().__init__(description)
+        self.status = status
+        self.error = error
+        self.description = description
+        self.error_code = error_code
+
+
+def _invalid_request(description: str) -> _OAuthError:
+    return _OAuthError(400, "invalid_request", description, "INVALID_PARAMETER_VALUE")
+
+
+def _invalid_client(description: str) -> _OAuthError:
+    return _OAuthError(401, "invalid_client", description, "UNAUTHENTICATED")
+
+
+class TokenEndpoint:
+    def __init__(self, live: LiveCatalog, lifetime_seconds: int) -> None:
+        self._live = live
+        self._lifetime_seconds = lifetime_seconds
+
+    async def answer(self, request: Request) -> Response:
+        try:
+            form = _form(request, await request.body())
+            if form.get("grant_type") != "client_credentials":
+                raise _OAuthError(
+                    400,
+                    "unsupported_grant_type" if "grant_type" in form else "invalid_request",
+                    "grant_type must be client_credentials",
+                    "INVALID_PARAMETER_VALUE",
+                )
+            client_id, secret = _client(request, form)
+            try:
+                recipient, token, lifetime = self._live.client_credentials(
+                    client_id, secret, self._lifetime_seconds
+                )
+            except SharingError as exc:
+                if exc.status != 401:
+                    raise
+                raise _OAuthError(401, "invalid_client", exc.message, exc.error_code) from None
+            recipient.ip_access.admit(client_host(request.scope))
+        except _OAuthError as exc:
+            return _error(exc, basic=exc.status == 401)
+        except SharingError as exc:
+            error = "access_denied" if exc.status == 403 else "temporarily_unavailable"
+            return _error(_OAuthError(exc.status, error, exc.message, exc.error_code))
+        body = {"access_token": token, "token_type": "Bearer", "expires_in": lifetime}
+        return Response(msgspec.json.encode(body), media_type="application/json", headers=_NO_STORE)
+
+
+def _form(request: Request, body: bytes) -> dict[str, str]:
+    media_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if media_type != FORM:
+        raise _invalid_request(f"the body must be {FORM}")
+    try:
+        pairs = parse_qsl(body.decode("ascii"), keep_blank_values=True, strict_parsing=bool(body))
+    except (UnicodeDecodeError, ValueError):
+        raise _invalid_request("the body is not a valid form") from None
+    form: dict[str, str] = {}
+    for name, value in pairs:
+        if name in form:
+            raise _invalid_request(f"{name[:80]} is given more than once")
+        form[name] = value
+    return form
+
+
+def _client(request: Request, form: dict[str, str]) -> tuple[str, str]:
+    """The client id and secret, from HTTP Basic or the body (one of the two)."""
+    header = request.headers.get("authorization")
+    in_body = "client_id" in form or "client_secret" in form
+    if header is not None:
+        if in_body:
+            raise _invalid_request("the client authenticates with one method, not two")
+        scheme, _, encoded = header.partition(" ")
+        try:
+            decoded = base64.b64decode(encoded.strip(), validate=True).decode("utf-8")
+        except (binascii.Error, UnicodeDecodeError):
+            decoded = ""
+        client_id, sep, secret = decoded.partition(":")
+        if scheme.lower() != "basic" or not sep:
+            raise _OAuthError(
+                401, "invalid_client", "malformed Basic credentials", "UNAUTHENTICATED"
+            )
+        return unquote_plus(client_id), unquote_plus(secret)
+    if not in_body:
+        raise _invalid_client("no client credentials")
+    return form.get("client_id", ""), form.get("client_secret", "")
+
+
+def _error(error: _OAuthError, *, basic: bool = False) -> Response:
+    body = {
+        "error": error.error,
+        "error_description": error.description,
+        "errorCode": error.error_code,
+        "message": error.description,
+    }
+    headers = dict(_NO_STORE)
+    if basic:
+        headers["WWW-Authenticate"] = 'Basic realm="deltaport"'
+    return Response(
+        msgspec.json.encode(body),
+        status_code=error.status,
+        media_type="application/json",
+        headers=headers,
+    )
