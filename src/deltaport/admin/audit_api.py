@@ -38,6 +38,7 @@ OPERATIONS = {
     "create_recipient": ops.CREATE_RECIPIENT,
     "rotate": ops.ROTATE_RECIPIENT_TOKEN,
     "revoke": ops.REVOKE_RECIPIENT_TOKENS,
+    "set_ip_access_list": ops.UPDATE_RECIPIENT,
     "audit_page": ops.LIST_AUDIT,
 }
 """The audit operation of each admin route handler."""
