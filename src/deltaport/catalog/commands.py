@@ -12,13 +12,13 @@ from datetime import timedelta
 from pathlib import Path
 from types import TracebackType
 
-from deltaport.catalog.access import SettingsFor, access_problem
-from deltaport.catalog.limits import MAX_DURATION_SECONDS, table_problem
+from deltaport.catalog.access import SettingsFor
+from deltaport.catalog.limits import MAX_DURATION_SECONDS
 from deltaport.catalog.partition_filter import PartitionFilterError, check
 from deltaport.catalog.remote import RemoteCatalog
 from deltaport.catalog.rows import CatalogError, IssuedToken, TokenRow
 from deltaport.catalog.sql_store import SqlCatalog
-from deltaport.catalog.store_checks import expiry_text
+from deltaport.catalog.store_checks import check_table_fields, expiry_text
 from deltaport.catalog.tokens import OAUTH, TOKEN_ENDPOINT_PATH
 from deltaport.delta import open_table
 from deltaport.delta.errors import DeltaError
@@ -105,8 +105,8 @@ def check_table(
     server's storage configuration is known), ``location`` must hold a readable Delta table
     and the partition filter may name only its partition columns. Reads storage, writes
     nothing: callers check every table of a change before changing the catalog."""
-    problem = table_problem(location, start_version, partition_filter, auxiliary_locations)
-    problem = problem or access_problem(
+    check_table_fields(
+        full_name,
         location,
         access_modes,
         auxiliary_locations,
@@ -115,8 +115,6 @@ def check_table(
         partition_filter=partition_filter,
         settings_for=settings_for,
     )
-    if problem:
-        raise CatalogError(f"table {full_name} cannot be shared: {problem}")
     try:
         metadata = open_table(location, storage_options).snapshot().metadata
     except DeltaError as exc:

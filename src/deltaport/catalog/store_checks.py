@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 from urllib.parse import urlsplit
 
-from deltaport.catalog.access import access_problem
+from deltaport.catalog.access import SettingsFor, access_problem
 from deltaport.catalog.limits import lifetime_problem, table_problem
 from deltaport.catalog.rows import CatalogError
 from deltaport.protocol.names import name_problem
@@ -25,9 +25,11 @@ def check_table_fields(
     history_shared: bool,
     start_version: int,
     partition_filter: str | None,
+    settings_for: SettingsFor | None = None,
 ) -> None:
-    """A shared table's fields, as far as they can be checked without the server's storage
-    configuration (see :func:`~deltaport.catalog.access.access_problem`)."""
+    """A shared table's fields, without reading the table: its bounds, an absolute
+    location, and its access modes, checked against the server's credential settings when
+    ``settings_for`` gives them (see :func:`~deltaport.catalog.access.access_problem`)."""
     problem = table_problem(location, start_version, partition_filter, auxiliary_locations)
     if problem:
         raise CatalogError(f"table {label} cannot be shared: {problem}")
@@ -43,7 +45,7 @@ def check_table_fields(
         history_shared=history_shared,
         start_version=start_version,
         partition_filter=partition_filter,
-        settings_for=None,
+        settings_for=settings_for,
     )
     if problem:
         raise CatalogError(f"table {label} cannot be shared: {problem}")
