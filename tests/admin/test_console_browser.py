@@ -101,6 +101,7 @@ def test_login_and_the_table_page_of_a_dv_column_mapping_table(
     watched.shot("login")
     watched.login()
     assert page.url.endswith("/console/")
+    watched.goto("/console/tables")
     assert page.locator("a", has_text="dvcm").count() == 1
     watched.shot("tables")
 
@@ -229,6 +230,7 @@ def test_the_console_of_a_catalog_server(
     try:
         watched.login()
         assert page.url.endswith("/console/")
+        watched.goto("/console/tables")
         listed = page.locator("main table a").all_text_contents()
         assert listed == [name.rsplit(".", 1)[1] for name in CATALOG_TABLES]
         page.click("a:text-is('orders')")

@@ -17,9 +17,11 @@ from deltaport.direct import describe_table, table_history
 TABS = ("", "/history", "/files", "/rows", "/changes")
 
 
-def test_the_home_page_lists_the_catalogs_tables(catalog_admin_server: CatalogAdminServer) -> None:
+def test_the_tables_page_lists_the_catalogs_tables(
+    catalog_admin_server: CatalogAdminServer,
+) -> None:
     with login(catalog_admin_server.running) as client:
-        home = client.get("/console/")
+        home = client.get("/console/tables")
     assert home.status_code == 200
     links = re.findall(r'href="/console/tables/([^"]+)"', home.text)
     assert links == list(CATALOG_TABLES)
@@ -47,7 +49,7 @@ def test_a_table_shared_while_serving_shows_at_once(
     catalog.add_table("sales", "eu", "late", str(admin_tables["parted"]))
     try:
         with login(catalog_admin_server.running) as client:
-            assert "/console/tables/sales.eu.late" in client.get("/console/").text
+            assert "/console/tables/sales.eu.late" in client.get("/console/tables").text
             assert client.get("/console/tables/sales.eu.late").status_code == 200
             catalog.remove_table("sales", "eu", "late")
             assert client.get("/console/tables/sales.eu.late").status_code == 404

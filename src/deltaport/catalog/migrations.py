@@ -121,6 +121,13 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             expires_at BIGINT NOT NULL,
             used_at BIGINT)""",
     ),
+    # 10 (the seventh here; renumbered when merged): the console's overview of the audit
+    # log: requests, bytes and errors of the last day read from one index alone, and the
+    # newest errors found without walking the successes
+    (
+        "CREATE INDEX audit_records_volume ON audit_records (time_ms, status, bytes)",
+        "CREATE INDEX audit_records_errors ON audit_records (time_ms, id) WHERE status >= 400",
+    ),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

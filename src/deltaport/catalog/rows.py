@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from enum import Enum
 
-from deltaport.catalog.database import Row
+from deltaport.catalog.database import Database, Row
 from deltaport.protocol.credentials import URL
 
 
@@ -110,6 +110,23 @@ class IssuedToken:
     """The sharing endpoint its profile points to, as recorded for the recipient."""
     client_id: str | None = None
     """For an OAuth recipient: the client whose secret ``token`` is."""
+
+
+@dataclass(frozen=True)
+class Counts:
+    shares: int
+    tables: int
+    recipients: int
+
+
+def counts(database: Database) -> Counts:
+    """How many shares, shared tables and recipients the catalog holds (three counts, not
+    a read of everything)."""
+    found = database.query(
+        "SELECT (SELECT COUNT(*) FROM shares), (SELECT COUNT(*) FROM shared_tables), "
+        "(SELECT COUNT(*) FROM recipients)"
+    )
+    return Counts(*(int(n) for n in found[0]))
 
 
 @dataclass(frozen=True)

@@ -23,9 +23,10 @@ import hmac
 import secrets
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import timedelta
 
-from deltaport.catalog.database import Transaction
+from deltaport.catalog.database import Database, Transaction
 from deltaport.catalog.rows import CatalogNotFoundError, IssuedToken
 from deltaport.protocol.errors import UnauthenticatedError
 from deltaport.protocol.names import name_key
@@ -168,6 +169,36 @@ def revoke_all(tx: Transaction, name: str) -> None:
             f"UPDATE {table} SET revoked_at = ? WHERE recipient_key = ? AND revoked_at IS NULL",
             (_now(), name_key(name)),
         )
+
+
+@dataclass(frozen=True)
+class Expiring:
+    """A credential that ends soon: whose, which kind, when (milliseconds since the epoch);
+    nothing that names or derives from the secret."""
+
+    recipient: str
+    kind: str
+    """``token``, ``OAuth client`` or ``activation link``."""
+    expires_at: int
+
+
+def expiring(database: Database, since: int, until: int, limit: int) -> list[Expiring]:
+    """The first ``limit`` live tokens, OAuth clients and unused activation links that
+    expire in ``[since, until)``, the soonest first."""
+    live = "expires_at >= ? AND expires_at < ?"
+    rows = database.query(
+        "SELECT r.name, c.kind, c.expires_at FROM ("
+        f"SELECT recipient_key, 'token' AS kind, expires_at FROM tokens "
+        f"WHERE revoked_at IS NULL AND {live} UNION ALL "
+        f"SELECT recipient_key, 'OAuth client', expires_at FROM oauth_clients "
+        f"WHERE revoked_at IS NULL AND {live} UNION ALL "
+        f"SELECT recipient_key, 'activation link', expires_at FROM activation_links "
+        f"WHERE used_at IS NULL AND {live}"
+        ") c JOIN recipients r ON r.name_key = c.recipient_key "
+        "ORDER BY c.expires_at, r.name_key LIMIT ?",
+        (since, until) * 3 + (limit,),
+    )
+    return [Expiring(name, kind, int(at)) for name, kind, at in rows]
 
 
 def _now() -> int:

@@ -13,8 +13,12 @@ from deltaport.admin.diff_service import DiffService
 from deltaport.admin.tables import ConfiguredTables
 from deltaport.admin.throttle import FailedAuthLimit
 from deltaport.admin.tokens import AdminTokens
+from deltaport.catalog.sql_store import SqlCatalog
+from deltaport.console.activity.audit_page import AuditLogPage
+from deltaport.console.activity.overview import OverviewPage
 from deltaport.console.auth import PREFIX, ConsoleAuth
 from deltaport.console.diff_page import DiffPage
+from deltaport.console.render import page
 from deltaport.console.sessions import Sessions
 from deltaport.console.table_pages import TablePages
 
@@ -29,8 +33,11 @@ def console_routes(
     tokens: AdminTokens,
     sessions: Sessions,
     limit: FailedAuthLimit,
+    catalog: SqlCatalog | None = None,
 ) -> list[BaseRoute]:
     auth = ConsoleAuth(tokens, sessions, limit)
+    overview = OverviewPage(page, tables, catalog)
+    audit = AuditLogPage(page, catalog.database if catalog is not None else None)
     pages = TablePages(tables)
     diff = DiffPage(tables, diffs)
     signed_in = auth.required
@@ -41,7 +48,10 @@ def console_routes(
         return RedirectResponse(f"{PREFIX}/", status_code=303)
 
     routes: list[BaseRoute] = [
-        Route("/", signed_in(pages.home), methods=["GET"]),
+        Route("/", signed_in(overview.show), methods=["GET"]),
+        Route("/tables", signed_in(pages.home), methods=["GET"]),
+        Route("/audit", signed_in(audit.show), methods=["GET"]),
+        Route("/audit.{kind}", signed_in(audit.export), methods=["GET"]),
         Route("/login", auth.login_form, methods=["GET"]),
         Route("/login", auth.login, methods=["POST"]),
         Route("/logout", signed_in(auth.logout), methods=["POST"]),

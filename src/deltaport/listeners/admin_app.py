@@ -78,7 +78,7 @@ def create_admin_app(
         PredicateError,
         ValueError,
     ]
-    routes = [*api.routes(), *console_routes(tables, diffs, tokens, sessions, limit)]
+    routes = [*api.routes(), *console_routes(tables, diffs, tokens, sessions, limit, catalog)]
     routes += [*metrics_routes(api.guard), *health_routes(readiness or Readiness())]
     sharing_url = public_url(config) + config.endpoint
     if catalog is not None:

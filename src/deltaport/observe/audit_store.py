@@ -1,5 +1,6 @@
-"""Audit records in the catalog database (table ``audit_records``, schema version 4):
-written in batches, read a page at a time newest first, removed once past retention.
+"""Audit records in the catalog database (table ``audit_records``, schema version 5):
+written in batches, read a page at a time newest first, summed by the stretch of time
+(for the console's overview), removed once past retention.
 
 Pages are keyset pages over ``(time_ms, id)``: each page starts where the last one ended,
 through an index (by time, or by recipient or table then time), so the millionth record
@@ -23,6 +24,8 @@ from deltaport.catalog.database import Database, Row
 from deltaport.observe.audit_record import AuditRecord
 
 DEFAULT_PAGE_SIZE = 100
+ERROR_STATUS = 400
+"""Records of this status and up are errors (a client's 4xx as a server's 5xx)."""
 MAX_PAGE_SIZE = 1000
 _COLUMNS = (
     "id",
@@ -134,6 +137,41 @@ def read_page(
     more = len(rows) > size
     token = _encode_token(records[-1]) if more else None
     return AuditPage(records, token)
+
+
+@dataclass(frozen=True)
+class Volume:
+    """What a stretch of time held: requests, bytes answered, errors (status 400 and up)."""
+
+    requests: int = 0
+    bytes: int = 0
+    errors: int = 0
+
+
+def volume(database: Database, since: int, until: int, bucket_ms: int) -> list[Volume]:
+    """The records of ``[since, until)`` summed in buckets of ``bucket_ms`` from ``since``
+    on (the oldest first), read from the index ``audit_records_volume`` alone."""
+    rows = database.query(
+        "SELECT (time_ms - ?) / ? AS bucket, COUNT(*), SUM(bytes), "
+        f"SUM(CASE WHEN status >= {ERROR_STATUS} THEN 1 ELSE 0 END) "
+        "FROM audit_records WHERE time_ms >= ? AND time_ms < ? GROUP BY bucket",
+        (since, bucket_ms, since, until),
+    )
+    buckets = [Volume() for _ in range(-(-(until - since) // bucket_ms))]
+    for bucket, requests, size, errors in rows:
+        buckets[int(bucket)] = Volume(int(requests), int(size or 0), int(errors or 0))
+    return buckets
+
+
+def newest_errors(database: Database, limit: int) -> list[AuditRecord]:
+    """The ``limit`` newest records with a status of 400 and up (index
+    ``audit_records_errors``)."""
+    rows = database.query(
+        f"SELECT {', '.join(_COLUMNS)} FROM audit_records WHERE status >= {ERROR_STATUS} "
+        "ORDER BY time_ms DESC, id DESC LIMIT ?",
+        (limit,),
+    )
+    return [_record(row) for row in rows]
 
 
 def _folded(name: str | None) -> str | None:
