@@ -23,6 +23,7 @@ from sharing_server import free_port, start_server, stop_server
 HOUR = 3_600_000
 DAY = 24 * HOUR
 SIGNING_KEY = "a-fixed-key-for-activity-tests"
+STORAGE_KEY = "c3RvcmFnZS1rZXktbmV2ZXItdG8tYmUtc2hvd24="
 EVIL_AGENT = '=HYPERLINK("http://x")'
 N_PAGED = 2_500
 """Records of the recipient ``bulk``: three export pages, fifty-one page pages."""
@@ -135,6 +136,9 @@ def activity_server(
     later = catalog.create_recipient("globex", expires_in=timedelta(days=30))
     revoked = catalog.create_recipient("initech", expires_in=timedelta(days=1))
     catalog.revoke("initech")
+    client = catalog.create_recipient(
+        "umbrella", expires_in=timedelta(days=60), authentication_type="OAUTH_CLIENT_CREDENTIALS"
+    )
     link = catalog.create_recipient_with_link(
         "hooli", endpoint="http://127.0.0.1:1/delta-sharing", link_lifetime=timedelta(days=2)
     )
@@ -143,11 +147,21 @@ def activity_server(
     port = free_port()
     config = {
         "signingKey": SIGNING_KEY,
+        "storage": [
+            {
+                "prefix": "az://vault/",
+                "options": {
+                    "azure_storage_account_name": "vault",
+                    "azure_storage_account_key": STORAGE_KEY,
+                },
+            }
+        ],
         "admin": {"port": port, "tokens": [ADMIN_TOKEN], "failedAuthLimit": 1000},
     }
     sharing = start_server(config, tmp / "server", catalog=url)
     server = ActivityServer(_await_admin(sharing, port), catalog, now)
     server.secrets += [soon.token, later.token, revoked.token, link.token, link.url]
-    server.secrets += [ADMIN_TOKEN, SIGNING_KEY, catalog.hash_token(soon.token)]
+    server.secrets += [client.token, ADMIN_TOKEN, SIGNING_KEY, STORAGE_KEY]
+    server.secrets += [catalog.hash_token(soon.token), catalog.hash_token(client.token)]
     yield server
     stop_server(sharing)

@@ -64,7 +64,7 @@ def test_the_overview_counts_the_catalog_and_the_last_hour_and_day(
     assert [_figure(html, f"count-{n}") for n in ("shares", "tables", "recipients")] == [
         "2",
         "3",
-        "4",
+        "5",
     ]
     assert _row(html, "last-hour") == ["3", "1.2 KiB", "1"]
     assert _row(html, "last-day") == ["5", "5.1 KiB", "1"]
