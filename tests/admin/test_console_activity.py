@@ -126,6 +126,7 @@ def test_a_bad_filter_is_refused_next_to_its_field(activity_server: ActivityServ
             "until": client.get("/console/audit?since=2026-11-26&until=2026-11-25"),
         }
         export = client.get("/console/audit.csv?status=abc")
+        token = client.get("/console/audit?page_token=not-a-token")
         unknown = client.get("/console/audit.xml")
     for field, answer in answers.items():
         assert answer.status_code == 400, field
@@ -135,6 +136,7 @@ def test_a_bad_filter_is_refused_next_to_its_field(activity_server: ActivityServ
     assert "not an ISO 8601 time" in answers["since"].text
     assert export.status_code == 400 and "status: an HTTP status" in export.text
     assert unknown.status_code == 404
+    assert token.status_code == 400 and "not a page token" in token.text
 
 
 def test_the_audit_page_pages_newest_first_without_repeats(activity_server: ActivityServer) -> None:
