@@ -9,12 +9,16 @@ import csv
 import io
 import json
 import re
+from pathlib import Path
 
 import httpx
 
 from activity_support import EVIL_AGENT, N_PAGED, ActivityServer, activity_server
-from admin_support import AdminServer, login
+from admin_support import ADMIN_TOKEN, AdminServer, _await_admin, login
+from deltaport.catalog.sql_store import SqlCatalog
 from deltaport.observe.audit_record import iso_time
+from postgres import PostgresCluster, new_database
+from sharing_server import free_port, start_server, stop_server
 
 __all__ = ["activity_server"]
 
@@ -199,3 +203,29 @@ def test_the_pages_need_a_session(activity_server: ActivityServer) -> None:
     for path in ("/console/", "/console/audit", "/console/audit.csv"):
         answer = httpx.get(activity_server.running.admin + path)
         assert answer.status_code == 303 and answer.headers["location"] == "/console/login"
+
+
+def test_the_pages_answer_503_while_the_catalog_database_is_away(
+    tmp_path: Path, admin_tables: dict[str, Path]
+) -> None:
+    cluster = PostgresCluster()
+    cluster.start()
+    try:
+        url = new_database(cluster.url)
+        SqlCatalog(url).database.close()
+        port = free_port()
+        config = {"signingKey": "away", "admin": {"port": port, "tokens": [ADMIN_TOKEN]}}
+        running = _await_admin(start_server(config, tmp_path, catalog=url), port)
+        try:
+            with login(running) as client:
+                assert client.get("/console/audit").status_code == 200
+                cluster.stop()
+                answers = [
+                    client.get(p) for p in ("/console/", "/console/audit", "/console/audit.csv")
+                ]
+        finally:
+            stop_server(running.sharing)
+    finally:
+        cluster.remove()
+    assert [a.status_code for a in answers] == [503] * 3
+    assert all("TEMPORARILY_UNAVAILABLE" in a.text for a in answers)
