@@ -15,6 +15,7 @@ from deltaport.catalog.rows import counts
 from deltaport.catalog.sql_store import SqlCatalog
 from deltaport.catalog.tokens import expiring
 from deltaport.console.activity import export
+from deltaport.console.activity.overview import activity
 from deltaport.observe.audit_record import AuditRecord
 from deltaport.observe.audit_store import (
     MAX_PAGE_SIZE,
@@ -137,3 +138,25 @@ def test_the_export_reads_a_page_as_it_is_consumed(
     assert len(reads) == 1 and first.count(b"\n") == MAX_PAGE_SIZE
     rest = list(chunks)
     assert len(reads) == 3 and sum(c.count(b"\n") for c in [first, *rest]) == 2 * MAX_PAGE_SIZE + 5
+
+
+def test_the_overview_at_a_given_moment(store: SqlCatalog) -> None:
+    hour = 60 * MINUTE
+    write(
+        store.database,
+        [
+            _record(NOW - hour),  # the last hour's first millisecond
+            _record(NOW - hour - 1, 503),  # the hour before
+            _record(NOW - 24 * hour),  # the day's first millisecond
+            _record(NOW - 24 * hour - 1),  # older than a day
+            _record(NOW),  # not yet
+        ],
+    )
+    found = activity(store, NOW)
+    assert (found.hour, found.day) == (Volume(1, 10, 0), Volume(3, 30, 1))
+    assert [bar.label.split(": ")[1] for bar in found.chart.bars] == (
+        ["1 request"] + ["0 requests"] * 21 + ["1 request, 1 error", "1 request"]
+    )
+    assert found.chart.peak == 1
+    assert found.chart.bars[0].label.startswith("08:00–09:00 UTC")  # NOW is 08:00 UTC
+    assert [r.status for r in found.errors] == [503]

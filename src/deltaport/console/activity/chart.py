@@ -41,7 +41,7 @@ def bars(volumes: list[Volume], labels: list[str]) -> Chart:
     for i, (v, label) in enumerate(zip(volumes, labels, strict=True)):
         tall = HEIGHT * v.requests / peak if peak else 0.0
         red = HEIGHT * v.errors / peak if peak else 0.0
-        errors = f", {v.errors:,} errors" if v.errors else ""
+        errors = f", {_counted(v.errors, 'error')}" if v.errors else ""
         drawn.append(
             Bar(
                 x=round(i * step + GAP / 2, 2),
@@ -50,7 +50,11 @@ def bars(volumes: list[Volume], labels: list[str]) -> Chart:
                 requests_height=round(tall, 2),
                 errors_y=round(HEIGHT - red, 2),
                 errors_height=round(red, 2),
-                label=f"{label}: {v.requests:,} requests{errors}",
+                label=f"{label}: {_counted(v.requests, 'request')}{errors}",
             )
         )
     return Chart(WIDTH, HEIGHT, tuple(drawn), peak)
+
+
+def _counted(n: int, noun: str) -> str:
+    return f"{n:,} {noun}" if n == 1 else f"{n:,} {noun}s"

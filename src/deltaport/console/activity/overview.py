@@ -71,35 +71,38 @@ class OverviewPage:
             tables = sum(len(g.tables) for g in groups)
             counted = (shares, tables)
             return self._render(request, "activity_overview.html", activity=None, yaml=counted)
+        now = int(self._clock() * 1000)
         try:
-            activity = await run_in_threadpool(self.activity, self._catalog)
+            found = await run_in_threadpool(activity, self._catalog, now)
         except DatabaseUnavailableError:
             raise TemporarilyUnavailableError(
                 "the catalog database cannot be reached at the moment; retry later"
             ) from None
-        return self._render(request, "activity_overview.html", activity=activity, yaml=None)
+        return self._render(request, "activity_overview.html", activity=found, yaml=None)
 
-    def activity(self, catalog: SqlCatalog) -> Activity:
-        database = catalog.database
-        now = int(self._clock() * 1000)
-        since = now - DAY_MS
-        buckets = volume(database, since, now, BUCKET_MS)
-        per_hour = HOUR_MS // BUCKET_MS
-        hours = [_sum(buckets[i : i + per_hour]) for i in range(0, len(buckets), per_hour)]
-        labels = [
-            f"{_clock_time(since + i * HOUR_MS)}–{_clock_time(since + (i + 1) * HOUR_MS)} UTC"
-            for i in range(len(hours))
-        ]
-        soon = expiring(database, now, now + WEEK_MS, EXPIRING_SHOWN + 1)
-        return Activity(
-            counts=counts(database),
-            hour=_sum(buckets[-per_hour:]),
-            day=_sum(buckets),
-            chart=bars(hours, labels),
-            expiring=soon[:EXPIRING_SHOWN],
-            more_expiring=len(soon) > EXPIRING_SHOWN,
-            errors=newest_errors(database, ERRORS_SHOWN),
-        )
+
+def activity(catalog: SqlCatalog, now: int) -> Activity:
+    """The overview's figures at ``now`` (milliseconds since the epoch): the last hour is
+    ``[now - 1 h, now)``, the last day ``[now - 24 h, now)``."""
+    database = catalog.database
+    since = now - DAY_MS
+    buckets = volume(database, since, now, BUCKET_MS)
+    per_hour = HOUR_MS // BUCKET_MS
+    hours = [_sum(buckets[i : i + per_hour]) for i in range(0, len(buckets), per_hour)]
+    labels = [
+        f"{_clock_time(since + i * HOUR_MS)}–{_clock_time(since + (i + 1) * HOUR_MS)} UTC"
+        for i in range(len(hours))
+    ]
+    soon = expiring(database, now, now + WEEK_MS, EXPIRING_SHOWN + 1)
+    return Activity(
+        counts=counts(database),
+        hour=_sum(buckets[-per_hour:]),
+        day=_sum(buckets),
+        chart=bars(hours, labels),
+        expiring=soon[:EXPIRING_SHOWN],
+        more_expiring=len(soon) > EXPIRING_SHOWN,
+        errors=newest_errors(database, ERRORS_SHOWN),
+    )
 
 
 def _sum(volumes: list[Volume]) -> Volume:
