@@ -20,9 +20,10 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from deltaport.catalog.commands import add_table, profile_document, split_table_name
+from deltaport.admin.catalog_service import CatalogService
 from deltaport.catalog.database import DatabaseUnavailableError
 from deltaport.catalog.limits import grace_problem, lifetime_problem
+from deltaport.catalog.recipient_access import ActivationLink
 from deltaport.catalog.rows import (
     KEEP,
     CatalogConflictError,
@@ -91,8 +92,7 @@ class _Rotation(msgspec.Struct, forbid_unknown_fields=True):
 class CatalogApi:
     def __init__(self, store: SqlCatalog, config: ServerConfig, sharing_url: str) -> None:
         self._store = store
-        self._config = config
-        self._sharing_url = sharing_url
+        self._service = CatalogService(store, config, sharing_url)
 
     def routes(self, guard: Guard) -> list[BaseRoute]:
         def route(path: str, handler: Handler, method: str) -> Route:
@@ -170,10 +170,8 @@ class CatalogApi:
 
     async def add_table(self, request: Request) -> Response:
         body = await _body(request, _Table)
-        options, _ = self._config.location_settings(body.location)
         message = await run_in_threadpool(
-            lambda: add_table(
-                self._store,
+            lambda: self._service.add_table(
                 body.name,
                 body.location,
                 history_shared=body.historyShared,
@@ -181,54 +179,36 @@ class CatalogApi:
                 partition_filter=body.partitionFilter,
                 access_modes=body.accessModes,
                 auxiliary_locations=body.auxiliaryLocations,
-                storage_options=options,
-                settings_for=self._config.location_settings,
             )
         )
         return _json({"message": message}, 201)
 
     async def remove_table(self, request: Request) -> Response:
-        names = split_table_name(request.path_params["table"])
-        await run_in_threadpool(self._store.remove_table, *names)
+        await run_in_threadpool(self._service.remove_table, request.path_params["table"])
         return Response(status_code=204)
 
     async def create_recipient(self, request: Request) -> Response:
         body = await _body(request, _Recipient)
-        if body.activation:
-            link = await run_in_threadpool(
-                lambda: self._store.create_recipient_with_link(
-                    body.name,
-                    body.properties,
-                    _lifetime(body.expiresInSeconds),
-                    endpoint=body.endpoint or self._sharing_url,
-                    link_lifetime=timedelta(seconds=self._config.activation_link_lifetime_seconds),
-                    ip_access_list=body.ipAccessList,
-                    authentication_type=body.authenticationType,
-                    max_ip_entries=self._config.max_ip_access_list_entries,
-                )
-            )
-            activation = {"url": link.url, "token": link.token, "expiresAt": link.expires_at}
-            return _json({"recipient": link.recipient, "activation": activation}, 201)
-        issued = await run_in_threadpool(
-            lambda: self._store.create_recipient(
+        made = await run_in_threadpool(
+            lambda: self._service.create_recipient(
                 body.name,
                 body.properties,
                 _lifetime(body.expiresInSeconds),
-                body.endpoint or self._sharing_url,
+                endpoint=body.endpoint,
                 ip_access_list=body.ipAccessList,
                 authentication_type=body.authenticationType,
-                max_ip_entries=self._config.max_ip_access_list_entries,
+                activation=body.activation,
             )
         )
-        return self._profile(issued, 201)
+        if isinstance(made, ActivationLink):
+            activation = {"url": made.url, "token": made.token, "expiresAt": made.expires_at}
+            return _json({"recipient": made.recipient, "activation": activation}, 201)
+        return self._profile(made, 201)
 
     async def set_ip_access_list(self, request: Request) -> Response:
         body = await _body(request, _IpAccessList)
         stored = await run_in_threadpool(
-            self._store.set_ip_access_list,
-            request.path_params["recipient"],
-            body.ipAccessList,
-            self._config.max_ip_access_list_entries,
+            self._service.set_ip_access_list, request.path_params["recipient"], body.ipAccessList
         )
         return _json({"ipAccessList": list(stored)})
 
@@ -236,12 +216,11 @@ class CatalogApi:
         body = await _body(request, _Rotation)
         lifetime = KEEP if body.expiresInSeconds is msgspec.UNSET else body.expiresInSeconds
         issued = await run_in_threadpool(
-            lambda: self._store.rotate(
+            lambda: self._service.rotate(
                 request.path_params["recipient"],
                 _duration("graceSeconds", body.graceSeconds, grace_problem),
                 lifetime if lifetime is KEEP else _lifetime(lifetime),
-                endpoint=body.endpoint,
-                default_endpoint=self._sharing_url,
+                body.endpoint,
             )
         )
         return self._profile(issued, 200)
@@ -251,7 +230,7 @@ class CatalogApi:
         return Response(status_code=204)
 
     def _profile(self, issued: IssuedToken, status: int) -> Response:
-        profile = profile_document(issued, issued.endpoint or self._sharing_url)
+        profile = self._service.profile(issued)
         return _json({"recipient": issued.recipient, "profile": profile}, status)
 
 

@@ -15,6 +15,7 @@ from starlette.responses import Response
 from deltaport.admin.api import AdminApi, error_json
 from deltaport.admin.audit_api import AdminAudit, AuditApi
 from deltaport.admin.catalog_api import CatalogApi
+from deltaport.admin.catalog_service import CatalogService
 from deltaport.admin.diff_service import DiffService
 from deltaport.admin.errors import as_sharing_error
 from deltaport.admin.headers import SecurityHeaders
@@ -78,9 +79,12 @@ def create_admin_app(
         PredicateError,
         ValueError,
     ]
-    routes = [*api.routes(), *console_routes(tables, diffs, tokens, sessions, limit)]
-    routes += [*metrics_routes(api.guard), *health_routes(readiness or Readiness())]
     sharing_url = public_url(config) + config.endpoint
+    manage = (
+        None if catalog is None else (CatalogService(catalog, config, sharing_url), config, audit)
+    )
+    routes = [*api.routes(), *console_routes(tables, diffs, tokens, sessions, limit, manage)]
+    routes += [*metrics_routes(api.guard), *health_routes(readiness or Readiness())]
     if catalog is not None:
         guard = AdminAudit(audit, tokens).audited(api.guard) if audit else api.guard
         routes += CatalogApi(catalog, config, sharing_url).routes(guard)
