@@ -3,26 +3,25 @@ and a stylesheet shipped in this package; no CDN, no inline scripts)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from deltaport.admin.catalog_service import CatalogService
 from deltaport.admin.diff_service import DiffService
 from deltaport.admin.tables import ConfiguredTables
 from deltaport.admin.throttle import FailedAuthLimit
 from deltaport.admin.tokens import AdminTokens
-from deltaport.config.model import ServerConfig
-from deltaport.console.auth import PREFIX, ConsoleAuth
+from deltaport.console.auth import PREFIX, ConsoleAuth, Handler
 from deltaport.console.diff_page import DiffPage
-from deltaport.console.manage.routes import manage_routes
 from deltaport.console.sessions import Sessions
 from deltaport.console.table_pages import TablePages
-from deltaport.observe.audit_log import AuditLog
 
 __all__ = ["PREFIX", "console_routes"]
+
+Guard = Callable[[Handler], Handler]
 
 STATIC = Path(__file__).parent / "static"
 
@@ -33,11 +32,11 @@ def console_routes(
     tokens: AdminTokens,
     sessions: Sessions,
     limit: FailedAuthLimit,
-    catalog: tuple[CatalogService, ServerConfig, AuditLog | None] | None = None,
+    manage: Callable[[Guard], list[BaseRoute]] | None = None,
 ) -> list[BaseRoute]:
-    """``catalog``: the catalog service of a catalog server, its configuration and audit
-    log, for the management pages (shares, tables, recipients)."""
-    auth = ConsoleAuth(tokens, sessions, limit, manages=catalog is not None)
+    """``manage``: the management pages of a catalog server (``console.manage``), given
+    the session check to put in front of each."""
+    auth = ConsoleAuth(tokens, sessions, limit, manages=manage is not None)
     pages = TablePages(tables)
     diff = DiffPage(tables, diffs)
     signed_in = auth.required
@@ -60,8 +59,8 @@ def console_routes(
         Route("/diff", signed_in(diff.show), methods=["GET"]),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
-    if catalog is not None:
-        routes += manage_routes(*catalog, tokens, signed_in)
+    if manage is not None:
+        routes += manage(signed_in)
     return [
         Route("/", to_console, methods=["GET"]),
         Route(PREFIX, to_console, methods=["GET"]),

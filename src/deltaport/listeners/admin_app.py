@@ -4,6 +4,7 @@ request bodies (``maxRequestBodyBytes``)."""
 
 from __future__ import annotations
 
+import functools
 import logging
 
 from starlette.applications import Starlette
@@ -14,8 +15,7 @@ from starlette.responses import Response
 
 from deltaport.admin.api import AdminApi, error_json
 from deltaport.admin.audit_api import AdminAudit, AuditApi
-from deltaport.admin.catalog_api import CatalogApi
-from deltaport.admin.catalog_service import CatalogService
+from deltaport.admin.catalog_api import CatalogApi, CatalogService
 from deltaport.admin.diff_service import DiffService
 from deltaport.admin.errors import as_sharing_error
 from deltaport.admin.headers import SecurityHeaders
@@ -30,6 +30,7 @@ from deltaport.catalog.sql_store import SqlCatalog
 from deltaport.config.model import ServerConfig
 from deltaport.config.urls import catalog_url, public_url
 from deltaport.console import console_routes
+from deltaport.console.manage.routes import manage_routes
 from deltaport.console.render import page
 from deltaport.console.sessions import Sessions
 from deltaport.delta.errors import DeltaError
@@ -80,9 +81,10 @@ def create_admin_app(
         ValueError,
     ]
     sharing_url = public_url(config) + config.endpoint
-    manage = (
-        None if catalog is None else (CatalogService(catalog, config, sharing_url), config, audit)
-    )
+    manage = None
+    if catalog is not None:
+        service = CatalogService(catalog, config, sharing_url)
+        manage = functools.partial(manage_routes, service, config, audit, tokens)
     routes = [*api.routes(), *console_routes(tables, diffs, tokens, sessions, limit, manage)]
     routes += [*metrics_routes(api.guard), *health_routes(readiness or Readiness())]
     if catalog is not None:

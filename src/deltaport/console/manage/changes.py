@@ -11,7 +11,7 @@ from typing import TypeVar
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 
-from deltaport.admin.catalog_service import CatalogService
+from deltaport.admin.catalog_api import CatalogService
 from deltaport.admin.tokens import AdminTokens
 from deltaport.catalog.database import DatabaseUnavailableError
 from deltaport.catalog.rows import CatalogConflictError, CatalogError, CatalogNotFoundError

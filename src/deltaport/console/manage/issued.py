@@ -8,7 +8,7 @@ import base64
 import json
 from dataclasses import dataclass
 
-from deltaport.admin.catalog_service import CatalogService
+from deltaport.admin.catalog_api import CatalogService
 from deltaport.catalog.recipient_access import ActivationLink
 from deltaport.catalog.rows import IssuedToken
 

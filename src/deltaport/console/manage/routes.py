@@ -8,7 +8,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from deltaport.admin.catalog_service import CatalogService
+from deltaport.admin.catalog_api import CatalogService
 from deltaport.admin.tokens import AdminTokens
 from deltaport.config.model import ServerConfig
 from deltaport.console.manage.changes import Changes
