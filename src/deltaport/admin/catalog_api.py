@@ -20,7 +20,12 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from deltaport.catalog.commands import add_table, profile_document, split_table_name
+from deltaport.catalog.commands import (
+    add_table,
+    check_table,
+    profile_document,
+    split_table_name,
+)
 from deltaport.catalog.database import DatabaseUnavailableError
 from deltaport.catalog.limits import grace_problem, lifetime_problem
 from deltaport.catalog.recipient_access import ActivationLink
@@ -128,6 +133,49 @@ class CatalogService:
             auxiliary_locations=auxiliary_locations,
             storage_options=options,
             settings_for=self._config.location_settings,
+        )
+
+    def update_table(
+        self,
+        full_name: str,
+        *,
+        history_shared: bool,
+        start_version: int,
+        partition_filter: str | None,
+    ) -> None:
+        """Change how a shared table is read (its location and access modes stay), after
+        checking it as :meth:`add_table` checks a new one."""
+        share, schema, name = split_table_name(full_name)
+        current = next(
+            (
+                t
+                for t in self.store.contents().tables
+                if name_key(f"{t.share}.{t.schema}.{t.name}") == name_key(full_name)
+            ),
+            None,
+        )
+        if current is None:
+            raise CatalogNotFoundError(f"no table {full_name}")
+        options, _ = self._config.location_settings(current.location)
+        check_table(
+            full_name,
+            current.location,
+            history_shared=history_shared,
+            start_version=start_version,
+            partition_filter=partition_filter,
+            access_modes=current.access_modes,
+            auxiliary_locations=current.auxiliary_locations,
+            storage_options=options,
+            settings_for=self._config.location_settings,
+        )
+        self.store.update_table(
+            share,
+            schema,
+            name,
+            history_shared=history_shared,
+            start_version=start_version,
+            partition_filter=partition_filter,
+            comment=current.comment,
         )
 
     def remove_table(self, full_name: str) -> None:

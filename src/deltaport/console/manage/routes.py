@@ -44,6 +44,8 @@ def manage_routes(
         (share + "/drop", "POST", shares.drop_share),
         (schema + "/drop", "GET", shares.confirm_drop_schema),
         (schema + "/drop", "POST", shares.drop_schema),
+        (table + "/edit", "GET", shares.edit_form),
+        (table + "/edit", "POST", shares.edit),
         (table + "/remove", "GET", shares.confirm_remove_table),
         (table + "/remove", "POST", shares.remove_table),
         ("/recipients", "GET", recipients.listing),

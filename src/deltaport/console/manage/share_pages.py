@@ -4,13 +4,14 @@ table), and the confirmations before a share, a schema or a table is dropped."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
-from deltaport.catalog.rows import CatalogContents, CatalogError, ShareRow
+from deltaport.catalog.rows import CatalogContents, CatalogError, ShareRow, TableRow
 from deltaport.catalog.store_checks import check_name
 from deltaport.config.model import ServerConfig
 from deltaport.console.manage import filter_check, forms
@@ -182,6 +183,61 @@ class SharePages:
             return await self.show(request, forms.FormErrors({field: exc.error.message}), given)
         return RedirectResponse(f"{BASE}/{q(share.name)}#table-{q(full_name)}", status_code=303)
 
+    async def edit_form(
+        self, request: Request, errors: forms.FormErrors | None = None, given: Any = None
+    ) -> Response:
+        contents = await self._contents()
+        table = _table(contents, request.path_params)
+        current = {
+            "history_shared": "on" if table.history_shared else "",
+            "start_version": str(table.start_version),
+            "partition_filter": table.partition_filter or "",
+        }
+        return page(
+            request,
+            "manage/table_edit.html",
+            status=400 if errors else 200,
+            table=table,
+            errors=errors or {},
+            given=given or current,
+        )
+
+    async def edit(self, request: Request) -> Response:
+        fields = await self._changes.posted(request)
+        if fields is None:
+            return refused(request)
+        contents = await self._contents()
+        table = _table(contents, request.path_params)
+        label = f"{table.share}.{table.schema}.{table.name}"
+        errors = forms.FormErrors()
+        start = forms.whole_number(forms.text(fields, "start_version"), errors, "start_version")
+        text = forms.text(fields, "partition_filter") or None
+        if text is not None:
+            found = await run_in_threadpool(
+                filter_check.report, table.location, text, self._options_for, []
+            )
+            errors.check("partition_filter", found.problem or found.location_problem)
+        target = Target(table=label)
+        if errors:
+            self._changes.refused(request, ops.UPDATE_SHARE, target, _invalid(errors))
+            return await self.edit_form(request, errors, fields)
+        try:
+            await self._changes.run(
+                request,
+                ops.UPDATE_SHARE,
+                target,
+                lambda: self._service.update_table(
+                    label,
+                    history_shared=forms.checked(fields, "history_shared"),
+                    start_version=start,
+                    partition_filter=text,
+                ),
+            )
+        except ChangeFailed as exc:
+            failed = forms.FormErrors(partition_filter=exc.error.message)
+            return await self.edit_form(request, failed, fields)
+        return RedirectResponse(f"{BASE}/{q(table.share)}#table-{q(label)}", status_code=303)
+
     # -- confirmations and drops ---------------------------------------------------------
     async def confirm_drop_share(self, request: Request) -> Response:
         contents = await self._contents()
@@ -275,6 +331,14 @@ def _share(contents: CatalogContents, name: str) -> ShareRow:
         if name_key(share.name) == name_key(name):
             return share
     raise ResourceNotFoundError(f"share {name[:300]!r} does not exist")
+
+
+def _table(contents: CatalogContents, path: Mapping[str, str]) -> TableRow:
+    label = f"{path['share']}.{path['schema']}.{path['table']}"
+    for t in contents.tables:
+        if name_key(f"{t.share}.{t.schema}.{t.name}") == name_key(label):
+            return t
+    raise ResourceNotFoundError(f"table {label[:300]!r} does not exist")
 
 
 def _name_problem(name: str, what: str) -> str | None:
