@@ -73,7 +73,9 @@ class Console(Watched):
         return self.look()
 
     def error(self, field: str) -> str:
-        return self.page.text_content(f".field-error[data-field={field}]") or ""
+        """The problem shown next to ``field`` ("" when none is)."""
+        shown = self.page.locator(f".field-error[data-field={field}]")
+        return (shown.text_content() or "") if shown.count() else ""
 
     def scan(self, issued: list[str]) -> None:
         for url, html in self.seen.items():
@@ -229,3 +231,126 @@ def test_a_day_in_the_console(
         return {r["operation"] for r in records if r.get("admin") == "token-1"}
 
     until(lambda: wanted <= recorded(), "audited")
+
+
+def _names(manage_server: CatalogAdminServer) -> tuple[set[str], set[str], set[str]]:
+    contents = manage_server.catalog.contents()
+    return (
+        {s.name for s in contents.shares},
+        {f"{t.share}.{t.schema}.{t.name}" for t in contents.tables},
+        {r.name for r in contents.recipients.values()},
+    )
+
+
+def test_form_errors_are_shown_next_to_their_field_and_nothing_is_half_created(
+    browser: Any,
+    manage_server: CatalogAdminServer,
+) -> None:
+    manage_server.catalog.create_share("taken")
+    manage_server.catalog.create_recipient("taken-recipient")
+    console = Console(browser, manage_server)
+    page = console.page
+    before = _names(manage_server)
+    try:
+        console.open("/console/shares")
+        page.fill("#create-share input[name=name]", "taken")
+        console.submit("#create-share")
+        assert "exists already" in console.error("name")
+
+        console.open("/console/shares/taken")
+        page.fill("#add-table input[name=schema]", "s")
+        page.fill("#add-table input[name=name]", "t")
+        page.fill("#add-table input[name=location]", "/no/such/table")
+        console.submit("#add-table")
+        assert "cannot be shared" in console.error("location")
+        assert page.input_value("#add-table input[name=location]") == "/no/such/table"
+
+        page.fill("#add-table input[name=location]", str(corpus_table(PARTITIONED).path))
+        page.fill("#partition_filter", "number = 1")
+        console.submit("#add-table")
+        assert "not a partition column" in console.error("partition_filter")
+        assert console.error("location") == ""
+        console.shot("form-error")
+
+        console.open("/console/recipients")
+        page.fill("#create-recipient input[name=name]", "new-recipient")
+        page.fill("#create-recipient textarea[name=ip_access_list]", "10.0.0.1/8")
+        console.submit("#create-recipient")
+        assert "host bits set" in console.error("ip_access_list")
+        page.fill("#create-recipient textarea[name=ip_access_list]", "")
+        page.fill("#create-recipient input[name=name]", "taken-recipient")
+        console.submit("#create-recipient")
+        assert "exists already" in console.error("name")
+
+        console.open("/console/recipients/taken-recipient")
+        page.fill("#ip-access-list textarea", "192.168.0.0/33")
+        console.submit("#ip-access-list")
+        assert "not an IP address or CIDR range" in console.error("ip_access_list")
+
+        # a form whose CSRF token is not the session's changes nothing
+        console.open("/console/shares")
+        page.evaluate("document.querySelector('#create-share input[name=csrf]').value = 'forged'")
+        page.fill("#create-share input[name=name]", "forged-share")
+        console.submit("#create-share")
+        assert "Refused" in (page.text_content("h1") or "")
+        console.scan([])
+    finally:
+        console.context.close()
+    assert _names(manage_server) == before
+    recipient = manage_server.catalog.contents().recipients["taken-recipient"]
+    assert recipient.ip_access_list == ()
+
+
+UNLABELLED = """() => [...document.querySelectorAll('input, select, textarea')]
+    .filter(e => e.type !== 'hidden' && e.labels.length === 0)
+    .map(e => e.name || e.id)"""
+
+
+@pytest.mark.parametrize("width", [1280, 800])
+def test_every_field_has_a_label_and_every_page_fits(
+    browser: Any,
+    manage_server: CatalogAdminServer,
+    width: int,
+) -> None:
+    catalog = manage_server.catalog
+    share, recipient = f"labels-{width}", f"reader-{width}"
+    catalog.create_share(share)
+    catalog.add_table(share, "s", "t", str(corpus_table(PARTITIONED).path))
+    catalog.create_recipient(recipient, {"letter": "a"})
+    catalog.grant(share, recipient)
+    paths = [
+        "/console/shares",
+        f"/console/shares/{share}",
+        f"/console/shares/{share}/schemas/s/tables/t/edit",
+        f"/console/shares/{share}/schemas/s/tables/t/remove",
+        f"/console/shares/{share}/schemas/s/drop",
+        f"/console/shares/{share}/drop",
+        "/console/recipients",
+        f"/console/recipients/{recipient}",
+        f"/console/recipients/{recipient}/revoke",
+        f"/console/recipients/{recipient}/delete",
+        f"/console/recipients/{recipient}/grants/{share}/revoke",
+    ]
+    console = Console(browser, manage_server, width)
+    try:
+        for path in paths:
+            page = console.open(path)
+            assert page.locator("form").count() >= 1, path
+            assert page.evaluate(UNLABELLED) == [], path
+            overflow = page.evaluate(
+                "document.documentElement.scrollWidth - document.documentElement.clientWidth"
+            )
+            assert overflow <= 0, f"{path} is {overflow} px too wide at {width} px"
+        # the keyboard reaches the first field of the page's first form
+        console.open(f"/console/recipients/{recipient}")
+        for _ in range(30):
+            page.keyboard.press("Tab")
+            if page.evaluate("document.activeElement.name") == "share":
+                break
+        assert page.evaluate("document.activeElement.name") == "share"
+        if width == 800:
+            console.shot("recipient-800")
+        console.scan([])
+        console.check_all_local()
+    finally:
+        console.context.close()
