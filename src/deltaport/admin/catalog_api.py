@@ -4,7 +4,8 @@ server on a catalog database, so that they can run against it with ``--server UR
 
 Writes go to the database the sharing listener reads; it sees them within its poll
 interval, as it sees the commands'. A recipient's token is in the answer that creates or
-rotates it, and never again.
+rotates it, and never again. The handlers translate HTTP into calls on
+:class:`CatalogService`, which the console's management pages call too.
 """
 
 from __future__ import annotations
