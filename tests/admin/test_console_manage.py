@@ -127,6 +127,8 @@ def test_destructive_changes_ask_first_and_then_happen(
     assert removed.status_code == 303 and tables() == {"s1.b", "s2.c"}
     assert post(console, "/console/shares/doomed/schemas/s1/drop").status_code == 303
     assert tables() == {"s2.c"}
+    missing = post(console, "/console/shares/doomed/schemas/s1/drop")
+    assert missing.status_code == 404 and "no schema doomed.s1" in missing.text
 
     assert console.get("/console/recipients/leaving/grants/doomed/revoke").status_code == 200
     assert post(console, "/console/recipients/leaving/grants/doomed/revoke").status_code == 303

@@ -190,6 +190,8 @@ class CatalogService:
             for t in self.store.contents().tables
             if name_key(t.share) == name_key(share) and name_key(t.schema) == name_key(schema)
         ]
+        if not tables:
+            raise CatalogNotFoundError(f"no schema {share}.{schema} (it holds no tables)")
         with self.store.batch():
             for t in tables:
                 self.store.remove_table(t.share, t.schema, t.name)
