@@ -68,6 +68,12 @@ def test_an_oauth_recipient_and_an_activation_link_are_shown_once(
     assert profile["clientSecret"] not in page
     assert "OAuth client credentials" in page
     assert f"OAuth client {profile['clientId']}" in page
+    rotated = shown_profile(post(console, "/console/recipients/oauth-partner/rotate", grace="0s"))
+    assert rotated["type"] == "oauth_client_credentials"
+    assert rotated["clientId"] != profile["clientId"]
+    page = console.get("/console/recipients/oauth-partner").text
+    assert rotated["clientSecret"] not in page
+    assert page.count("does not expire") == 1  # the old client ended now, the new one lasts
 
     linked = post(console, "/console/recipients", name="linked-partner", activation="on")
     url = re.search(r'<pre id="activation-url">([^<]*)</pre>', linked.text)
