@@ -221,3 +221,28 @@ def test_console_changes_are_audited_as_the_admin_tokens(
     assert sorted(r["status"] for r in mine) == [200, 409]
     assert {r["admin"] for r in mine} == {"token-1"}
     assert {r.get("errorCode") for r in mine} == {None, "RESOURCE_ALREADY_EXISTS"}
+
+
+def test_a_console_change_takes_effect_on_the_sharing_listener_at_once(
+    server: CatalogAdminServer, console: httpx.Client
+) -> None:
+    server.catalog.create_share("instant")
+    token = shown_profile(post(console, "/console/recipients", name="instant-reader"))[
+        "bearerToken"
+    ]
+
+    def shares() -> tuple[int, list[str]]:
+        answer = httpx.get(
+            server.running.sharing.url + "/shares", headers={"Authorization": f"Bearer {token}"}
+        )
+        return answer.status_code, [s["name"] for s in answer.json().get("items", [])]
+
+    assert shares() == (200, [])
+    assert (
+        post(console, "/console/recipients/instant-reader/grants", share="instant").status_code
+        == 303
+    )
+    # no waiting for the listener's poll: the console reloaded its catalog
+    assert shares() == (200, ["instant"])
+    assert post(console, "/console/recipients/instant-reader/revoke").status_code == 303
+    assert shares()[0] == 401

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import logging
+from collections.abc import Callable
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -56,11 +57,15 @@ log = logging.getLogger(__name__)
 
 
 def create_admin_app(
-    config: ServerConfig, readiness: Readiness | None = None, audit: AuditLog | None = None
+    config: ServerConfig,
+    readiness: Readiness | None = None,
+    audit: AuditLog | None = None,
+    refresh: Callable[[], None] | None = None,
 ) -> Starlette:
     """The admin app of ``config`` (which must have an ``admin`` section); ``readiness``
     is the process's (the sharing listener's), for ``/readyz``; each catalog request is
-    recorded in ``audit``."""
+    recorded in ``audit``; ``refresh`` reloads the sharing listener's live catalog (called
+    after each change made in the console)."""
     admin = config.admin
     if admin is None:
         raise ValueError("the configuration has no admin section")
@@ -84,7 +89,7 @@ def create_admin_app(
     manage = None
     if catalog is not None:
         service = CatalogService(catalog, config, sharing_url)
-        manage = functools.partial(manage_routes, service, config, audit, tokens)
+        manage = functools.partial(manage_routes, service, config, audit, tokens, refresh)
     routes = [*api.routes(), *console_routes(tables, diffs, tokens, sessions, limit, manage)]
     routes += [*metrics_routes(api.guard), *health_routes(readiness or Readiness())]
     if catalog is not None:

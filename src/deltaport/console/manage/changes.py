@@ -4,6 +4,7 @@ the token), as the admin API's own records do."""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeVar
@@ -48,10 +49,20 @@ class ChangeFailed(Exception):
 
 
 class Changes:
-    def __init__(self, service: CatalogService, tokens: AdminTokens, audit: AuditLog | None):
+    def __init__(
+        self,
+        service: CatalogService,
+        tokens: AdminTokens,
+        audit: AuditLog | None,
+        refresh: Callable[[], None] | None = None,
+    ) -> None:
+        """``refresh`` reloads the sharing listener's live catalog of this process, so that
+        a change takes effect there at once (other servers on the database see it within
+        their poll interval)."""
         self.service = service
         self._tokens = tokens
         self._audit = audit
+        self._refresh = refresh
 
     async def posted(self, request: Request) -> dict[str, str] | None:
         """The form posted, or None when its CSRF token is missing or not the session's."""
@@ -72,7 +83,15 @@ class Changes:
             self._record(request, operation, target, started, error.status, error.error_code)
             raise ChangeFailed(error) from None
         self._record(request, operation, target, started, 200, None)
+        if self._refresh is not None:
+            await run_in_threadpool(self._reload)
         return result
+
+    def _reload(self) -> None:
+        assert self._refresh is not None
+        # when the database does not answer, the listener's own poll reloads it later
+        with contextlib.suppress(DatabaseUnavailableError):
+            self._refresh()
 
     def refused(
         self, request: Request, operation: str, target: Target, error: SharingError

@@ -24,9 +24,10 @@ def manage_routes(
     config: ServerConfig,
     audit: AuditLog | None,
     tokens: AdminTokens,
+    refresh: Callable[[], None] | None,
     signed_in: Callable[[Handler], Handler],
 ) -> list[BaseRoute]:
-    changes = Changes(service, tokens, audit)
+    changes = Changes(service, tokens, audit, refresh)
     shares = SharePages(changes, config)
     recipients = RecipientPages(changes, config)
     share = "/shares/{share}"
