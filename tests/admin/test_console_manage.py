@@ -68,12 +68,22 @@ def test_an_oauth_recipient_and_an_activation_link_are_shown_once(
     assert profile["clientSecret"] not in page
     assert "OAuth client credentials" in page
     assert f"OAuth client {profile['clientId']}" in page
-    rotated = shown_profile(post(console, "/console/recipients/oauth-partner/rotate", grace="0s"))
+    seen = re.search(r'name="seen" value="(\d+)"', page)
+    assert seen
+    rotate = {"grace": "0s", "seen": seen.group(1)}
+    rotated = shown_profile(post(console, "/console/recipients/oauth-partner/rotate", **rotate))
     assert rotated["type"] == "oauth_client_credentials"
     assert rotated["clientId"] != profile["clientId"]
     page = console.get("/console/recipients/oauth-partner").text
     assert rotated["clientSecret"] not in page
     assert page.count("does not expire") == 1  # the old client ended now, the new one lasts
+    # the same form sent again (a reload of the new profile's page) rotates nothing
+    again = post(console, "/console/recipients/oauth-partner/rotate", **rotate)
+    assert again.status_code == 400 and "nothing was rotated" in again.text
+    assert 'id="profile"' not in again.text
+    assert page.count("OAuth client dpc_") == console.get(
+        "/console/recipients/oauth-partner"
+    ).text.count("OAuth client dpc_")
 
     linked = post(console, "/console/recipients", name="linked-partner", activation="on")
     url = re.search(r'<pre id="activation-url">([^<]*)</pre>', linked.text)

@@ -33,6 +33,10 @@ TRAIL = 10
 """How many audit records a recipient's page shows (the audit page has the rest)."""
 BASE = "/console/recipients"
 DEFAULT_GRACE = "1h"
+STALE_ROTATION = (
+    "the credentials changed since this page was shown (was the rotation sent twice?); "
+    "nothing was rotated: check them below and rotate again if you mean to"
+)
 
 
 class RecipientPages:
@@ -174,6 +178,11 @@ class RecipientPages:
         name = request.path_params["recipient"]
         errors = forms.FormErrors()
         grace = forms.duration(forms.text(fields, "grace") or "0s", errors, "grace")
+        contents = await self._contents()
+        key, _ = _recipient(contents, name)
+        if fields.get("seen") != str(len(_credentials(contents, key))):
+            # the form of an older page, or one sent again by reloading the new profile's page
+            errors.check("grace", STALE_ROTATION)
         target = Target(recipient=name)
         if errors or grace is None:
             self._changes.refused(request, ops.ROTATE_RECIPIENT_TOKEN, target, _invalid(errors))
