@@ -198,3 +198,18 @@ def catalog_admin_server(
     sharing = start_server(config, tmp / "server", catalog=url)
     yield CatalogAdminServer(_await_admin(sharing, port), catalog)
     stop_server(sharing)
+
+
+def start_empty_catalog_server(tmp: Path) -> CatalogAdminServer:
+    """``deltaport serve --catalog`` on a new, empty SQLite catalog (audit records kept in
+    it), with the admin listener: for tests that change the catalog from the console."""
+    url = f"sqlite:///{tmp}/catalog.db"
+    catalog = SqlCatalog(url)
+    port = free_port()
+    config = {
+        "signingKey": "a-fixed-key-for-console-management-tests",
+        "admin": {"port": port, "tokens": [ADMIN_TOKEN], "failedAuthLimit": 1000},
+    }
+    return CatalogAdminServer(
+        _await_admin(start_server(config, tmp / "server", catalog=url), port), catalog
+    )

@@ -4,13 +4,14 @@ server on a catalog database, so that they can run against it with ``--server UR
 
 Writes go to the database the sharing listener reads; it sees them within its poll
 interval, as it sees the commands'. A recipient's token is in the answer that creates or
-rotates it, and never again.
+rotates it, and never again. The handlers translate HTTP into calls on
+:class:`CatalogService`, which the console's management pages call too.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import timedelta
 from typing import Any
 
@@ -20,15 +21,22 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from deltaport.catalog.commands import add_table, profile_document, split_table_name
+from deltaport.catalog.commands import (
+    add_table,
+    check_table,
+    profile_document,
+    split_table_name,
+)
 from deltaport.catalog.database import DatabaseUnavailableError
 from deltaport.catalog.limits import grace_problem, lifetime_problem
+from deltaport.catalog.recipient_access import ActivationLink
 from deltaport.catalog.rows import (
     KEEP,
     CatalogConflictError,
     CatalogError,
     CatalogNotFoundError,
     IssuedToken,
+    Keep,
 )
 from deltaport.catalog.sql_store import SqlCatalog
 from deltaport.catalog.tokens import TOKEN
@@ -41,6 +49,7 @@ from deltaport.protocol.errors import (
     ResourceNotFoundError,
     TemporarilyUnavailableError,
 )
+from deltaport.protocol.names import name_key
 
 Handler = Callable[[Request], Awaitable[Response]]
 Guard = Callable[[Handler], Handler]
@@ -88,11 +97,162 @@ class _Rotation(msgspec.Struct, forbid_unknown_fields=True):
     endpoint: str | None = None
 
 
+class CatalogService:
+    """The catalog changes the admin API and the console both make, with the server's
+    settings applied (storage credentials, where profiles point, how long activation links
+    last, how long IP access lists may be): one place, so that a change made in the browser
+    is the change the API makes. Raises the catalog's own errors (:class:`CatalogError` and
+    its kinds); callers turn them into an HTTP answer or a form's message."""
+
+    def __init__(self, store: SqlCatalog, config: ServerConfig, sharing_url: str) -> None:
+        self.store = store
+        self._config = config
+        self.sharing_url = sharing_url
+
+    def add_table(
+        self,
+        full_name: str,
+        location: str,
+        *,
+        history_shared: bool = False,
+        start_version: int = 0,
+        partition_filter: str | None = None,
+        access_modes: Sequence[str] = (URL,),
+        auxiliary_locations: Sequence[str] = (),
+    ) -> str:
+        """Share the table at ``location`` as ``full_name`` after checking it (reading it
+        with the server's storage settings); returns what was done, in words."""
+        options, _ = self._config.location_settings(location)
+        return add_table(
+            self.store,
+            full_name,
+            location,
+            history_shared=history_shared,
+            start_version=start_version,
+            partition_filter=partition_filter,
+            access_modes=access_modes,
+            auxiliary_locations=auxiliary_locations,
+            storage_options=options,
+            settings_for=self._config.location_settings,
+        )
+
+    def update_table(
+        self,
+        full_name: str,
+        *,
+        history_shared: bool,
+        start_version: int,
+        partition_filter: str | None,
+    ) -> None:
+        """Change how a shared table is read (its location and access modes stay), after
+        checking it as :meth:`add_table` checks a new one."""
+        share, schema, name = split_table_name(full_name)
+        current = next(
+            (
+                t
+                for t in self.store.contents().tables
+                if name_key(f"{t.share}.{t.schema}.{t.name}") == name_key(full_name)
+            ),
+            None,
+        )
+        if current is None:
+            raise CatalogNotFoundError(f"no table {full_name}")
+        options, _ = self._config.location_settings(current.location)
+        check_table(
+            full_name,
+            current.location,
+            history_shared=history_shared,
+            start_version=start_version,
+            partition_filter=partition_filter,
+            access_modes=current.access_modes,
+            auxiliary_locations=current.auxiliary_locations,
+            storage_options=options,
+            settings_for=self._config.location_settings,
+        )
+        self.store.update_table(
+            share,
+            schema,
+            name,
+            history_shared=history_shared,
+            start_version=start_version,
+            partition_filter=partition_filter,
+            comment=current.comment,
+        )
+
+    def remove_table(self, full_name: str) -> None:
+        self.store.remove_table(*split_table_name(full_name))
+
+    def drop_schema(self, share: str, schema: str) -> int:
+        """Remove every table of ``share.schema`` in one transaction (a schema exists while
+        it holds tables); returns how many there were."""
+        tables = [
+            t
+            for t in self.store.contents().tables
+            if name_key(t.share) == name_key(share) and name_key(t.schema) == name_key(schema)
+        ]
+        if not tables:
+            raise CatalogNotFoundError(f"no schema {share}.{schema} (it holds no tables)")
+        with self.store.batch():
+            for t in tables:
+                self.store.remove_table(t.share, t.schema, t.name)
+        return len(tables)
+
+    def create_recipient(
+        self,
+        name: str,
+        properties: Mapping[str, str],
+        lifetime: timedelta | None,
+        *,
+        endpoint: str | None = None,
+        ip_access_list: Sequence[str] = (),
+        authentication_type: str = TOKEN,
+        activation: bool = False,
+    ) -> IssuedToken | ActivationLink:
+        """A recipient and its first credential, or (``activation``) its activation link."""
+        if activation:
+            return self.store.create_recipient_with_link(
+                name,
+                properties,
+                lifetime,
+                endpoint=endpoint or self.sharing_url,
+                link_lifetime=timedelta(seconds=self._config.activation_link_lifetime_seconds),
+                ip_access_list=ip_access_list,
+                authentication_type=authentication_type,
+                max_ip_entries=self._config.max_ip_access_list_entries,
+            )
+        return self.store.create_recipient(
+            name,
+            properties,
+            lifetime,
+            endpoint or self.sharing_url,
+            ip_access_list=ip_access_list,
+            authentication_type=authentication_type,
+            max_ip_entries=self._config.max_ip_access_list_entries,
+        )
+
+    def set_ip_access_list(self, name: str, entries: Sequence[str]) -> tuple[str, ...]:
+        return self.store.set_ip_access_list(name, entries, self._config.max_ip_access_list_entries)
+
+    def rotate(
+        self,
+        name: str,
+        grace: timedelta,
+        lifetime: timedelta | Keep | None = KEEP,
+        endpoint: str | None = None,
+    ) -> IssuedToken:
+        return self.store.rotate(
+            name, grace, lifetime, endpoint=endpoint, default_endpoint=self.sharing_url
+        )
+
+    def profile(self, issued: IssuedToken) -> dict[str, object]:
+        """The profile of a credential just issued (the only time its secret is known)."""
+        return profile_document(issued, issued.endpoint or self.sharing_url)
+
+
 class CatalogApi:
     def __init__(self, store: SqlCatalog, config: ServerConfig, sharing_url: str) -> None:
         self._store = store
-        self._config = config
-        self._sharing_url = sharing_url
+        self._service = CatalogService(store, config, sharing_url)
 
     def routes(self, guard: Guard) -> list[BaseRoute]:
         def route(path: str, handler: Handler, method: str) -> Route:
@@ -170,10 +330,8 @@ class CatalogApi:
 
     async def add_table(self, request: Request) -> Response:
         body = await _body(request, _Table)
-        options, _ = self._config.location_settings(body.location)
         message = await run_in_threadpool(
-            lambda: add_table(
-                self._store,
+            lambda: self._service.add_table(
                 body.name,
                 body.location,
                 history_shared=body.historyShared,
@@ -181,54 +339,36 @@ class CatalogApi:
                 partition_filter=body.partitionFilter,
                 access_modes=body.accessModes,
                 auxiliary_locations=body.auxiliaryLocations,
-                storage_options=options,
-                settings_for=self._config.location_settings,
             )
         )
         return _json({"message": message}, 201)
 
     async def remove_table(self, request: Request) -> Response:
-        names = split_table_name(request.path_params["table"])
-        await run_in_threadpool(self._store.remove_table, *names)
+        await run_in_threadpool(self._service.remove_table, request.path_params["table"])
         return Response(status_code=204)
 
     async def create_recipient(self, request: Request) -> Response:
         body = await _body(request, _Recipient)
-        if body.activation:
-            link = await run_in_threadpool(
-                lambda: self._store.create_recipient_with_link(
-                    body.name,
-                    body.properties,
-                    _lifetime(body.expiresInSeconds),
-                    endpoint=body.endpoint or self._sharing_url,
-                    link_lifetime=timedelta(seconds=self._config.activation_link_lifetime_seconds),
-                    ip_access_list=body.ipAccessList,
-                    authentication_type=body.authenticationType,
-                    max_ip_entries=self._config.max_ip_access_list_entries,
-                )
-            )
-            activation = {"url": link.url, "token": link.token, "expiresAt": link.expires_at}
-            return _json({"recipient": link.recipient, "activation": activation}, 201)
-        issued = await run_in_threadpool(
-            lambda: self._store.create_recipient(
+        made = await run_in_threadpool(
+            lambda: self._service.create_recipient(
                 body.name,
                 body.properties,
                 _lifetime(body.expiresInSeconds),
-                body.endpoint or self._sharing_url,
+                endpoint=body.endpoint,
                 ip_access_list=body.ipAccessList,
                 authentication_type=body.authenticationType,
-                max_ip_entries=self._config.max_ip_access_list_entries,
+                activation=body.activation,
             )
         )
-        return self._profile(issued, 201)
+        if isinstance(made, ActivationLink):
+            activation = {"url": made.url, "token": made.token, "expiresAt": made.expires_at}
+            return _json({"recipient": made.recipient, "activation": activation}, 201)
+        return self._profile(made, 201)
 
     async def set_ip_access_list(self, request: Request) -> Response:
         body = await _body(request, _IpAccessList)
         stored = await run_in_threadpool(
-            self._store.set_ip_access_list,
-            request.path_params["recipient"],
-            body.ipAccessList,
-            self._config.max_ip_access_list_entries,
+            self._service.set_ip_access_list, request.path_params["recipient"], body.ipAccessList
         )
         return _json({"ipAccessList": list(stored)})
 
@@ -236,12 +376,11 @@ class CatalogApi:
         body = await _body(request, _Rotation)
         lifetime = KEEP if body.expiresInSeconds is msgspec.UNSET else body.expiresInSeconds
         issued = await run_in_threadpool(
-            lambda: self._store.rotate(
+            lambda: self._service.rotate(
                 request.path_params["recipient"],
                 _duration("graceSeconds", body.graceSeconds, grace_problem),
                 lifetime if lifetime is KEEP else _lifetime(lifetime),
-                endpoint=body.endpoint,
-                default_endpoint=self._sharing_url,
+                body.endpoint,
             )
         )
         return self._profile(issued, 200)
@@ -251,7 +390,7 @@ class CatalogApi:
         return Response(status_code=204)
 
     def _profile(self, issued: IssuedToken, status: int) -> Response:
-        profile = profile_document(issued, issued.endpoint or self._sharing_url)
+        profile = self._service.profile(issued)
         return _json({"recipient": issued.recipient, "profile": profile}, status)
 
 

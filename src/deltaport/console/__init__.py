@@ -3,6 +3,7 @@ and a stylesheet shipped in this package; no CDN, no inline scripts)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from starlette.responses import RedirectResponse, Response
@@ -16,13 +17,15 @@ from deltaport.admin.tokens import AdminTokens
 from deltaport.catalog.sql_store import SqlCatalog
 from deltaport.console.activity.audit_page import AuditLogPage
 from deltaport.console.activity.overview import OverviewPage
-from deltaport.console.auth import PREFIX, ConsoleAuth
+from deltaport.console.auth import PREFIX, ConsoleAuth, Handler
 from deltaport.console.diff_page import DiffPage
 from deltaport.console.render import page
 from deltaport.console.sessions import Sessions
 from deltaport.console.table_pages import TablePages
 
 __all__ = ["PREFIX", "console_routes"]
+
+Guard = Callable[[Handler], Handler]
 
 STATIC = Path(__file__).parent / "static"
 
@@ -34,8 +37,12 @@ def console_routes(
     sessions: Sessions,
     limit: FailedAuthLimit,
     catalog: SqlCatalog | None = None,
+    manage: Callable[[Guard], list[BaseRoute]] | None = None,
 ) -> list[BaseRoute]:
-    auth = ConsoleAuth(tokens, sessions, limit)
+    """``catalog``: the catalog database the overview and the audit pages read;
+    ``manage``: the management pages of a catalog server (``console.manage``), given the
+    session check to put in front of each."""
+    auth = ConsoleAuth(tokens, sessions, limit, manages=manage is not None)
     overview = OverviewPage(page, tables, catalog)
     audit = AuditLogPage(page, catalog.database if catalog is not None else None)
     pages = TablePages(tables)
@@ -63,6 +70,8 @@ def console_routes(
         Route("/diff", signed_in(diff.show), methods=["GET"]),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
+    if manage is not None:
+        routes += manage(signed_in)
     return [
         Route("/", to_console, methods=["GET"]),
         Route(PREFIX, to_console, methods=["GET"]),

@@ -50,10 +50,18 @@ def _cookie(response: Response, request: Request, name: str, value: str, max_age
 
 
 class ConsoleAuth:
-    def __init__(self, tokens: AdminTokens, sessions: Sessions, limit: FailedAuthLimit) -> None:
+    def __init__(
+        self,
+        tokens: AdminTokens,
+        sessions: Sessions,
+        limit: FailedAuthLimit,
+        manages: bool = False,
+    ) -> None:
+        """``manages``: the console has the catalog's management pages (its menu says so)."""
         self.tokens = tokens
         self.sessions = sessions
         self.limit = limit
+        self.manages = manages
 
     def required(self, handler: Handler) -> Handler:
         """``handler`` for signed-in users; others go to the login page. POSTs must carry
@@ -64,6 +72,7 @@ class ConsoleAuth:
             if session is None:
                 return RedirectResponse(f"{PREFIX}/login", status_code=303)
             request.scope["console_session"] = session
+            request.scope["console_manages"] = self.manages
             return await handler(request)
 
         return endpoint

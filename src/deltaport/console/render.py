@@ -82,6 +82,7 @@ def page(request: Request, template: str, status: int = 200, **context: Any) -> 
         request=request,
         csrf=session.csrf if session else None,
         signed_in=session is not None,
+        manages=request.scope.get("console_manages", False),
         **context,
     )
     return HTMLResponse(html, status_code=status)

@@ -36,6 +36,8 @@ class Session:
     key: bytes
     """SHA-256 of the session id: how the store knows it."""
     csrf: str
+    token_hash: bytes
+    """The hash of the admin token that signed in: whom audit records name."""
 
 
 @dataclass(frozen=True)
@@ -82,7 +84,7 @@ class Sessions:
             ):
                 del self._entries[key]
                 return None
-        return Session(key, entry.csrf)
+        return Session(key, entry.csrf, entry.token_hash)
 
     def end(self, session: Session) -> None:
         """End ``session`` now: its cookie opens nothing any more."""

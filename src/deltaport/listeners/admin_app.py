@@ -4,7 +4,9 @@ request bodies (``maxRequestBodyBytes``)."""
 
 from __future__ import annotations
 
+import functools
 import logging
+from collections.abc import Callable
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -14,7 +16,7 @@ from starlette.responses import Response
 
 from deltaport.admin.api import AdminApi, error_json
 from deltaport.admin.audit_api import AdminAudit, AuditApi
-from deltaport.admin.catalog_api import CatalogApi
+from deltaport.admin.catalog_api import CatalogApi, CatalogService
 from deltaport.admin.diff_service import DiffService
 from deltaport.admin.errors import as_sharing_error
 from deltaport.admin.headers import SecurityHeaders
@@ -29,6 +31,7 @@ from deltaport.catalog.sql_store import SqlCatalog
 from deltaport.config.model import ServerConfig
 from deltaport.config.urls import catalog_url, public_url
 from deltaport.console import console_routes
+from deltaport.console.manage.routes import manage_routes
 from deltaport.console.render import page
 from deltaport.console.sessions import Sessions
 from deltaport.delta.errors import DeltaError
@@ -54,11 +57,15 @@ log = logging.getLogger(__name__)
 
 
 def create_admin_app(
-    config: ServerConfig, readiness: Readiness | None = None, audit: AuditLog | None = None
+    config: ServerConfig,
+    readiness: Readiness | None = None,
+    audit: AuditLog | None = None,
+    refresh: Callable[[], None] | None = None,
 ) -> Starlette:
     """The admin app of ``config`` (which must have an ``admin`` section); ``readiness``
     is the process's (the sharing listener's), for ``/readyz``; each catalog request is
-    recorded in ``audit``."""
+    recorded in ``audit``; ``refresh`` reloads the sharing listener's live catalog (called
+    after each change made in the console)."""
     admin = config.admin
     if admin is None:
         raise ValueError("the configuration has no admin section")
@@ -78,9 +85,13 @@ def create_admin_app(
         PredicateError,
         ValueError,
     ]
-    routes = [*api.routes(), *console_routes(tables, diffs, tokens, sessions, limit, catalog)]
-    routes += [*metrics_routes(api.guard), *health_routes(readiness or Readiness())]
     sharing_url = public_url(config) + config.endpoint
+    manage = None
+    if catalog is not None:
+        service = CatalogService(catalog, config, sharing_url)
+        manage = functools.partial(manage_routes, service, config, audit, tokens, refresh)
+    routes = [*api.routes(), *console_routes(tables, diffs, tokens, sessions, limit, catalog, manage)]
+    routes += [*metrics_routes(api.guard), *health_routes(readiness or Readiness())]
     if catalog is not None:
         guard = AdminAudit(audit, tokens).audited(api.guard) if audit else api.guard
         routes += CatalogApi(catalog, config, sharing_url).routes(guard)

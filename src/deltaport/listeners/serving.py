@@ -6,6 +6,7 @@ from __future__ import annotations
 import ipaddress
 import logging
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 import msgspec
@@ -98,7 +99,9 @@ def _serve(config: ServerConfig, app: Starlette, keys: Path, audit: AuditLog | N
     ]
     readiness: Readiness = app.state.readiness
     if config.admin is not None:
-        configs.append(_admin_listener(config, ssl, readiness, audit))
+        live = getattr(app.state.catalog, "live", None)  # a catalog database's
+        refresh = live.refresh if live is not None else None
+        configs.append(_admin_listener(config, ssl, readiness, audit, refresh))
     serve_all(configs, readiness.drain, config.drain_seconds)
 
 
@@ -107,8 +110,10 @@ def _admin_listener(
     ssl: dict[str, str | None],
     readiness: Readiness,
     audit: AuditLog | None,
+    refresh: Callable[[], None] | None,
 ) -> uvicorn.Config:
-    """The admin listener (admin API and console), TLS as the sharing listener."""
+    """The admin listener (admin API and console), TLS as the sharing listener;
+    ``refresh`` reloads the sharing listener's catalog after a console change."""
     admin = config.admin
     assert admin is not None
     if not _is_loopback(admin.host):
@@ -125,7 +130,7 @@ def _admin_listener(
         admin.port,
     )
     return uvicorn.Config(
-        create_admin_app(config, readiness, audit),
+        create_admin_app(config, readiness, audit, refresh),
         host=admin.host,
         port=admin.port,
         log_level="info",

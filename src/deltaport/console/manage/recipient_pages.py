@@ -1,0 +1,355 @@
+"""Recipients: listed and created (bearer token or OAuth client, a profile or an
+activation link, shown once), and a recipient's page: its properties, IP access list,
+credentials (rotated with a grace period, revoked), grants (given and taken back here),
+last use and latest audit records; deleting it asks first."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+
+from deltaport.catalog.database import DatabaseUnavailableError
+from deltaport.catalog.rows import CatalogContents, RecipientRow, TokenRow
+from deltaport.catalog.tokens import AUTHENTICATION_TYPES, TOKEN
+from deltaport.config.model import ServerConfig
+from deltaport.console.manage import forms
+from deltaport.console.manage.changes import ChangeFailed, Changes, Target
+from deltaport.console.manage.confirm import confirm, q, refused
+from deltaport.console.manage.issued import issued
+from deltaport.console.render import page
+from deltaport.observe import audit_record as ops
+from deltaport.observe.audit_record import AuditRecord
+from deltaport.observe.audit_store import AuditFilter, read_page
+from deltaport.protocol.errors import InvalidParameterError, ResourceNotFoundError, SharingError
+from deltaport.protocol.names import name_key
+from deltaport.protocol.params import int_param
+
+PAGE_SIZE = 100
+TRAIL = 10
+"""How many audit records a recipient's page shows (the audit page has the rest)."""
+BASE = "/console/recipients"
+DEFAULT_GRACE = "1h"
+STALE_ROTATION = (
+    "the credentials changed since this page was shown (was the rotation sent twice?); "
+    "nothing was rotated: check them below and rotate again if you mean to"
+)
+
+
+class RecipientPages:
+    def __init__(self, changes: Changes, config: ServerConfig) -> None:
+        self._changes = changes
+        self._service = changes.service
+        self._config = config
+
+    async def _contents(self) -> CatalogContents:
+        return await run_in_threadpool(self._service.store.contents)
+
+    # -- the list and creating -----------------------------------------------------------
+    async def listing(
+        self, request: Request, errors: forms.FormErrors | None = None, given: Any = None
+    ) -> Response:
+        contents = await self._contents()
+        offset = max(0, int_param(request.query_params.get("offset"), "offset") or 0)
+        ordered = sorted(contents.recipients.items())
+        live = _live_credentials(contents)
+        rows = [(r, live.get(key, 0)) for key, r in ordered[offset : offset + PAGE_SIZE]]
+        return page(
+            request,
+            "manage/recipients.html",
+            status=400 if errors else 200,
+            rows=rows,
+            total=len(ordered),
+            offset=offset,
+            page_size=PAGE_SIZE,
+            kinds=AUTHENTICATION_TYPES,
+            errors=errors or {},
+            given=given or {"authentication_type": TOKEN},
+        )
+
+    async def create(self, request: Request) -> Response:
+        fields = await self._changes.posted(request)
+        if fields is None:
+            return refused(request)
+        errors = forms.FormErrors()
+        name = forms.text(fields, "name")
+        kind = fields.get("authentication_type", TOKEN)
+        errors.check("authentication_type", None if kind in AUTHENTICATION_TYPES else "unknown")
+        properties = forms.properties(fields.get("properties", ""), errors)
+        entries = forms.ip_entries(
+            fields.get("ip_access_list", ""),
+            self._config.max_ip_access_list_entries,
+            errors,
+            "ip_access_list",
+        )
+        lifetime = forms.duration(forms.text(fields, "expires_in"), errors, "expires_in")
+        target = Target(recipient=name)
+        if errors:
+            error = InvalidParameterError("; ".join(errors.values()))
+            self._changes.refused(request, ops.CREATE_RECIPIENT, target, error)
+            return await self.listing(request, errors, fields)
+        try:
+            made = await self._changes.run(
+                request,
+                ops.CREATE_RECIPIENT,
+                target,
+                lambda: self._service.create_recipient(
+                    name,
+                    properties,
+                    lifetime,
+                    ip_access_list=entries,
+                    authentication_type=kind,
+                    activation=forms.checked(fields, "activation"),
+                ),
+            )
+        except ChangeFailed as exc:
+            return await self.listing(request, forms.FormErrors(name=exc.error.message), fields)
+        shown = issued(self._service, made)
+        return page(request, "manage/issued.html", issued=shown, created=True)
+
+    # -- one recipient -------------------------------------------------------------------
+    async def show(
+        self, request: Request, errors: forms.FormErrors | None = None, given: Any = None
+    ) -> Response:
+        contents = await self._contents()
+        key, recipient = _recipient(contents, request.path_params["recipient"])
+        shares = {name_key(s.name): s.name for s in contents.shares}
+        trail, trail_problem = await run_in_threadpool(self._trail, recipient.name)
+        return page(
+            request,
+            "manage/recipient.html",
+            status=400 if errors else 200,
+            recipient=recipient,
+            granted=[shares[k] for k in recipient.shares if k in shares],
+            grantable=[s.name for s in contents.shares if name_key(s.name) not in recipient.shares],
+            credentials=_credentials(contents, key),
+            trail=trail,
+            trail_problem=trail_problem,
+            errors=errors or {},
+            given=given
+            or {
+                "properties": "\n".join(
+                    f"{k}={v}" for k, v in sorted(recipient.properties.items())
+                ),
+                "ip_access_list": "\n".join(recipient.ip_access_list),
+                "grace": DEFAULT_GRACE,
+            },
+        )
+
+    def _trail(self, name: str) -> tuple[list[AuditRecord], str | None]:
+        """The recipient's newest audit records (its own requests), or why they are not shown."""
+        try:
+            found = read_page(self._service.store.database, AuditFilter(recipient=name), TRAIL)
+        except DatabaseUnavailableError:
+            return [], "the audit records cannot be read at the moment"
+        return found.records, None
+
+    async def set_properties(self, request: Request) -> Response:
+        name = request.path_params["recipient"]
+        store = self._service.store
+
+        def change(fields: dict[str, str], errors: forms.FormErrors) -> Any:
+            found = forms.properties(fields.get("properties", ""), errors)
+            return lambda: store.update_recipient(name, properties=found)
+
+        return await self._edit(request, ops.UPDATE_RECIPIENT, "properties", change)
+
+    async def set_ip_access_list(self, request: Request) -> Response:
+        name = request.path_params["recipient"]
+
+        def change(fields: dict[str, str], errors: forms.FormErrors) -> Any:
+            entries = forms.ip_entries(
+                fields.get("ip_access_list", ""),
+                self._config.max_ip_access_list_entries,
+                errors,
+                "ip_access_list",
+            )
+            return lambda: self._service.set_ip_access_list(name, entries)
+
+        return await self._edit(request, ops.UPDATE_RECIPIENT, "ip_access_list", change)
+
+    async def rotate(self, request: Request) -> Response:
+        fields = await self._changes.posted(request)
+        if fields is None:
+            return refused(request)
+        name = request.path_params["recipient"]
+        errors = forms.FormErrors()
+        grace = forms.duration(forms.text(fields, "grace") or "0s", errors, "grace")
+        contents = await self._contents()
+        key, _ = _recipient(contents, name)
+        if fields.get("seen") != str(len(_credentials(contents, key))):
+            # the form of an older page, or one sent again by reloading the new profile's page
+            errors.check("grace", STALE_ROTATION)
+        target = Target(recipient=name)
+        if errors or grace is None:
+            self._changes.refused(request, ops.ROTATE_RECIPIENT_TOKEN, target, _invalid(errors))
+            return await self.show(request, errors, fields)
+        try:
+            made = await self._changes.run(
+                request,
+                ops.ROTATE_RECIPIENT_TOKEN,
+                target,
+                lambda: self._service.rotate(name, grace),
+            )
+        except ChangeFailed as exc:
+            return await self.show(request, forms.FormErrors(grace=exc.error.message), fields)
+        return page(
+            request, "manage/issued.html", issued=issued(self._service, made), created=False
+        )
+
+    async def grant(self, request: Request) -> Response:
+        name = request.path_params["recipient"]
+
+        def change(fields: dict[str, str], errors: forms.FormErrors) -> Any:
+            share = forms.text(fields, "share")
+            errors.check("share", None if share else "choose a share")
+            return lambda: self._service.store.grant(share, name)
+
+        return await self._edit(request, ops.UPDATE_PERMISSIONS, "share", change)
+
+    # -- destructive changes, confirmed first ---------------------------------------------
+    async def confirm_revoke(self, request: Request) -> Response:
+        name = _recipient(await self._contents(), request.path_params["recipient"])[1].name
+        return confirm(
+            request,
+            f"Revoke every credential of {name}?",
+            "Its tokens (and OAuth client) stop working now, with no grace period. The "
+            "recipient stays, with its grants: rotate to give it a new credential.",
+            f"{BASE}/{q(name)}/revoke",
+            f"{BASE}/{q(name)}",
+            "Revoke",
+        )
+
+    async def revoke(self, request: Request) -> Response:
+        name = request.path_params["recipient"]
+        return await self._confirmed(
+            request,
+            ops.REVOKE_RECIPIENT_TOKENS,
+            Target(recipient=name),
+            lambda: self._service.store.revoke(name),
+            f"{BASE}/{q(name)}",
+        )
+
+    async def confirm_delete(self, request: Request) -> Response:
+        name = _recipient(await self._contents(), request.path_params["recipient"])[1].name
+        return confirm(
+            request,
+            f"Delete recipient {name}?",
+            "Its credentials, grants and properties are removed; its profile stops working "
+            "now. Its audit records stay.",
+            f"{BASE}/{q(name)}/delete",
+            f"{BASE}/{q(name)}",
+            "Delete the recipient",
+        )
+
+    async def delete(self, request: Request) -> Response:
+        name = request.path_params["recipient"]
+        return await self._confirmed(
+            request,
+            ops.DELETE_RECIPIENT,
+            Target(recipient=name),
+            lambda: self._service.store.drop_recipient(name),
+            BASE,
+        )
+
+    async def confirm_revoke_grant(self, request: Request) -> Response:
+        p = request.path_params
+        name = _recipient(await self._contents(), p["recipient"])[1].name
+        return confirm(
+            request,
+            f"Take share {p['share']} back from {name}?",
+            "The recipient can no longer see the share or read its tables.",
+            f"{BASE}/{q(name)}/grants/{q(p['share'])}/revoke",
+            f"{BASE}/{q(name)}",
+            "Revoke the grant",
+        )
+
+    async def revoke_grant(self, request: Request) -> Response:
+        p = request.path_params
+        return await self._confirmed(
+            request,
+            ops.UPDATE_PERMISSIONS,
+            Target(share=p["share"], recipient=p["recipient"]),
+            lambda: self._service.store.revoke_grant(p["share"], p["recipient"]),
+            f"{BASE}/{q(p['recipient'])}",
+        )
+
+    # -- helpers ---------------------------------------------------------------------------
+    async def _edit(self, request: Request, operation: str, field: str, make: Any) -> Response:
+        """A form of the recipient's page: ``make(fields, errors)`` checks the fields and
+        gives the change; a problem is shown next to ``field`` and nothing changes."""
+        fields = await self._changes.posted(request)
+        if fields is None:
+            return refused(request)
+        name = request.path_params["recipient"]
+        errors = forms.FormErrors()
+        change = make(fields, errors)
+        target = Target(recipient=name, share=forms.text(fields, "share") or None)
+        if errors:
+            self._changes.refused(request, operation, target, _invalid(errors))
+            return await self.show(request, errors, fields)
+        try:
+            await self._changes.run(request, operation, target, change)
+        except ChangeFailed as exc:
+            if isinstance(exc.error, ResourceNotFoundError) and field != "share":
+                raise exc.error from None
+            return await self.show(request, forms.FormErrors({field: exc.error.message}), fields)
+        return RedirectResponse(f"{BASE}/{q(name)}", status_code=303)
+
+    async def _confirmed(
+        self, request: Request, operation: str, target: Target, change: Any, to: str
+    ) -> Response:
+        fields = await self._changes.posted(request)
+        if fields is None:
+            return refused(request)
+        try:
+            await self._changes.run(request, operation, target, change)
+        except ChangeFailed as exc:
+            return page(request, "error.html", status=exc.error.status, error=exc.error)
+        return RedirectResponse(to, status_code=303)
+
+
+def _current(recipient: RecipientRow) -> dict[str, str]:
+    """The recipient's forms as they stand."""
+    properties = sorted(recipient.properties.items())
+    return {
+        "properties": "\n".join(f"{k}={v}" for k, v in properties),
+        "ip_access_list": "\n".join(recipient.ip_access_list),
+        "grace": DEFAULT_GRACE,
+    }
+
+
+def _invalid(errors: forms.FormErrors) -> SharingError:
+    return InvalidParameterError("; ".join(errors.values()) or "invalid form")
+
+
+def _recipient(contents: CatalogContents, name: str) -> tuple[str, RecipientRow]:
+    key = name_key(name)
+    found = contents.recipients.get(key)
+    if found is None:
+        raise ResourceNotFoundError(f"recipient {name[:300]!r} does not exist")
+    return key, found
+
+
+def _credentials(contents: CatalogContents, key: str) -> list[tuple[str, TokenRow]]:
+    """The recipient's tokens and OAuth clients (when each ends; never a hash)."""
+    found = [("token", t) for t in contents.tokens.values() if t.recipient_key == key]
+    found += [
+        (f"OAuth client {client_id}", c.token)
+        for client_id, c in sorted(contents.clients.items())
+        if c.token.recipient_key == key
+    ]
+    return sorted(found, key=lambda c: (c[1].expires_at is None, c[1].expires_at or 0))
+
+
+def _live_credentials(contents: CatalogContents) -> dict[str, int]:
+    now = int(time.time() * 1000)
+    live: dict[str, int] = {}
+    tokens = [*contents.tokens.values(), *(c.token for c in contents.clients.values())]
+    for t in tokens:
+        if t.revoked_at is None and (t.expires_at is None or t.expires_at > now):
+            live[t.recipient_key] = live.get(t.recipient_key, 0) + 1
+    return live
