@@ -9,7 +9,6 @@ rotates it, and never again.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Awaitable, Callable
 from datetime import timedelta
 from typing import Any
@@ -21,26 +20,13 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from deltaport.catalog.commands import add_table, profile_document, split_table_name
-from deltaport.catalog.database import DatabaseUnavailableError
 from deltaport.catalog.limits import grace_problem, lifetime_problem
-from deltaport.catalog.rows import (
-    KEEP,
-    CatalogConflictError,
-    CatalogError,
-    CatalogNotFoundError,
-    IssuedToken,
-)
+from deltaport.catalog.rows import KEEP, IssuedToken
 from deltaport.catalog.sql_store import SqlCatalog
 from deltaport.catalog.tokens import TOKEN
 from deltaport.config.model import ServerConfig
 from deltaport.protocol.credentials import URL
-from deltaport.protocol.errors import (
-    InvalidParameterError,
-    MalformedRequestError,
-    ResourceExistsError,
-    ResourceNotFoundError,
-    TemporarilyUnavailableError,
-)
+from deltaport.protocol.errors import InvalidParameterError, MalformedRequestError
 
 Handler = Callable[[Request], Awaitable[Response]]
 Guard = Callable[[Handler], Handler]
@@ -96,7 +82,7 @@ class CatalogApi:
 
     def routes(self, guard: Guard) -> list[BaseRoute]:
         def route(path: str, handler: Handler, method: str) -> Route:
-            return Route(path, guard(catalog_errors(handler)), methods=[method])
+            return Route(path, guard(handler), methods=[method])
 
         return [
             route("/api/catalog", self.contents, "GET"),
@@ -257,25 +243,6 @@ class CatalogApi:
 
 def _life(token: Any) -> dict[str, Any]:
     return {"expiresAt": token.expires_at, "revokedAt": token.revoked_at}
-
-
-def catalog_errors(handler: Handler) -> Handler:
-    @functools.wraps(handler)  # its name names its audit operation
-    async def endpoint(request: Request) -> Response:
-        try:
-            return await handler(request)
-        except CatalogNotFoundError as exc:
-            raise ResourceNotFoundError(str(exc)) from None
-        except CatalogConflictError as exc:
-            raise ResourceExistsError(str(exc)) from None
-        except CatalogError as exc:
-            raise InvalidParameterError(str(exc)) from None
-        except DatabaseUnavailableError:
-            raise TemporarilyUnavailableError(
-                "the catalog database cannot be reached at the moment; retry later"
-            ) from None
-
-    return endpoint
 
 
 async def _body(request: Request, kind: type[Any]) -> Any:

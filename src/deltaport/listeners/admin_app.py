@@ -23,8 +23,7 @@ from deltaport.admin.tables import ConfiguredTables
 from deltaport.admin.throttle import FailedAuthLimit
 from deltaport.admin.tokens import AdminTokens
 from deltaport.admin.unity.api import unity_routes
-from deltaport.admin.unity.errors import PREFIX as UNITY_PREFIX
-from deltaport.admin.unity.errors import error_body_for, unity_error
+from deltaport.admin.unity.errors import error_body_for, in_unity_shape, unity_error
 from deltaport.catalog.sql_store import SqlCatalog
 from deltaport.config.model import ServerConfig
 from deltaport.config.urls import catalog_url, public_url
@@ -105,7 +104,7 @@ def create_admin_app(
 
 
 def _answer(request: Request, error: SharingError) -> Response:
-    if request.url.path.startswith(UNITY_PREFIX):
+    if in_unity_shape(request.url.path):
         return unity_error(error)
     if request.url.path.startswith("/api/"):
         return error_json(error)

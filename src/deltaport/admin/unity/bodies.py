@@ -80,13 +80,19 @@ class Properties(msgspec.Struct, forbid_unknown_fields=True):
     properties: dict[str, str] = msgspec.field(default_factory=dict)
 
 
+class IpAccessList(msgspec.Struct, forbid_unknown_fields=True):
+    """The Databricks SDK's ``IpAccessList`` (which leaves out an empty list: ``{}``)."""
+
+    allowed_ip_addresses: list[str] = msgspec.field(default_factory=list)
+
+
 class CreateRecipient(msgspec.Struct, forbid_unknown_fields=True):
     name: str
     authentication_type: str | None = None
     comment: str | None = None
     properties_kvpairs: Properties | None = None
     expiration_time: int | None = None
-    ip_access_list: Any = UNSET
+    ip_access_list: IpAccessList | None = None
     id: Any = UNSET
     owner: Any = UNSET
     sharing_code: Any = UNSET
@@ -96,7 +102,8 @@ class CreateRecipient(msgspec.Struct, forbid_unknown_fields=True):
 class UpdateRecipient(msgspec.Struct, forbid_unknown_fields=True):
     comment: str | Unset | None = UNSET
     properties_kvpairs: Properties | None = None
-    ip_access_list: Any = UNSET
+    ip_access_list: IpAccessList | Unset = UNSET
+    """Replaces the list; ``{}`` empties it (requests from anywhere)."""
     expiration_time: Any = UNSET
     id: Any = UNSET
     new_name: Any = UNSET
