@@ -47,6 +47,7 @@ from deltaport.server.http.header_limit import HeaderLimit
 from deltaport.server.http.health import health_routes
 from deltaport.server.http.hsts import StrictTransport
 from deltaport.server.http.request_metrics import RequestMetrics
+from deltaport.server.oauth.client_address import ClientAddresses
 from deltaport.storage import StorageError
 
 log = logging.getLogger(__name__)
@@ -89,6 +90,7 @@ def create_admin_app(
         routes=routes,
         middleware=[
             Middleware(RequestMetrics, listener="admin"),
+            Middleware(ClientAddresses, trusted_proxies=config.trusted_proxies),
             Middleware(HeaderLimit),
             Middleware(StrictTransport),
             Middleware(SecurityHeaders),

@@ -23,7 +23,6 @@ from deltaport.admin.unity.shares import SharesApi
 from deltaport.catalog.sql_store import SqlCatalog
 from deltaport.config.model import ServerConfig
 from deltaport.server.oauth.activation import Activation
-from deltaport.server.oauth.client_address import TrustedProxies
 
 Handler = Callable[[Request], Awaitable[Response]]
 Guard = Callable[[Handler], Handler]
@@ -42,12 +41,7 @@ def unity_routes(
     recipients = RecipientsApi(store, config, sharing_url)
     for prefix in (PREFIX, OPENSHARING_PREFIX):
         routes += shares.routes(guard, prefix) + recipients.routes(guard, prefix)
-    activation = Activation(
-        store,
-        sharing_url,
-        address=TrustedProxies(config.trusted_proxies).client_of,
-        answer=unity_error,
-    )
+    activation = Activation(store, sharing_url, unity_error)
     routes += activation.routes()
     routes.append(Route(OPENSHARING_ACTIVATION + "/{link}", activation.retrieve, methods=["GET"]))
     return routes

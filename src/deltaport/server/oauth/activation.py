@@ -7,8 +7,9 @@ recipient's IP access list 403, without using the link up.
 Both listeners serve them, over the same catalog, so a link is used once whichever
 listener answers it: the sharing listener (where the link points) and the admin listener
 (the host the Databricks SDK's ``recipient_activation`` calls). Neither asks for a token:
-the link is the credential. Each listener says how the client's address is judged and in
-which shape errors are answered."""
+the link is the credential. Both judge the client's address alike (``trustedProxies``, see
+:mod:`~deltaport.server.oauth.client_address`); each says in which shape errors are
+answered."""
 
 from __future__ import annotations
 
@@ -19,7 +20,6 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
-from starlette.types import Scope
 
 from deltaport.catalog.commands import profile_document
 from deltaport.catalog.recipient_access import (
@@ -49,13 +49,10 @@ class Activation:
         self,
         store: SqlCatalog,
         default_endpoint: str,
-        *,
-        address: Callable[[Scope], str | None] = client_host,
         answer: ErrorAnswer = error_answer,
     ) -> None:
         self._store = store
         self._default_endpoint = default_endpoint
-        self._address = address
         self._answer_error = answer
 
     def routes(self) -> list[BaseRoute]:
@@ -66,7 +63,7 @@ class Activation:
 
     async def retrieve(self, request: Request) -> Response:
         link = request.path_params["link"]
-        address = self._address(request.scope)
+        address = client_host(request.scope)
 
         def admit(linked: LinkedRecipient) -> None:
             IpAccessList.of(linked.ip_access_list).admit(address)
@@ -80,7 +77,7 @@ class Activation:
 
     async def info(self, request: Request) -> Response:
         link = request.path_params["link"]
-        address = self._address(request.scope)
+        address = client_host(request.scope)
 
         def check() -> bytes:
             linked = self._store.activation_link(link)

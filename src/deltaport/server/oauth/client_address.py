@@ -8,9 +8,7 @@ every trusted address to the first one that is not: a client cannot choose its a
 sending a header of its own, as the proxy appends the real peer after it.
 
 :class:`ClientAddresses` puts the address so found into the ASGI scope's ``client``, so
-every endpoint after it (file URLs included) sees the same one; :class:`TrustedProxies`
-judges one request so, for a route of another listener (the admin listener's activation
-routes).
+every endpoint after it (file URLs included) sees the same one.
 """
 
 from __future__ import annotations
@@ -31,19 +29,21 @@ def client_host(scope: Scope) -> str | None:
     return str(client[0]) if client else None
 
 
-class TrustedProxies:
-    """How a request's client address is judged behind the proxies in ``trusted_proxies``."""
+class ClientAddresses:
+    """ASGI middleware: the scope's ``client`` becomes the address the request is judged
+    by (unchanged when no proxy is trusted)."""
 
-    def __init__(self, trusted_proxies: Sequence[str] = ()) -> None:
+    def __init__(self, app: ASGIApp, trusted_proxies: Sequence[str] = ()) -> None:
+        self._app = app
         self._trusted = IpAccessList(tuple(parse_network(p) for p in trusted_proxies))
 
-    @property
-    def any(self) -> bool:
-        return bool(self._trusted.networks)
-
-    def client_of(self, scope: Scope) -> str | None:
-        """The address a request is judged by: the forwarded one, else the peer's."""
-        return self.forwarded_client(scope) or client_host(scope)
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if self._trusted.networks and scope["type"] == "http":
+            found = self.forwarded_client(scope)
+            if found is not None:
+                port = scope["client"][1] if scope.get("client") else 0
+                scope = {**scope, "client": (found, port)}
+        await self._app(scope, receive, send)
 
     def forwarded_client(self, scope: Scope) -> str | None:
         """The address a trusted proxy forwarded for, None when the peer is not trusted or
@@ -62,23 +62,6 @@ class TrustedProxies:
             if not self._trusted.allows(address):
                 return address
         return _address(hops[0]) if hops else None
-
-
-class ClientAddresses:
-    """ASGI middleware: the scope's ``client`` becomes the address the request is judged
-    by (unchanged when no proxy is trusted)."""
-
-    def __init__(self, app: ASGIApp, trusted_proxies: Sequence[str] = ()) -> None:
-        self._app = app
-        self._proxies = TrustedProxies(trusted_proxies)
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if self._proxies.any and scope["type"] == "http":
-            found = self._proxies.forwarded_client(scope)
-            if found is not None:
-                port = scope["client"][1] if scope.get("client") else 0
-                scope = {**scope, "client": (found, port)}
-        await self._app(scope, receive, send)
 
 
 def _address(text: str) -> str | None:
