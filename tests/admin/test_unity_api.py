@@ -362,6 +362,24 @@ def test_an_invalid_update_is_400_naming_the_field_and_changes_nothing(
             "existing_token_expire_in_seconds",
         ),
         ("POST", "/recipients/holder/rotate-token", {}, "existing_token_expire_in_seconds"),
+        (
+            "POST",
+            "/recipients/holder/rotate-token",
+            {"existing_token_expire_in_seconds": 0, "name": "someone_else"},
+            "name",
+        ),
+        (
+            "POST",
+            "/recipients",
+            {
+                "name": "r",
+                "authentication_type": "TOKEN",
+                "properties_kvpairs": {
+                    "properties": [{"key": "a", "value": "1"}, {"key": "a", "value": "2"}]
+                },
+            },
+            "properties_kvpairs.properties: 'a' is given twice",
+        ),
         ("GET", "/shares?max_results=-1", None, "max_results"),
         ("GET", "/recipients?max_results=ten", None, "max_results"),
         ("GET", "/shares?page_token=%25%25", None, "page_token"),

@@ -20,9 +20,23 @@ _PROPERTIES = {
     "type": "object",
     "properties": {
         "properties": {
-            "type": "object",
-            "maxProperties": MAX_PROPERTIES,
-            "additionalProperties": _STRING,
+            "description": "A map, or a list of {key, value} (the legacy Databricks CLI's).",
+            "oneOf": [
+                {
+                    "type": "object",
+                    "maxProperties": MAX_PROPERTIES,
+                    "additionalProperties": _STRING,
+                },
+                {
+                    "type": "array",
+                    "maxItems": MAX_PROPERTIES,
+                    "items": {
+                        "type": "object",
+                        "required": ["key", "value"],
+                        "properties": {"key": _STRING, "value": _STRING},
+                    },
+                },
+            ],
         }
     },
 }
@@ -259,7 +273,11 @@ def _uc_paths() -> dict[str, Any]:
                             "type": "integer",
                             "minimum": 0,
                             "maximum": MAX_DURATION_SECONDS,
-                        }
+                        },
+                        "name": {
+                            "type": "string",
+                            "description": "The path's recipient again (optional).",
+                        },
                     },
                     ["existing_token_expire_in_seconds"],
                 ),

@@ -76,8 +76,26 @@ class UpdatePermissions(msgspec.Struct, forbid_unknown_fields=True):
     omit_permissions_list: bool = False
 
 
+class KeyValue(msgspec.Struct, forbid_unknown_fields=True):
+    key: str
+    value: str
+
+
 class Properties(msgspec.Struct, forbid_unknown_fields=True):
-    properties: dict[str, str] = msgspec.field(default_factory=dict)
+    properties: dict[str, str] | list[KeyValue] = msgspec.field(default_factory=dict)
+    """A map, or (as the legacy Databricks CLI sends them) a list of ``{"key", "value"}``."""
+
+    def as_dict(self) -> dict[str, str]:
+        if isinstance(self.properties, dict):
+            return self.properties
+        found: dict[str, str] = {}
+        for pair in self.properties:
+            if pair.key in found:
+                raise InvalidParameterError(
+                    f"properties_kvpairs.properties: {pair.key[:100]!r} is given twice"
+                )
+            found[pair.key] = pair.value
+        return found
 
 
 class IpAccessList(msgspec.Struct, forbid_unknown_fields=True):
@@ -112,6 +130,8 @@ class UpdateRecipient(msgspec.Struct, forbid_unknown_fields=True):
 
 class RotateToken(msgspec.Struct, forbid_unknown_fields=True):
     existing_token_expire_in_seconds: int
+    name: str | None = None
+    """The recipient again (the legacy Databricks CLI sends it): the path's, or refused."""
 
 
 async def body(request: Request, kind: type[Any]) -> Any:

@@ -73,7 +73,7 @@ class RecipientsApi:
         )
         kind = _authentication_type(given.authentication_type)
         ips = self._ips(given.ip_access_list) if given.ip_access_list else []
-        properties = given.properties_kvpairs.properties if given.properties_kvpairs else {}
+        properties = given.properties_kvpairs.as_dict() if given.properties_kvpairs else {}
         link = await run_in_threadpool(
             lambda: self._store.create_recipient_with_link(
                 given.name,
@@ -112,7 +112,7 @@ class RecipientsApi:
             "a token's expiry is set when it is made (create, rotate-token)",
         )
         ips = None if isinstance(given.ip_access_list, Unset) else self._ips(given.ip_access_list)
-        properties = given.properties_kvpairs.properties if given.properties_kvpairs else None
+        properties = given.properties_kvpairs.as_dict() if given.properties_kvpairs else None
         comment = KEEP if given.comment is UNSET else given.comment
 
         def change() -> None:
@@ -131,6 +131,8 @@ class RecipientsApi:
     async def rotate(self, request: Request) -> Response:
         name = request.path_params["recipient"]
         given: RotateToken = await body(request, RotateToken)
+        if given.name is not None and name_key(given.name) != name_key(name):
+            raise InvalidParameterError(f"name: {given.name[:100]!r} is not the path's recipient")
         seconds = given.existing_token_expire_in_seconds
         problem = grace_problem(seconds)
         if problem:
