@@ -110,3 +110,17 @@ def test_behind_a_trusted_proxy_the_forwarded_address_is_judged(
     _error(httpx.get(public), 403, "PERMISSION_DENIED")
     _error(httpx.get(public, headers={"X-Forwarded-For": "198.51.100.1"}), 403, "PERMISSION_DENIED")
     assert httpx.get(public, headers={"X-Forwarded-For": "192.0.2.7"}).status_code == 200
+
+
+def test_a_rotation_ends_an_unused_link(
+    catalog_admin_server: CatalogAdminServer, api: httpx.Client
+) -> None:
+    admin = catalog_admin_server.running.admin
+    first = _link(api, "act_rotated")
+    rotated = api.post(
+        f"{UC}/recipients/act_rotated/rotate-token", json={"existing_token_expire_in_seconds": 60}
+    ).json()
+    _error(httpx.get(f"{admin}{PUBLIC}/{first}"), 404, "RESOURCE_DOES_NOT_EXIST")
+    assert httpx.get(rotated["activation_url"]).status_code == 200
+    assert api.get(f"{UC}/recipients/act_rotated").json()["activated"] is True
+    api.delete(f"{UC}/recipients/act_rotated")
