@@ -152,7 +152,7 @@ def test_a_share_through_its_life(api: httpx.Client, admin_tables: dict[str, Pat
         },
     )
     assert made.status_code == 200, made.text
-    profile = made.json()["profile"]
+    profile = httpx.get(made.json()["activation_url"]).json()
     granted = api.patch(
         f"{UC}/shares/raw_share/permissions",
         json={"changes": [{"principal": "raw_reader", "add": ["SELECT"]}]},
@@ -293,8 +293,8 @@ def test_an_invalid_update_is_400_naming_the_field_and_changes_nothing(
         (
             "POST",
             "/recipients",
-            {"name": "r", "authentication_type": "OAUTH_CLIENT_CREDENTIALS"},
-            "not supported yet",
+            {"name": "r", "authentication_type": "DATABRICKS"},
+            "authentication_type",
         ),
         (
             "POST",
@@ -302,8 +302,24 @@ def test_an_invalid_update_is_400_naming_the_field_and_changes_nothing(
             {
                 "name": "r",
                 "authentication_type": "TOKEN",
-                "ip_access_list": {"allowed_ip_addresses": ["10.0.0.0/8"]},
+                "ip_access_list": {"allowed_ip_addresses": ["10.0.0.0/8", "10.1.2.3/8"]},
             },
+            "ip_access_list.allowed_ip_addresses: the list entry 2: '10.1.2.3/8' has host bits",
+        ),
+        (
+            "POST",
+            "/recipients",
+            {
+                "name": "r",
+                "authentication_type": "OAUTH_CLIENT_CREDENTIALS",
+                "ip_access_list": {"allowed_ip_addresses": [f"10.0.0.{i}" for i in range(101)]},
+            },
+            "ip_access_list.allowed_ip_addresses: the list has 101 entries; at most 100",
+        ),
+        (
+            "POST",
+            "/recipients",
+            {"name": "r", "authentication_type": "TOKEN", "ip_access_list": {"ips": []}},
             "ip_access_list",
         ),
         (
@@ -331,8 +347,11 @@ def test_an_invalid_update_is_400_naming_the_field_and_changes_nothing(
         (
             "PATCH",
             "/recipients/holder",
-            {"ip_access_list": {"allowed_ip_addresses": []}},
-            "ip_access_list",
+            {
+                "comment": "not kept",
+                "ip_access_list": {"allowed_ip_addresses": ["192.0.2.1", "a host"]},
+            },
+            "ip_access_list.allowed_ip_addresses: the list entry 2: 'a host' is not an IP",
         ),
         ("PATCH", "/recipients/holder", {"new_name": "z"}, "new_name"),
         ("PATCH", "/recipients/holder", {"expiration_time": 1}, "expiration_time"),
@@ -343,6 +362,24 @@ def test_an_invalid_update_is_400_naming_the_field_and_changes_nothing(
             "existing_token_expire_in_seconds",
         ),
         ("POST", "/recipients/holder/rotate-token", {}, "existing_token_expire_in_seconds"),
+        (
+            "POST",
+            "/recipients/holder/rotate-token",
+            {"existing_token_expire_in_seconds": 0, "name": "someone_else"},
+            "name",
+        ),
+        (
+            "POST",
+            "/recipients",
+            {
+                "name": "r",
+                "authentication_type": "TOKEN",
+                "properties_kvpairs": {
+                    "properties": [{"key": "a", "value": "1"}, {"key": "a", "value": "2"}]
+                },
+            },
+            "properties_kvpairs.properties: 'a' is given twice",
+        ),
         ("GET", "/shares?max_results=-1", None, "max_results"),
         ("GET", "/recipients?max_results=ten", None, "max_results"),
         ("GET", "/shares?page_token=%25%25", None, "page_token"),
@@ -382,12 +419,19 @@ def test_a_recipient_through_its_life(api: httpx.Client) -> None:
         "first",
         "TOKEN",
     )
-    assert abs(made["expiration_time"] - ends) <= 2000
-    assert made["profile"]["bearerToken"].startswith("dpt_")
-    assert made["profile"]["bearerToken"] not in json.dumps(
-        api.get(f"{UC}/recipients/lifer").json()
+    # the credential is handed over by the link, once; the answers never show a token
+    assert (made["activated"], made["tokens"]) == (
+        False,
+        [{"activation_url": made["activation_url"]}],
     )
-    assert "profile" not in api.get(f"{UC}/recipients/lifer").json()
+    profile = httpx.get(made["activation_url"]).json()
+    assert profile["bearerToken"].startswith("dpt_")
+    assert abs(int(profile["expirationTime"][:4]) - time.gmtime(ends / 1000).tm_year) <= 1
+    got = api.get(f"{UC}/recipients/lifer").json()
+    assert profile["bearerToken"] not in json.dumps(got)
+    assert "activation_url" not in got and got["activated"] is True
+    assert abs(got["expiration_time"] - ends) <= 2000
+    (token,) = got["tokens"]
 
     changed = api.patch(
         f"{UC}/recipients/lifer", json={"properties_kvpairs": {"properties": {"country": "de"}}}
@@ -396,17 +440,19 @@ def test_a_recipient_through_its_life(api: httpx.Client) -> None:
     assert changed["comment"] == "first"
     assert "comment" not in api.patch(f"{UC}/recipients/lifer", json={"comment": None}).json()
 
-    # rotate: 0 ends the old token at once
+    # rotate: 0 ends the old token at once; the new one comes by a new link
     rotated = api.post(
         f"{UC}/recipients/lifer/rotate-token", json={"existing_token_expire_in_seconds": 0}
     ).json()
-    assert len(rotated["tokens"]) == 1
-    assert rotated["tokens"][0]["id"] != made["tokens"][0]["id"]
-    assert rotated["profile"]["bearerToken"] != made["profile"]["bearerToken"]
+    assert rotated["activated"] is False
+    assert rotated["tokens"] == [{"activation_url": rotated["activation_url"]}]
+    new_profile = httpx.get(rotated["activation_url"]).json()
+    assert new_profile["bearerToken"] != profile["bearerToken"]
+    assert api.get(f"{UC}/recipients/lifer").json()["tokens"][0]["id"] != token["id"]
     # the sharing listener sees it: the old token refused, the new one taken
-    shares = made["profile"]["endpoint"] + "/shares"
-    old = {"Authorization": f"Bearer {made['profile']['bearerToken']}"}
-    new = {"Authorization": f"Bearer {rotated['profile']['bearerToken']}"}
+    shares = profile["endpoint"] + "/shares"
+    old = {"Authorization": f"Bearer {profile['bearerToken']}"}
+    new = {"Authorization": f"Bearer {new_profile['bearerToken']}"}
     deadline = time.monotonic() + 10
     while httpx.get(shares, headers=new).status_code != 200:
         assert time.monotonic() < deadline

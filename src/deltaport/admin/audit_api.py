@@ -40,6 +40,8 @@ OPERATIONS = {
     "revoke": ops.REVOKE_RECIPIENT_TOKENS,
     "set_ip_access_list": ops.UPDATE_RECIPIENT,
     "audit_page": ops.LIST_AUDIT,
+    "retrieve": ops.RETRIEVE_RECIPIENT_TOKEN,
+    "info": ops.GET_ACTIVATION_URL_INFO,
 }
 """The audit operation of each admin route handler."""
 

@@ -10,7 +10,6 @@ rotates it, and never again. The handlers translate HTTP into calls on
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import timedelta
 from typing import Any
@@ -27,13 +26,10 @@ from deltaport.catalog.commands import (
     profile_document,
     split_table_name,
 )
-from deltaport.catalog.database import DatabaseUnavailableError
 from deltaport.catalog.limits import grace_problem, lifetime_problem
 from deltaport.catalog.recipient_access import ActivationLink
 from deltaport.catalog.rows import (
     KEEP,
-    CatalogConflictError,
-    CatalogError,
     CatalogNotFoundError,
     IssuedToken,
     Keep,
@@ -45,9 +41,6 @@ from deltaport.protocol.credentials import URL
 from deltaport.protocol.errors import (
     InvalidParameterError,
     MalformedRequestError,
-    ResourceExistsError,
-    ResourceNotFoundError,
-    TemporarilyUnavailableError,
 )
 from deltaport.protocol.names import name_key
 
@@ -256,7 +249,7 @@ class CatalogApi:
 
     def routes(self, guard: Guard) -> list[BaseRoute]:
         def route(path: str, handler: Handler, method: str) -> Route:
-            return Route(path, guard(catalog_errors(handler)), methods=[method])
+            return Route(path, guard(handler), methods=[method])
 
         return [
             route("/api/catalog", self.contents, "GET"),
@@ -396,25 +389,6 @@ class CatalogApi:
 
 def _life(token: Any) -> dict[str, Any]:
     return {"expiresAt": token.expires_at, "revokedAt": token.revoked_at}
-
-
-def catalog_errors(handler: Handler) -> Handler:
-    @functools.wraps(handler)  # its name names its audit operation
-    async def endpoint(request: Request) -> Response:
-        try:
-            return await handler(request)
-        except CatalogNotFoundError as exc:
-            raise ResourceNotFoundError(str(exc)) from None
-        except CatalogConflictError as exc:
-            raise ResourceExistsError(str(exc)) from None
-        except CatalogError as exc:
-            raise InvalidParameterError(str(exc)) from None
-        except DatabaseUnavailableError:
-            raise TemporarilyUnavailableError(
-                "the catalog database cannot be reached at the moment; retry later"
-            ) from None
-
-    return endpoint
 
 
 async def _body(request: Request, kind: type[Any]) -> Any:

@@ -6,9 +6,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from deltaport.admin.unity.errors import OPENSHARING_ACTIVATION, OPENSHARING_PREFIX, PREFIX
 from deltaport.catalog.limits import MAX_DURATION_SECONDS, MAX_PROPERTIES, MAX_TEXT_LENGTH
+from deltaport.catalog.recipient_access import ACTIVATION_INFO_PATH, ACTIVATION_PATH
+from deltaport.catalog.tokens import AUTHENTICATION_TYPES
 
-UC = "/api/2.1/unity-catalog"
+UC = PREFIX.rstrip("/")
 _NOTE = " Only on a server with a catalog database (404 otherwise)."
 
 _STRING = {"type": "string"}
@@ -17,11 +20,31 @@ _PROPERTIES = {
     "type": "object",
     "properties": {
         "properties": {
-            "type": "object",
-            "maxProperties": MAX_PROPERTIES,
-            "additionalProperties": _STRING,
+            "description": "A map, or a list of {key, value} (the legacy Databricks CLI's).",
+            "oneOf": [
+                {
+                    "type": "object",
+                    "maxProperties": MAX_PROPERTIES,
+                    "additionalProperties": _STRING,
+                },
+                {
+                    "type": "array",
+                    "maxItems": MAX_PROPERTIES,
+                    "items": {
+                        "type": "object",
+                        "required": ["key", "value"],
+                        "properties": {"key": _STRING, "value": _STRING},
+                    },
+                },
+            ],
         }
     },
+}
+_IP_ACCESS_LIST = {
+    "type": "object",
+    "description": "Where the recipient's requests may come from (addresses and CIDR "
+    "ranges, IPv4 and IPv6, at most maxIpAccessListEntries); empty or {}: anywhere.",
+    "properties": {"allowed_ip_addresses": {"type": "array", "items": _STRING}},
 }
 _PAGING = [
     {
@@ -111,7 +134,7 @@ UNITY_ERROR = {
 }
 
 
-def unity_paths() -> dict[str, Any]:
+def _uc_paths() -> dict[str, Any]:
     share, recipient = _name("share"), _name("recipient")
     return {
         "/.well-known/databricks-config": {
@@ -201,13 +224,15 @@ def unity_paths() -> dict[str, Any]:
         f"{UC}/recipients": {
             "post": _operation(
                 "ucCreateRecipient",
-                "Create a recipient; the answer's `profile` holds its token, shown this once",
+                "Create a recipient; the answer's `activation_url` (shown this once) "
+                "hands over its credential",
                 requestBody=_body(
                     {
                         "name": _STRING,
-                        "authentication_type": {"enum": ["TOKEN"]},
+                        "authentication_type": {"enum": list(AUTHENTICATION_TYPES)},
                         "comment": _TEXT,
                         "properties_kvpairs": _PROPERTIES,
+                        "ip_access_list": _IP_ACCESS_LIST,
                         "expiration_time": {
                             "type": "integer",
                             "description": "When its tokens end, ms since the epoch: sets "
@@ -223,17 +248,24 @@ def unity_paths() -> dict[str, Any]:
             "get": _operation("ucGetRecipient", "A recipient", parameters=[recipient]),
             "patch": _operation(
                 "ucUpdateRecipient",
-                "Replace its properties, change its comment",
+                "Replace its properties or IP access list, change its comment",
                 parameters=[recipient],
-                requestBody=_body({"comment": _TEXT, "properties_kvpairs": _PROPERTIES}, []),
+                requestBody=_body(
+                    {
+                        "comment": _TEXT,
+                        "properties_kvpairs": _PROPERTIES,
+                        "ip_access_list": _IP_ACCESS_LIST,
+                    },
+                    [],
+                ),
             ),
             "delete": _operation("ucDeleteRecipient", "Drop a recipient", parameters=[recipient]),
         },
         f"{UC}/recipients/{{recipient}}/rotate-token": {
             "post": _operation(
                 "ucRotateRecipientToken",
-                "A new token (in `profile`, shown this once); the old ones end after "
-                "existing_token_expire_in_seconds (0: now)",
+                "A new credential (by the answer's `activation_url`, shown this once); the "
+                "old ones end after existing_token_expire_in_seconds (0: now)",
                 parameters=[recipient],
                 requestBody=_body(
                     {
@@ -241,7 +273,11 @@ def unity_paths() -> dict[str, Any]:
                             "type": "integer",
                             "minimum": 0,
                             "maximum": MAX_DURATION_SECONDS,
-                        }
+                        },
+                        "name": {
+                            "type": "string",
+                            "description": "The path's recipient again (optional).",
+                        },
                     },
                     ["existing_token_expire_in_seconds"],
                 ),
@@ -255,3 +291,43 @@ def unity_paths() -> dict[str, Any]:
             )
         },
     }
+
+
+def _activation(op_id: str, summary: str) -> dict[str, Any]:
+    link = {"name": "link", "in": "path", "required": True, "schema": _STRING}
+    error = {
+        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/UnityError"}}}
+    }
+    return {
+        "get": {
+            "operationId": op_id,
+            "summary": summary + " No token: the link is the credential." + _NOTE,
+            "security": [],
+            "parameters": [link],
+            "responses": {
+                "200": {"description": "Done (Cache-Control: no-store)."},
+                "403": {"description": "Outside the recipient's IP access list.", **error},
+                "404": {"description": "The link is unknown, used or expired.", **error},
+                "503": {"description": "The catalog database cannot be reached.", **error},
+            },
+        }
+    }
+
+
+def unity_paths() -> dict[str, Any]:
+    """Unity Catalog's routes, the public activation routes, and OpenSharing's aliases of
+    the same resources (operation ids ``os...`` for ``uc...``)."""
+    paths = _uc_paths()
+    for path, item in list(paths.items()):
+        if path.startswith(PREFIX):
+            paths[OPENSHARING_PREFIX + path.removeprefix(PREFIX)] = {
+                method: {**operation, "operationId": "os" + operation["operationId"][2:]}
+                for method, operation in item.items()
+            }
+    download = "The recipient's profile, once: the first download issues its credential."
+    paths[ACTIVATION_PATH + "/{link}"] = _activation("ucRetrieveActivation", download)
+    paths[ACTIVATION_INFO_PATH + "/{link}"] = _activation(
+        "ucActivationInfo", "{} while the link can be used (it is not used up)."
+    )
+    paths[OPENSHARING_ACTIVATION + "/{link}"] = _activation("osRetrieveActivation", download)
+    return paths

@@ -35,7 +35,13 @@ from urllib.parse import urlsplit
 
 from deltaport.catalog.database import Database, Transaction
 from deltaport.catalog.limits import MAX_DURATION_SECONDS
-from deltaport.catalog.rows import CatalogError, CatalogNotFoundError, IssuedToken
+from deltaport.catalog.rows import (
+    KEEP,
+    CatalogError,
+    CatalogNotFoundError,
+    IssuedToken,
+    Keep,
+)
 from deltaport.protocol.errors import PermissionDeniedError
 from deltaport.protocol.names import name_key
 
@@ -218,6 +224,16 @@ def use_link(tx: Transaction, hashed: str) -> None:
         raise CatalogNotFoundError("no such activation link, or it was used or has expired")
 
 
+def end_links(tx: Transaction, name: str) -> None:
+    """End the recipient's unused links now."""
+    now = _now()
+    tx.execute(
+        "UPDATE activation_links SET expires_at = ? "
+        "WHERE recipient_key = ? AND used_at IS NULL AND expires_at > ?",
+        (now, name_key(name), now),
+    )
+
+
 def presented_link(token: str) -> str:
     """``token`` if it can be a link at all (refused before it is hashed otherwise)."""
     if not token or len(token) > MAX_LINK_LENGTH:
@@ -242,6 +258,16 @@ class _Store(Protocol):
     def _issue(
         self, tx: Transaction, name: str, expires_in: timedelta | None, endpoint: str | None
     ) -> IssuedToken: ...
+
+    def _rotate(
+        self,
+        name: str,
+        old_valid_for: timedelta,
+        expires_in: timedelta | Keep | None,
+        endpoint: str | None,
+        default_endpoint: str | None,
+        link_lifetime: timedelta | None,
+    ) -> IssuedToken | ActivationLink: ...
 
     def _create(
         self,
@@ -279,13 +305,39 @@ class RecipientAccess:
         ip_access_list: Sequence[str] = (),
         max_ip_entries: int = DEFAULT_MAX_ENTRIES,
         authentication_type: str = "TOKEN",
+        comment: str | None = None,
     ) -> ActivationLink:
         """A recipient without a credential yet, and the activation link whose first
         download issues it."""
         access = Access(ip_access_list, max_ip_entries, authentication_type)
-        made = self._create(name, properties, expires_in, endpoint, None, access, link_lifetime)
+        made = self._create(name, properties, expires_in, endpoint, comment, access, link_lifetime)
         assert isinstance(made, ActivationLink)
         return made
+
+    def rotate_with_link(
+        self: _Store,
+        name: str,
+        old_valid_for: timedelta,
+        *,
+        default_endpoint: str,
+        link_lifetime: timedelta = DEFAULT_LINK_LIFETIME,
+    ) -> ActivationLink:
+        """A rotation (see :meth:`~deltaport.catalog.sql_store.SqlCatalog.rotate`, the new
+        token keeping the recipient's lifetime and endpoint) whose new credential is issued
+        by the first download of the link it answers."""
+        made = self._rotate(name, old_valid_for, KEEP, None, default_endpoint, link_lifetime)
+        assert isinstance(made, ActivationLink)
+        return made
+
+    def unused_links(self: _Store) -> dict[str, int]:
+        """The recipients (name keys) with an unused, unexpired link, each with when its
+        last one expires (milliseconds since the epoch)."""
+        rows = self.database.query(
+            "SELECT recipient_key, MAX(expires_at) FROM activation_links "
+            "WHERE used_at IS NULL AND expires_at > ? GROUP BY recipient_key",
+            (_now(),),
+        )
+        return {key: expires_at for key, expires_at in rows}
 
     def activate(self: _Store, link: str, admit: Callable[[LinkedRecipient], None]) -> IssuedToken:
         """Use an activation link: its recipient's first credential. ``admit`` may refuse

@@ -8,8 +8,15 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from enum import Enum
 
-from deltaport.catalog.database import Database, Row
+from deltaport.catalog.database import Database, DatabaseUnavailableError, Row
 from deltaport.protocol.credentials import URL
+from deltaport.protocol.errors import (
+    InvalidParameterError,
+    ResourceExistsError,
+    ResourceNotFoundError,
+    SharingError,
+    TemporarilyUnavailableError,
+)
 
 
 class CatalogError(ValueError):
@@ -22,6 +29,25 @@ class CatalogNotFoundError(CatalogError):
 
 class CatalogConflictError(CatalogError):
     """The name is taken already."""
+
+
+def catalog_refusal(exc: Exception) -> SharingError | None:
+    """The sharing API's answer for ``exc`` if the catalog raised it, else None: one mapping
+    for every route that reads or changes the catalog over HTTP (the admin API, the
+    provider API, the activation links). A name that does not exist answers 404, one taken
+    409, any other refused change 400 with the catalog's reason, and a database that
+    cannot be reached 503."""
+    if isinstance(exc, CatalogNotFoundError):
+        return ResourceNotFoundError(str(exc))
+    if isinstance(exc, CatalogConflictError):
+        return ResourceExistsError(str(exc))
+    if isinstance(exc, CatalogError):
+        return InvalidParameterError(str(exc))
+    if isinstance(exc, DatabaseUnavailableError):
+        return TemporarilyUnavailableError(
+            "the catalog database cannot be reached at the moment; retry later"
+        )
+    return None
 
 
 class Keep(Enum):

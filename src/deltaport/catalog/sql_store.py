@@ -18,17 +18,14 @@ from contextlib import AbstractContextManager, contextmanager, nullcontext
 from datetime import timedelta
 
 from deltaport.catalog.database import CatalogUrlError, Database, Transaction
-from deltaport.catalog.limits import (
-    grace_problem,
-    properties_problem,
-    text_problem,
-)
+from deltaport.catalog.limits import grace_problem, properties_problem, text_problem
 from deltaport.catalog.migrations import migrate
 from deltaport.catalog.recipient_access import (
     DEFAULT_MAX_ENTRIES,
     Access,
     ActivationLink,
     RecipientAccess,
+    end_links,
     new_link,
     set_access,
 )
@@ -55,9 +52,9 @@ from deltaport.catalog.store_checks import seconds as _seconds
 from deltaport.catalog.tokens import (
     AUTHENTICATION_TYPES,
     TOKEN,
-    end_by,
     issue,
     revoke_all,
+    rotation,
     token_hash,
 )
 from deltaport.protocol.credentials import URL
@@ -360,31 +357,33 @@ class SqlCatalog(RecipientAccess):
         they end now). The new token lives as long as the recipient's tokens do unless
         ``expires_in`` says otherwise (None: no expiry), which then becomes the recipient's
         lifetime. Its profile points to ``endpoint`` if given, else where the recipient's
-        last profile pointed, else to ``default_endpoint``; that becomes the recipient's."""
+        last profile pointed, else to ``default_endpoint``; that becomes the recipient's. An
+        unused activation link of the recipient ends now (it would issue a second token)."""
+        made = self._rotate(name, old_valid_for, expires_in, endpoint, default_endpoint, None)
+        assert isinstance(made, IssuedToken)
+        return made
+
+    def _rotate(
+        self,
+        name: str,
+        old_valid_for: timedelta,
+        expires_in: timedelta | Keep | None,
+        endpoint: str | None,
+        default_endpoint: str | None,
+        link_lifetime: timedelta | None,
+    ) -> IssuedToken | ActivationLink:
+        """A rotation (see :meth:`rotate`) ending in a token or (``link_lifetime``) a link."""
         _check("the grace period", grace_problem(old_valid_for.total_seconds()))
         _check_lifetime(expires_in if isinstance(expires_in, timedelta) else None)
         _check_endpoint(endpoint)
         _check_endpoint(default_endpoint)
-        deadline = _now() + int(old_valid_for.total_seconds() * 1000)
         with self._change() as tx:
-            found = tx.execute(
-                "SELECT endpoint, token_lifetime_seconds FROM recipients WHERE name_key = ?",
-                (name_key(name),),
+            lifetime, points_to = rotation(
+                tx, name, old_valid_for, expires_in, endpoint, default_endpoint
             )
-            if not found:
-                raise CatalogNotFoundError(f"no recipient {name!r}")
-            kept_endpoint, kept_seconds = found[0]
-            lifetime = (
-                (None if kept_seconds is None else timedelta(seconds=kept_seconds))
-                if expires_in is KEEP
-                else expires_in
-            )
-            points_to = endpoint or kept_endpoint or default_endpoint
-            end_by(tx, name, deadline)
-            tx.execute(
-                "UPDATE recipients SET endpoint = ?, token_lifetime_seconds = ? WHERE name_key = ?",
-                (points_to, _seconds(lifetime), name_key(name)),
-            )
+            end_links(tx, name)
+            if link_lifetime is not None:
+                return new_link(tx, self.hash_token, name, link_lifetime, points_to or "")
             return self._issue(tx, name, lifetime, points_to)
 
     def revoke(self, name: str) -> None:

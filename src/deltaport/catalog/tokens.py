@@ -27,7 +27,8 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from deltaport.catalog.database import Database, Transaction
-from deltaport.catalog.rows import CatalogNotFoundError, IssuedToken
+from deltaport.catalog.rows import KEEP, CatalogNotFoundError, IssuedToken, Keep
+from deltaport.catalog.store_checks import seconds
 from deltaport.protocol.errors import UnauthenticatedError
 from deltaport.protocol.names import name_key
 
@@ -161,6 +162,38 @@ def end_by(tx: Transaction, name: str, deadline: int) -> None:
             "AND (expires_at IS NULL OR expires_at > ?)",
             (deadline, name_key(name), deadline),
         )
+
+
+def rotation(
+    tx: Transaction,
+    name: str,
+    old_valid_for: timedelta,
+    expires_in: timedelta | Keep | None,
+    endpoint: str | None,
+    default_endpoint: str | None,
+) -> tuple[timedelta | None, str | None]:
+    """End the recipient's credentials after ``old_valid_for``, and set the lifetime and
+    the endpoint of its next (``KEEP``: its own lifetime; no ``endpoint``: its own, else
+    ``default_endpoint``); returns both."""
+    found = tx.execute(
+        "SELECT endpoint, token_lifetime_seconds FROM recipients WHERE name_key = ?",
+        (name_key(name),),
+    )
+    if not found:
+        raise CatalogNotFoundError(f"no recipient {name!r}")
+    kept_endpoint, kept_seconds = found[0]
+    lifetime = (
+        (None if kept_seconds is None else timedelta(seconds=kept_seconds))
+        if expires_in is KEEP
+        else expires_in
+    )
+    points_to = endpoint or kept_endpoint or default_endpoint
+    end_by(tx, name, _now() + int(old_valid_for.total_seconds() * 1000))
+    tx.execute(
+        "UPDATE recipients SET endpoint = ?, token_lifetime_seconds = ? WHERE name_key = ?",
+        (points_to, seconds(lifetime), name_key(name)),
+    )
+    return lifetime, points_to
 
 
 def revoke_all(tx: Transaction, name: str) -> None:

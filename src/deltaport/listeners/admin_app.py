@@ -25,8 +25,7 @@ from deltaport.admin.tables import ConfiguredTables
 from deltaport.admin.throttle import FailedAuthLimit
 from deltaport.admin.tokens import AdminTokens
 from deltaport.admin.unity.api import unity_routes
-from deltaport.admin.unity.errors import PREFIX as UNITY_PREFIX
-from deltaport.admin.unity.errors import error_body_for, unity_error
+from deltaport.admin.unity.errors import error_body_for, in_unity_shape, unity_error
 from deltaport.catalog.sql_store import SqlCatalog
 from deltaport.config.model import ServerConfig
 from deltaport.config.urls import catalog_url, public_url
@@ -51,6 +50,7 @@ from deltaport.server.http.header_limit import HeaderLimit
 from deltaport.server.http.health import health_routes
 from deltaport.server.http.hsts import StrictTransport
 from deltaport.server.http.request_metrics import RequestMetrics
+from deltaport.server.oauth.client_address import ClientAddresses
 from deltaport.storage import StorageError
 
 log = logging.getLogger(__name__)
@@ -90,7 +90,10 @@ def create_admin_app(
     if catalog is not None:
         service = CatalogService(catalog, config, sharing_url)
         manage = functools.partial(manage_routes, service, config, audit, tokens, refresh)
-    routes = [*api.routes(), *console_routes(tables, diffs, tokens, sessions, limit, catalog, manage)]
+    routes = [
+        *api.routes(),
+        *console_routes(tables, diffs, tokens, sessions, limit, catalog, manage),
+    ]
     routes += [*metrics_routes(api.guard), *health_routes(readiness or Readiness())]
     if catalog is not None:
         guard = AdminAudit(audit, tokens).audited(api.guard) if audit else api.guard
@@ -101,6 +104,7 @@ def create_admin_app(
         routes=routes,
         middleware=[
             Middleware(RequestMetrics, listener="admin"),
+            Middleware(ClientAddresses, trusted_proxies=config.trusted_proxies),
             Middleware(HeaderLimit),
             Middleware(StrictTransport),
             Middleware(SecurityHeaders),
@@ -116,7 +120,7 @@ def create_admin_app(
 
 
 def _answer(request: Request, error: SharingError) -> Response:
-    if request.url.path.startswith(UNITY_PREFIX):
+    if in_unity_shape(request.url.path):
         return unity_error(error)
     if request.url.path.startswith("/api/"):
         return error_json(error)

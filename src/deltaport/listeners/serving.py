@@ -137,6 +137,7 @@ def _admin_listener(
         log_config=uvicorn_log_config(),
         access_log=config.access_log,
         timeout_graceful_shutdown=config.shutdown_grace_seconds,
+        proxy_headers=False,  # as the sharing listener's: trustedProxies only
         **ssl,  # type: ignore[arg-type]
     )
 

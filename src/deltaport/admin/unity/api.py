@@ -1,6 +1,7 @@
 """The provider API in Unity Catalog's shape, put together: its routes behind the admin
-token (the admin API's guard, answering errors as ``{"error_code", "message"}``), with the
-catalog's refusals turned into their statuses as the admin API turns them."""
+token (the admin API's guard, answering errors as ``{"error_code", "message"}``), the same
+routes again under OpenSharing's provider prefix (the same handlers), and the public
+activation routes, which take no token."""
 
 from __future__ import annotations
 
@@ -10,12 +11,18 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from deltaport.admin.catalog_api import catalog_errors
-from deltaport.admin.unity.errors import no_databricks_config
+from deltaport.admin.unity.errors import (
+    OPENSHARING_ACTIVATION,
+    OPENSHARING_PREFIX,
+    PREFIX,
+    no_databricks_config,
+    unity_error,
+)
 from deltaport.admin.unity.recipients import RecipientsApi
 from deltaport.admin.unity.shares import SharesApi
 from deltaport.catalog.sql_store import SqlCatalog
 from deltaport.config.model import ServerConfig
+from deltaport.server.oauth.activation import Activation
 
 Handler = Callable[[Request], Awaitable[Response]]
 Guard = Callable[[Handler], Handler]
@@ -25,14 +32,16 @@ def unity_routes(
     store: SqlCatalog | None, config: ServerConfig, sharing_url: str, guard: Guard
 ) -> list[BaseRoute]:
     """The routes; only ``/.well-known/databricks-config`` without a catalog database."""
-
-    def wrap(handler: Handler) -> Handler:
-        return guard(catalog_errors(handler))
-
     routes: list[BaseRoute] = [
         Route("/.well-known/databricks-config", no_databricks_config, methods=["GET"])
     ]
-    if store is not None:
-        routes += SharesApi(store, config).routes(wrap)
-        routes += RecipientsApi(store, sharing_url).routes(wrap)
+    if store is None:
+        return routes
+    shares = SharesApi(store, config)
+    recipients = RecipientsApi(store, config, sharing_url)
+    for prefix in (PREFIX, OPENSHARING_PREFIX):
+        routes += shares.routes(guard, prefix) + recipients.routes(guard, prefix)
+    activation = Activation(store, sharing_url, unity_error)
+    routes += activation.routes()
+    routes.append(Route(OPENSHARING_ACTIVATION + "/{link}", activation.retrieve, methods=["GET"]))
     return routes

@@ -76,8 +76,32 @@ class UpdatePermissions(msgspec.Struct, forbid_unknown_fields=True):
     omit_permissions_list: bool = False
 
 
+class KeyValue(msgspec.Struct, forbid_unknown_fields=True):
+    key: str
+    value: str
+
+
 class Properties(msgspec.Struct, forbid_unknown_fields=True):
-    properties: dict[str, str] = msgspec.field(default_factory=dict)
+    properties: dict[str, str] | list[KeyValue] = msgspec.field(default_factory=dict)
+    """A map, or (as the legacy Databricks CLI sends them) a list of ``{"key", "value"}``."""
+
+    def as_dict(self) -> dict[str, str]:
+        if isinstance(self.properties, dict):
+            return self.properties
+        found: dict[str, str] = {}
+        for pair in self.properties:
+            if pair.key in found:
+                raise InvalidParameterError(
+                    f"properties_kvpairs.properties: {pair.key[:100]!r} is given twice"
+                )
+            found[pair.key] = pair.value
+        return found
+
+
+class IpAccessList(msgspec.Struct, forbid_unknown_fields=True):
+    """The Databricks SDK's ``IpAccessList`` (which leaves out an empty list: ``{}``)."""
+
+    allowed_ip_addresses: list[str] = msgspec.field(default_factory=list)
 
 
 class CreateRecipient(msgspec.Struct, forbid_unknown_fields=True):
@@ -86,7 +110,7 @@ class CreateRecipient(msgspec.Struct, forbid_unknown_fields=True):
     comment: str | None = None
     properties_kvpairs: Properties | None = None
     expiration_time: int | None = None
-    ip_access_list: Any = UNSET
+    ip_access_list: IpAccessList | None = None
     id: Any = UNSET
     owner: Any = UNSET
     sharing_code: Any = UNSET
@@ -96,7 +120,8 @@ class CreateRecipient(msgspec.Struct, forbid_unknown_fields=True):
 class UpdateRecipient(msgspec.Struct, forbid_unknown_fields=True):
     comment: str | Unset | None = UNSET
     properties_kvpairs: Properties | None = None
-    ip_access_list: Any = UNSET
+    ip_access_list: IpAccessList | Unset = UNSET
+    """Replaces the list; ``{}`` empties it (requests from anywhere)."""
     expiration_time: Any = UNSET
     id: Any = UNSET
     new_name: Any = UNSET
@@ -105,6 +130,8 @@ class UpdateRecipient(msgspec.Struct, forbid_unknown_fields=True):
 
 class RotateToken(msgspec.Struct, forbid_unknown_fields=True):
     existing_token_expire_in_seconds: int
+    name: str | None = None
+    """The recipient again (the legacy Databricks CLI sends it): the path's, or refused."""
 
 
 async def body(request: Request, kind: type[Any]) -> Any:

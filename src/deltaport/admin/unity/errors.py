@@ -12,7 +12,16 @@ from starlette.responses import Response
 from deltaport.protocol.errors import ResourceNotFoundError, SharingError, TooManyRequestsError
 
 PREFIX = "/api/2.1/unity-catalog/"
+OPENSHARING_PREFIX = "/api/2.1/opensharing/provider/"
+"""OpenSharing's provider API: the same resources as Unity Catalog's, under this prefix."""
+OPENSHARING_ACTIVATION = "/api/2.1/opensharing/activation"
+PREFIXES = (PREFIX, OPENSHARING_PREFIX, OPENSHARING_ACTIVATION + "/")
 JSON = "application/json; charset=utf-8"
+
+
+def in_unity_shape(path: str) -> bool:
+    """Whether errors on ``path`` answer in this shape (the provider API's prefixes)."""
+    return path.startswith(PREFIXES)
 
 
 def unity_json(value: object, status: int = 200) -> Response:
@@ -25,9 +34,9 @@ def unity_body(error: SharingError) -> dict[str, str]:
 
 
 def error_body_for(path: str, error: SharingError) -> object:
-    """The JSON body of ``error`` on ``path``: this shape under :data:`PREFIX`, deltaport's
-    own elsewhere (for answers made before routing, such as the body limit's)."""
-    return unity_body(error) if path.startswith(PREFIX) else error.body()
+    """The JSON body of ``error`` on ``path``: this shape under :data:`PREFIXES`,
+    deltaport's own elsewhere (for answers made before routing, such as the body limit's)."""
+    return unity_body(error) if in_unity_shape(path) else error.body()
 
 
 def unity_error(error: SharingError) -> Response:

@@ -1,8 +1,11 @@
 """Recipients: ``/api/2.1/unity-catalog/recipients[/{name}[/rotate-token|/share-permissions]]``.
 
-A recipient authenticates with a bearer token (``authentication_type`` ``TOKEN``). The
-answers that make a token (create, rotate-token) carry the recipient's profile, with the
-token, under ``profile``: it is shown that once. ``tokens`` lists the recipient's valid
+A recipient authenticates with bearer tokens (``authentication_type`` ``TOKEN``) or as an
+OAuth client (``OAUTH_CLIENT_CREDENTIALS``). As in Unity Catalog, its credential is handed
+over by an activation link: create and rotate-token answer ``activation_url``, whose first
+download issues the credential and answers the recipient's profile (see
+:mod:`deltaport.catalog.recipient_access`); the link is shown in that answer only, and
+``activated`` says whether it was used. ``tokens`` lists a ``TOKEN`` recipient's valid
 tokens by id (a public name of the token, never the token or its hash)."""
 
 from __future__ import annotations
@@ -19,32 +22,36 @@ from starlette.routing import BaseRoute, Route
 from deltaport.admin.unity.bodies import (
     UNSET,
     CreateRecipient,
+    IpAccessList,
     RotateToken,
+    Unset,
     UpdateRecipient,
     body,
     refuse_set,
 )
-from deltaport.admin.unity.errors import PREFIX, unity_json
+from deltaport.admin.unity.errors import unity_json
 from deltaport.admin.unity.paging import page
-from deltaport.catalog.commands import profile_document
 from deltaport.catalog.limits import grace_problem, lifetime_problem
-from deltaport.catalog.rows import KEEP, CatalogContents, IssuedToken, RecipientRow, TokenRow
+from deltaport.catalog.recipient_access import ActivationLink, ip_access_problem
+from deltaport.catalog.rows import KEEP, CatalogContents, RecipientRow, TokenRow
 from deltaport.catalog.sql_store import SqlCatalog
-from deltaport.catalog.tokens import credential_id
+from deltaport.catalog.tokens import AUTHENTICATION_TYPES, TOKEN, credential_id
+from deltaport.config.model import ServerConfig
 from deltaport.protocol.errors import InvalidParameterError, ResourceNotFoundError
 from deltaport.protocol.names import name_key
 
-TOKEN = "TOKEN"
-_NOT_YET = "not supported yet (a TOKEN recipient only, for now)"
+_IPS = "ip_access_list.allowed_ip_addresses"
 
 
 class RecipientsApi:
-    def __init__(self, store: SqlCatalog, sharing_url: str) -> None:
+    def __init__(self, store: SqlCatalog, config: ServerConfig, sharing_url: str) -> None:
         self._store = store
         self._sharing_url = sharing_url
+        self._max_ips = config.max_ip_access_list_entries
+        self._link_lifetime = timedelta(seconds=config.activation_link_lifetime_seconds)
 
-    def routes(self, wrap: Any) -> list[BaseRoute]:
-        recipients = PREFIX + "recipients"
+    def routes(self, wrap: Any, prefix: str) -> list[BaseRoute]:
+        recipients = prefix + "recipients"
         one = recipients + "/{recipient}"
         return [
             Route(recipients, wrap(self.create), methods=["POST"]),
@@ -58,35 +65,35 @@ class RecipientsApi:
 
     async def create(self, request: Request) -> Response:
         given: CreateRecipient = await body(request, CreateRecipient)
-        refuse_set(given, "", ("ip_access_list",), _NOT_YET)
         refuse_set(
             given,
             "",
             ("id", "owner", "sharing_code", "data_recipient_global_metastore_id"),
             "not supported by deltaport",
         )
-        if given.authentication_type is None:
-            raise InvalidParameterError("authentication_type: required (TOKEN)")
-        if given.authentication_type != TOKEN:
-            raise InvalidParameterError(
-                f"authentication_type {given.authentication_type[:50]!r}: {_NOT_YET}"
-            )
-        properties = given.properties_kvpairs.properties if given.properties_kvpairs else {}
-        issued = await run_in_threadpool(
-            lambda: self._store.create_recipient(
+        kind = _authentication_type(given.authentication_type)
+        ips = self._ips(given.ip_access_list) if given.ip_access_list else []
+        properties = given.properties_kvpairs.as_dict() if given.properties_kvpairs else {}
+        link = await run_in_threadpool(
+            lambda: self._store.create_recipient_with_link(
                 given.name,
                 properties,
                 _lifetime(given.expiration_time),
-                self._sharing_url,
+                endpoint=self._sharing_url,
+                link_lifetime=self._link_lifetime,
+                ip_access_list=ips,
+                max_ip_entries=self._max_ips,
+                authentication_type=kind,
                 comment=given.comment,
             )
         )
-        return await self._answer(given.name, issued)
+        return await self._answer(given.name, link)
 
     async def listing(self, request: Request) -> Response:
         contents = await run_in_threadpool(self._store.contents)
+        unused = await run_in_threadpool(self._store.unused_links)
         chosen, token = page(list(contents.recipients), lambda k: k, request.query_params)
-        out: dict[str, Any] = {"recipients": [_recipient_json(contents, k) for k in chosen]}
+        out: dict[str, Any] = {"recipients": [_recipient_json(contents, unused, k) for k in chosen]}
         if token:
             out["next_page_token"] = token
         return unity_json(out)
@@ -97,7 +104,6 @@ class RecipientsApi:
     async def update(self, request: Request) -> Response:
         name = request.path_params["recipient"]
         given: UpdateRecipient = await body(request, UpdateRecipient)
-        refuse_set(given, "", ("ip_access_list",), _NOT_YET)
         refuse_set(given, "", ("id", "new_name", "owner"), "not supported by deltaport")
         refuse_set(
             given,
@@ -105,11 +111,17 @@ class RecipientsApi:
             ("expiration_time",),
             "a token's expiry is set when it is made (create, rotate-token)",
         )
-        properties = given.properties_kvpairs.properties if given.properties_kvpairs else None
+        ips = None if isinstance(given.ip_access_list, Unset) else self._ips(given.ip_access_list)
+        properties = given.properties_kvpairs.as_dict() if given.properties_kvpairs else None
         comment = KEEP if given.comment is UNSET else given.comment
-        await run_in_threadpool(
-            lambda: self._store.update_recipient(name, properties=properties, comment=comment)
-        )
+
+        def change() -> None:
+            with self._store.batch():
+                self._store.update_recipient(name, properties=properties, comment=comment)
+                if ips is not None:
+                    self._store.set_ip_access_list(name, ips, self._max_ips)
+
+        await run_in_threadpool(change)
         return await self._answer(name)
 
     async def delete(self, request: Request) -> Response:
@@ -119,16 +131,21 @@ class RecipientsApi:
     async def rotate(self, request: Request) -> Response:
         name = request.path_params["recipient"]
         given: RotateToken = await body(request, RotateToken)
+        if given.name is not None and name_key(given.name) != name_key(name):
+            raise InvalidParameterError(f"name: {given.name[:100]!r} is not the path's recipient")
         seconds = given.existing_token_expire_in_seconds
         problem = grace_problem(seconds)
         if problem:
             raise InvalidParameterError(f"existing_token_expire_in_seconds {problem}")
-        issued = await run_in_threadpool(
-            lambda: self._store.rotate(
-                name, timedelta(seconds=seconds), KEEP, default_endpoint=self._sharing_url
+        link = await run_in_threadpool(
+            lambda: self._store.rotate_with_link(
+                name,
+                timedelta(seconds=seconds),
+                default_endpoint=self._sharing_url,
+                link_lifetime=self._link_lifetime,
             )
         )
-        return await self._answer(name, issued)
+        return await self._answer(name, link)
 
     async def share_permissions(self, request: Request) -> Response:
         name = request.path_params["recipient"]
@@ -152,17 +169,35 @@ class RecipientsApi:
             out["next_page_token"] = token
         return unity_json(out)
 
-    async def _answer(self, name: str, issued: IssuedToken | None = None) -> Response:
+    def _ips(self, given: IpAccessList) -> list[str]:
+        """The entries of ``ip_access_list``, refused with a 400 naming the field."""
+        problem = ip_access_problem(given.allowed_ip_addresses, self._max_ips)
+        if problem:
+            raise InvalidParameterError(f"{_IPS}: the list {problem}")
+        return given.allowed_ip_addresses
+
+    async def _answer(self, name: str, link: ActivationLink | None = None) -> Response:
         contents = await run_in_threadpool(self._store.contents)
-        _recipient(contents, name)
-        out = _recipient_json(contents, name_key(name))
-        if issued is not None:
-            out["profile"] = profile_document(issued, issued.endpoint or self._sharing_url)
+        unused = await run_in_threadpool(self._store.unused_links)
+        recipient = _recipient(contents, name)
+        out = _recipient_json(contents, unused, name_key(name))
+        if link is not None:
+            out["activation_url"] = link.url
+            if recipient.authentication_type == TOKEN:
+                out["tokens"].append({"activation_url": link.url})
         return unity_json(out)
 
 
+def _authentication_type(given: str | None) -> str:
+    if given not in AUTHENTICATION_TYPES:
+        raise InvalidParameterError(
+            "authentication_type: " + " or ".join(AUTHENTICATION_TYPES) + f", got {given!r:.60}"
+        )
+    return given
+
+
 def _lifetime(expiration_time: int | None) -> timedelta | None:
-    """The token lifetime that ends at ``expiration_time`` (ms since the epoch)."""
+    """The credential lifetime that ends at ``expiration_time`` (ms since the epoch)."""
     if expiration_time is None:
         return None
     seconds = (expiration_time - time.time() * 1000) / 1000
@@ -174,9 +209,9 @@ def _lifetime(expiration_time: int | None) -> timedelta | None:
     return timedelta(seconds=round(seconds))
 
 
-def _ending(pair: tuple[str, TokenRow]) -> tuple[bool, int]:
-    """Tokens in the order they end, those that never do last."""
-    return pair[1].expires_at is None, pair[1].expires_at or 0
+def _ending(token: TokenRow) -> tuple[bool, int]:
+    """Credentials in the order they end, those that never do last."""
+    return token.expires_at is None, token.expires_at or 0
 
 
 def _recipient(contents: CatalogContents, name: str) -> RecipientRow:
@@ -186,30 +221,38 @@ def _recipient(contents: CatalogContents, name: str) -> RecipientRow:
     return found
 
 
-def _recipient_json(contents: CatalogContents, key: str) -> dict[str, Any]:
+def _valid(token: TokenRow, key: str, now: int) -> bool:
+    return (
+        token.recipient_key == key
+        and token.revoked_at is None
+        and (token.expires_at is None or token.expires_at > now)
+    )
+
+
+def _recipient_json(contents: CatalogContents, unused: dict[str, int], key: str) -> dict[str, Any]:
+    """The recipient in the SDK's ``RecipientInfo`` shape."""
     r = contents.recipients[key]
     now = int(time.time() * 1000)
-    tokens = [
-        (hashed, t)
-        for hashed, t in contents.tokens.items()
-        if t.recipient_key == key
-        and t.revoked_at is None
-        and (t.expires_at is None or t.expires_at > now)
-    ]
     out: dict[str, Any] = {
         "name": r.name,
-        "authentication_type": TOKEN,
-        "activated": True,
+        "authentication_type": r.authentication_type,
+        "activated": key not in unused,
         "properties_kvpairs": {"properties": dict(r.properties)},
-        "tokens": [
-            {"id": credential_id(hashed)}
-            | ({} if t.expires_at is None else {"expiration_time": t.expires_at})
-            for hashed, t in sorted(
-                tokens, key=lambda p: (p[1].expires_at is None, p[1].expires_at or 0)
-            )
-        ],
     }
-    ends = [t.expires_at for _, t in tokens]
+    if r.ip_access_list:
+        out["ip_access_list"] = {"allowed_ip_addresses": list(r.ip_access_list)}
+    if r.authentication_type == TOKEN:
+        tokens = sorted(
+            ((credential_id(h), t) for h, t in contents.tokens.items() if _valid(t, key, now)),
+            key=lambda pair: _ending(pair[1]),
+        )
+        out["tokens"] = [
+            {"id": token_id} | ({} if t.expires_at is None else {"expiration_time": t.expires_at})
+            for token_id, t in tokens
+        ]
+        ends = [t.expires_at for _, t in tokens]
+    else:
+        ends = [c.token.expires_at for c in contents.clients.values() if _valid(c.token, key, now)]
     if ends and None not in ends:
         out["expiration_time"] = max(e for e in ends if e is not None)
     if r.comment is not None:

@@ -23,7 +23,7 @@ from deltaport.admin.unity.bodies import (
     body,
     refuse_set,
 )
-from deltaport.admin.unity.errors import PREFIX, unity_json
+from deltaport.admin.unity.errors import unity_json
 from deltaport.admin.unity.objects import TableSettings, find, object_json, settings, shared_as
 from deltaport.admin.unity.paging import page
 from deltaport.catalog.commands import check_table
@@ -41,8 +41,8 @@ class SharesApi:
         self._store = store
         self._config = config
 
-    def routes(self, wrap: Any) -> list[BaseRoute]:
-        shares = PREFIX + "shares"
+    def routes(self, wrap: Any, prefix: str) -> list[BaseRoute]:
+        shares = prefix + "shares"
         permissions = shares + "/{share}/permissions"
         return [
             Route(shares, wrap(self.create), methods=["POST"]),

@@ -1,10 +1,19 @@
-"""The activation routes of the sharing listener, at Unity Catalog's public paths:
+"""The activation routes, at Unity Catalog's public paths:
 ``GET .../data_sharing_activation/{link}`` answers the recipient's profile once (its first
 token is issued then), ``GET .../data_sharing_activation_info/{link}`` whether the link can
 still be used. A used, expired or unknown link answers 404; a request from outside the
-recipient's IP access list 403, without using the link up."""
+recipient's IP access list 403, without using the link up.
+
+Both listeners serve them, over the same catalog, so a link is used once whichever
+listener answers it: the sharing listener (where the link points) and the admin listener
+(the host the Databricks SDK's ``recipient_activation`` calls). Neither asks for a token:
+the link is the credential. Both judge the client's address alike (``trustedProxies``, see
+:mod:`~deltaport.server.oauth.client_address`); each says in which shape errors are
+answered."""
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 import msgspec
 from starlette.concurrency import run_in_threadpool
@@ -13,29 +22,38 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from deltaport.catalog.commands import profile_document
-from deltaport.catalog.database import DatabaseUnavailableError
 from deltaport.catalog.recipient_access import (
     ACTIVATION_INFO_PATH,
     ACTIVATION_PATH,
     IpAccessList,
     LinkedRecipient,
 )
-from deltaport.catalog.rows import CatalogNotFoundError
+from deltaport.catalog.rows import catalog_refusal
 from deltaport.catalog.sql_store import SqlCatalog
-from deltaport.protocol.errors import (
-    ResourceNotFoundError,
-    SharingError,
-    TemporarilyUnavailableError,
-)
+from deltaport.protocol.errors import SharingError
 from deltaport.server.oauth.client_address import client_host
 
 _NO_STORE = {"Cache-Control": "no-store", "Pragma": "no-cache"}
 
+ErrorAnswer = Callable[[SharingError], Response]
+
+
+def error_answer(error: SharingError) -> Response:
+    """The sharing API's error shape ``{"errorCode", "message"}``."""
+    body = msgspec.json.encode(error.body())
+    return Response(body, status_code=error.status, media_type="application/json")
+
 
 class Activation:
-    def __init__(self, store: SqlCatalog, default_endpoint: str) -> None:
+    def __init__(
+        self,
+        store: SqlCatalog,
+        default_endpoint: str,
+        answer: ErrorAnswer = error_answer,
+    ) -> None:
         self._store = store
         self._default_endpoint = default_endpoint
+        self._answer_error = answer
 
     def routes(self) -> list[BaseRoute]:
         return [
@@ -50,38 +68,31 @@ class Activation:
         def admit(linked: LinkedRecipient) -> None:
             IpAccessList.of(linked.ip_access_list).admit(address)
 
-        try:
-            issued = await run_in_threadpool(self._store.activate, link, admit)
-        except SharingError as exc:
-            return _error(exc)
-        except CatalogNotFoundError as exc:
-            return _error(ResourceNotFoundError(str(exc)))
-        except DatabaseUnavailableError:
-            return _error(_unavailable())
-        profile = profile_document(issued, issued.endpoint or self._default_endpoint)
-        return Response(
-            msgspec.json.encode(profile), media_type="application/json", headers=_NO_STORE
-        )
+        def profile() -> bytes:
+            issued = self._store.activate(link, admit)
+            endpoint = issued.endpoint or self._default_endpoint
+            return msgspec.json.encode(profile_document(issued, endpoint))
+
+        return await self._answered(profile)
 
     async def info(self, request: Request) -> Response:
+        link = request.path_params["link"]
+        address = client_host(request.scope)
+
+        def check() -> bytes:
+            linked = self._store.activation_link(link)
+            IpAccessList.of(linked.ip_access_list).admit(address)
+            return b"{}"
+
+        return await self._answered(check)
+
+    async def _answered(self, work: Callable[[], bytes]) -> Response:
+        """The JSON ``work`` makes (in a worker thread), or the error it raised."""
         try:
-            linked = await run_in_threadpool(
-                self._store.activation_link, request.path_params["link"]
-            )
-            IpAccessList.of(linked.ip_access_list).admit(client_host(request.scope))
-        except SharingError as exc:
-            return _error(exc)
-        except CatalogNotFoundError as exc:
-            return _error(ResourceNotFoundError(str(exc)))
-        except DatabaseUnavailableError:
-            return _error(_unavailable())
-        return Response(b"{}", media_type="application/json", headers=_NO_STORE)
-
-
-def _unavailable() -> SharingError:
-    return TemporarilyUnavailableError("the catalog database cannot be reached; retry later")
-
-
-def _error(error: SharingError) -> Response:
-    body = msgspec.json.encode(error.body())
-    return Response(body, status_code=error.status, media_type="application/json")
+            body = await run_in_threadpool(work)
+        except Exception as exc:
+            error = exc if isinstance(exc, SharingError) else catalog_refusal(exc)
+            if error is None:
+                raise
+            return self._answer_error(error)
+        return Response(body, media_type="application/json", headers=_NO_STORE)
