@@ -13,12 +13,14 @@ from typing import Any
 
 import httpx
 
+from corpus import corpus_table
 from deltaport.cli import main as cli
 from deltaport.config.model import parse_config
+from deltaport.protocol.profile import BearerTokenProfile
 from deltaport.server import create_app
 from deltaport.server.tables.async_queries import AsyncQueries, AsyncQuerySettings
 from emulators import serve_asgi
-from sharing_server import write_many_files_table
+from sharing_server import free_port, write_many_files_table
 
 TABLE = "/shares/s/schemas/sc/tables/many"
 ASYNC = {"delta-sharing-capabilities": "asyncquery=true"}
@@ -43,6 +45,8 @@ def make_lake(tmp: Path) -> Lake:
     broken = write_many_files_table(tmp / "broken", 3)
     assert cli(["table", "add", "s.sc.broken", str(broken), "--catalog", url]) == 0
     break_table(broken)
+    basic = str(corpus_table("dat__basic_append").path)
+    assert cli(["table", "add", "s.sc.basic", basic, "--catalog", url]) == 0
     tokens = {}
     for name in ("alice", "bob"):
         profile = tmp / f"{name}.share"
@@ -86,6 +90,9 @@ class Running:
     queries: AsyncQueries
     tokens: dict[str, str]
 
+    def profile(self, who: str = "alice") -> BearerTokenProfile:
+        return BearerTokenProfile(self.base + "/delta-sharing", self.tokens[who])
+
     def client(self, who: str = "alice") -> httpx.Client:
         headers = {"Authorization": f"Bearer {self.tokens[who]}"}
         return httpx.Client(base_url=self.base + "/delta-sharing", headers=headers, timeout=60)
@@ -100,12 +107,14 @@ def running(
     clock: Clock | None = None,
     **settings: Any,
 ) -> Iterator[Running]:
-    config = parse_config({"catalog": lake.catalog, "signingKey": key}, {})
+    port = free_port()
+    raw = {"catalog": lake.catalog, "signingKey": key, "host": "127.0.0.1", "port": port}
+    config = parse_config(raw, {})
     queries = AsyncQueries(
         AsyncQuerySettings(**settings), clock=clock or Clock(), before_prepare=gate
     )
     try:
-        with serve_asgi(create_app(config, queries=queries)) as base:
+        with serve_asgi(create_app(config, queries=queries), port=port) as base:
             yield Running(base, queries, lake.tokens)
     finally:
         if gate is not None:
