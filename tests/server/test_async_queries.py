@@ -8,6 +8,7 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
+
 from async_support import (
     ASYNC,
     FILES,
@@ -64,6 +65,16 @@ def test_the_first_poll_finds_the_query_pending_then_pages_it(lake: Lake) -> Non
         # the refresh token refreshes the same files synchronously, as for a sync query
         refreshed = client.post(TABLE + "/query", json={"refreshToken": refresh})
         assert file_ids(refreshed) == seen
+        # and asynchronously, paged
+        again = query_id(submit(client, idempotencyKey="k2", refreshToken=refresh))
+        page = poll_until_ready(client, again, maxFiles=1000)
+        renewed = file_ids(page)
+        while end_action(page).get("nextPageToken"):
+            token = end_action(page)["nextPageToken"]
+            page = poll(client, again, maxFiles=1000, pageToken=token)
+            assert page.status_code == 200, page.text
+            renewed += file_ids(page)
+        assert renewed == seen
 
 
 def test_the_same_idempotency_key_gets_the_same_query(lake: Lake) -> None:

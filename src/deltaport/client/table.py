@@ -155,8 +155,8 @@ class TableHandle:
         """A scan of the table at ``version`` / ``timestamp`` (default: latest);
         ``predicate`` is a JSON predicate, sent as a hint (or used to skip files in
         directory mode) and applied to the rows. ``async_query``: ask the server to
-        prepare the files while the client polls (None: for tables known to be large,
-        see :mod:`deltaport.client.remote.async_query`)."""
+        prepare the files while the client polls (None: for tables known to hold 100,000
+        files or more, from an earlier answer in this process)."""
         directory = self.directory()
         if directory is not None:
             expr = parse_json_predicate(predicate) if predicate else None

@@ -4,7 +4,7 @@ ask for its pages there. A server that does not know the capability answers the
 submission synchronously, which is used as it is.
 
 Whether to ask: always when told to; by default (``None``) when the table is known to hold
-at least :data:`ASYNC_MIN_FILES` files, from an earlier answer in this process (a
+at least ``ASYNC_MIN_FILES`` (100,000) files, from an earlier answer in this process (a
 metadata answer's ``numFiles``, or the files of an earlier snapshot query).
 """
 

@@ -52,7 +52,8 @@ class QueryParameters(msgspec.Struct, array_like=True, omit_defaults=True):
         )
 
     def request(self, max_files: int | None, page_token: str | None) -> QueryTableRequest:
-        """The synchronous request this query answers, for one page."""
+        """The synchronous request this query answers, for one page (a refresh token
+        renews the first page only: the next pages are those of the version it pinned)."""
         return QueryTableRequest(
             predicateHints=self.predicateHints,
             jsonPredicateHints=self.jsonPredicateHints,
@@ -60,7 +61,7 @@ class QueryParameters(msgspec.Struct, array_like=True, omit_defaults=True):
             version=self.version,
             timestamp=self.timestamp,
             includeRefreshToken=self.includeRefreshToken,
-            refreshToken=self.refreshToken,
+            refreshToken=None if page_token else self.refreshToken,
             maxFiles=max_files,
             pageToken=page_token,
         )
