@@ -4,6 +4,7 @@ other recipients, restarts, abandoned queries and the per-recipient bounds."""
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Iterator
 
 import httpx
@@ -65,8 +66,10 @@ def test_the_first_poll_finds_the_query_pending_then_pages_it(lake: Lake) -> Non
         # the refresh token refreshes the same files synchronously, as for a sync query
         refreshed = client.post(TABLE + "/query", json={"refreshToken": refresh})
         assert file_ids(refreshed) == seen
-        # and asynchronously, paged
+        # and asynchronously, paged; the query id (logged with each poll) keeps no token
         again = query_id(submit(client, idempotencyKey="k2", refreshToken=refresh))
+        body = again.split(".")[0]
+        assert refresh.encode() not in base64.urlsafe_b64decode(body + "=" * (-len(body) % 4))
         page = poll_until_ready(client, again, maxFiles=1000)
         renewed = file_ids(page)
         while end_action(page).get("nextPageToken"):
@@ -120,6 +123,25 @@ def test_a_query_survives_a_restart_with_the_same_key_only(lake: Lake) -> None:
         unknown = poll(client, qid)
         assert unknown.status_code == 404
         assert unknown.json()["errorCode"] == "RESOURCE_DOES_NOT_EXIST"
+
+
+def test_a_query_started_on_one_replica_is_polled_on_another(lake: Lake) -> None:
+    gate = Gate()
+    with (
+        running(lake, gate=gate) as first,
+        running(lake) as second,
+        first.client() as on_first,
+        second.client() as on_second,
+    ):
+        qid = query_id(submit(on_first, idempotencyKey="replicas", maxFiles=1000))
+        page = poll_until_ready(on_second, qid, maxFiles=1000)
+        assert first.queries.count() == 1 and second.queries.count() == 1
+        seen = file_ids(page)
+        token = end_action(page)["nextPageToken"]
+        gate.opened.set()
+        # the next page on the first replica, once it has prepared the query too
+        page = poll_until_ready(on_first, qid, maxFiles=5000, pageToken=token)
+        assert seen + file_ids(page) == _sync_ids(on_second)
 
 
 def test_an_abandoned_query_is_cleaned_up(lake: Lake) -> None:

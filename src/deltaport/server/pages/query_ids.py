@@ -29,7 +29,9 @@ _PURPOSE = "async-query"
 
 
 class QueryParameters(msgspec.Struct, array_like=True, omit_defaults=True):
-    """The parameters of a snapshot query that decide its files (paging aside)."""
+    """The parameters of a snapshot query that decide its files (paging aside). A
+    submission's ``refreshToken`` is not kept (ids appear in access logs): the version it
+    pinned is the ticket's, and ``renew`` asks for a new refresh token on the first page."""
 
     predicateHints: list[str] | None = None
     jsonPredicateHints: str | None = None
@@ -37,7 +39,7 @@ class QueryParameters(msgspec.Struct, array_like=True, omit_defaults=True):
     version: int | None = None
     timestamp: str | None = None
     includeRefreshToken: bool | None = None
-    refreshToken: str | None = None
+    renew: bool = False
 
     @classmethod
     def of(cls, request: QueryTableRequest) -> QueryParameters:
@@ -48,20 +50,19 @@ class QueryParameters(msgspec.Struct, array_like=True, omit_defaults=True):
             request.version,
             request.timestamp,
             request.includeRefreshToken,
-            request.refreshToken,
+            request.refreshToken is not None,
         )
 
     def request(self, max_files: int | None, page_token: str | None) -> QueryTableRequest:
-        """The synchronous request this query answers, for one page (a refresh token
-        renews the first page only: the next pages are those of the version it pinned)."""
+        """The synchronous request this query answers, for one page (the first page of a
+        renewed query carries a new refresh token, as a synchronous refresh does)."""
         return QueryTableRequest(
             predicateHints=self.predicateHints,
             jsonPredicateHints=self.jsonPredicateHints,
             limitHint=self.limitHint,
             version=self.version,
             timestamp=self.timestamp,
-            includeRefreshToken=self.includeRefreshToken,
-            refreshToken=None if page_token else self.refreshToken,
+            includeRefreshToken=self.includeRefreshToken or self.renew or None,
             maxFiles=max_files,
             pageToken=page_token,
         )
