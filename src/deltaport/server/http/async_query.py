@@ -100,10 +100,11 @@ class AsyncQueryAnswers:
         prepare = self._preparation(table, ticket)
         state = self.queries.poll(query_id, recipient.name, prepare)
         if isinstance(state, Pending):
-            return _status(QueryStatus(query_id, PENDING))
+            return _status(QueryStatus(query_id, PENDING), ticket.version)
         if isinstance(state, Failed):
             failure = state.error.body()
-            return _status(QueryStatus(query_id, "failed", failure.errorCode, failure.message))
+            status = QueryStatus(query_id, "failed", failure.errorCode, failure.message)
+            return _status(status, ticket.version)
         query = ticket.parameters.request(asked.maxFiles, asked.pageToken)
         pin = self.service.pin(table, caps, query)
         selection = state.selection
@@ -131,7 +132,11 @@ def _ticket_capabilities(ticket: QueryTicket, include_end_stream_action: bool) -
     return Capabilities(tuple(ticket.formats), features, include_end_stream_action, True)
 
 
-def _status(status: QueryStatus, version: int | None = None) -> Response:
+def _status(status: QueryStatus, version: int | None) -> Response:
+    """A ``queryStatus`` answer. It names the pinned version when there is one: the
+    protocol has ``Delta-Table-Version`` only on a succeeded query's answer, but the
+    reference Spark client fails on any NDJSON answer without it (the reference server's
+    stub sends one)."""
     headers = {CAPABILITIES_HEADER: response_header(None, False, async_query=True)}
     if version is not None:
         headers[VERSION_HEADER] = str(version)
