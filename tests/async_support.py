@@ -105,13 +105,17 @@ def running(
     key: str = "async-key",
     gate: Gate | None = None,
     clock: Clock | None = None,
+    sweep_every: float | None = None,
     **settings: Any,
 ) -> Iterator[Running]:
     port = free_port()
     raw = {"catalog": lake.catalog, "signingKey": key, "host": "127.0.0.1", "port": port}
     config = parse_config(raw, {})
     queries = AsyncQueries(
-        AsyncQuerySettings(**settings), clock=clock or Clock(), before_prepare=gate
+        AsyncQuerySettings(**settings),
+        clock=clock or Clock(),
+        before_prepare=gate,
+        sweep_every=sweep_every,
     )
     try:
         with serve_asgi(create_app(config, queries=queries), port=port) as base:

@@ -5,6 +5,7 @@ other recipients, restarts, abandoned queries and the per-recipient bounds."""
 from __future__ import annotations
 
 import base64
+import threading
 from collections.abc import Iterator
 
 import httpx
@@ -27,6 +28,7 @@ from async_support import (
     running,
     submit,
 )
+from deltaport.server.tables.async_queries import AsyncQueries
 
 
 @pytest.fixture(scope="module")
@@ -169,6 +171,29 @@ def test_an_abandoned_query_is_cleaned_up(lake: Lake) -> None:
         # the same key now starts a new query, and the dropped id is prepared again
         assert query_id(submit(client, idempotencyKey="new")) != other
         assert file_ids(poll_until_ready(client, qid)) == _sync_ids(client)
+
+
+def test_an_abandoned_query_is_dropped_while_no_request_comes(lake: Lake) -> None:
+    clock = Clock()
+    with (
+        running(lake, clock=clock, idle_seconds=60, sweep_every=0.01) as server,
+        server.client() as client,
+    ):
+        qid = query_id(submit(client, idempotencyKey="quiet"))
+        poll_until_ready(client, qid)
+        clock.now += 30
+        assert not _dropped(server.queries, rounds=20)  # the sweeper ran, the query stays
+        clock.now += 31
+        assert _dropped(server.queries, rounds=10_000)
+
+
+def _dropped(queries: AsyncQueries, rounds: int) -> bool:
+    """Whether the sweeper drops every query within ``rounds`` short waits."""
+    for _ in range(rounds):
+        if queries.count() == 0:
+            return True
+        threading.Event().wait(0.01)
+    return False
 
 
 def test_a_recipient_past_its_bound_is_answered_429(lake: Lake) -> None:

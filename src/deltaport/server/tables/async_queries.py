@@ -6,8 +6,9 @@ Each recipient may have ``maxPerRecipient`` queries at once (more: 429 with
 ``Retry-After``) and hold at most ``maxBytesPerRecipient`` bytes of prepared selections;
 a selection that does not fit is not held, and its pages are selected again from the
 snapshot cache, as synchronous pages are. A query nobody polled for ``idleSeconds`` is
-dropped (its preparation cancelled if it has not started); a later poll with its id
-prepares it again, since the id says everything needed (:mod:`deltaport.server.pages.
+dropped (its preparation cancelled if it has not started) by the next request or by a
+sweeper thread, within a quarter of ``idleSeconds``; a later poll with its id prepares it
+again, since the id says everything needed (:mod:`deltaport.server.pages.
 query_ids`).
 """
 
@@ -85,6 +86,7 @@ class AsyncQueries:
         settings: AsyncQuerySettings,
         clock: Clock = time.time,
         before_prepare: Callable[[], object] | None = None,
+        sweep_every: float | None = None,
     ) -> None:
         self.settings = settings
         self._clock = clock
@@ -93,8 +95,12 @@ class AsyncQueries:
         self._entries: dict[str, _Entry] = {}
         self._by_dedupe: dict[Hashable, str] = {}
         self._pool = ThreadPoolExecutor(settings.workers, thread_name_prefix="deltaport-async")
+        self._sweep_every = sweep_every or max(1.0, settings.idle_seconds / 4)
+        self._closed = threading.Event()
+        self._sweeper: threading.Thread | None = None
 
     def close(self) -> None:
+        self._closed.set()
         self._pool.shutdown(wait=False, cancel_futures=True)
 
     # -- what tests and metrics read ------------------------------------------------------
@@ -126,6 +132,7 @@ class AsyncQueries:
             if query_id in self._entries:
                 return
             self._check_bound(owner)
+            self._start_sweeper()
             entry = _Entry(owner, self._clock(), dedupe)
             self._entries[query_id] = entry
             if dedupe is not None:
@@ -156,6 +163,20 @@ class AsyncQueries:
             "once; read or abandon one first",
             retry_after=max(1, math.ceil(soonest)),
         )
+
+    def _start_sweeper(self) -> None:
+        """A thread that drops abandoned queries while no request comes (the lock is
+        held); started with the first query."""
+        if self._sweeper is None:
+            self._sweeper = threading.Thread(
+                target=self._sweeping, name="deltaport-async-sweeper", daemon=True
+            )
+            self._sweeper.start()
+
+    def _sweeping(self) -> None:
+        while not self._closed.wait(self._sweep_every):
+            with self._lock:
+                self._sweep()
 
     def _sweep(self) -> None:
         """Drop the queries nobody polled for ``idle_seconds`` (the lock is held)."""
