@@ -81,11 +81,12 @@ def wait_for_port(
 
 
 @contextmanager
-def serve_asgi(app: Any, http: Any = "auto", **config: Any) -> Iterator[str]:
-    """Serve ``app`` on a free 127.0.0.1 port in a thread; yields its base URL. ``http``
-    and ``config`` go to ``uvicorn.Config`` (an HTTP protocol class, TLS files, ...)."""
+def serve_asgi(app: Any, http: Any = "auto", port: int = 0, **config: Any) -> Iterator[str]:
+    """Serve ``app`` on ``port`` (default: a free one) of 127.0.0.1 in a thread; yields its
+    base URL. ``http`` and ``config`` go to ``uvicorn.Config`` (an HTTP protocol class, TLS
+    files, ...)."""
     sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
+    sock.bind(("127.0.0.1", port))
     port = sock.getsockname()[1]
     server = uvicorn.Server(
         uvicorn.Config(app, log_level="warning", lifespan="off", http=http, **config)

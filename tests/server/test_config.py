@@ -85,6 +85,15 @@ def test_limits_have_defaults_and_must_be_positive() -> None:
     assert parse_config({"shutdownGraceSeconds": 0}, {}).shutdown_grace_seconds == 0
 
 
+def test_async_query_bounds_have_defaults_and_must_be_positive() -> None:
+    bounds = parse_config({}, {}).async_queries
+    assert (bounds.enabled, bounds.max_per_recipient, bounds.idle_seconds) == (True, 16, 600)
+    assert (bounds.max_bytes_per_recipient, bounds.workers) == (1 << 30, 2)
+    for key in ("maxPerRecipient", "maxBytesPerRecipient", "idleSeconds", "workers"):
+        assert error_of({"asyncQueries": {key: 0}}) == f"asyncQueries.{key}: must be positive"
+    assert error_of({"asyncQueries": {"nope": 1}}) == "asyncQueries.nope: unknown key"
+
+
 def test_the_catalog_staleness_bound_has_a_default_and_a_floor() -> None:
     assert parse_config({}, {}).catalog_max_stale_seconds == 30
     assert parse_config({"catalogMaxStaleSeconds": 2}, {}).catalog_max_stale_seconds == 2

@@ -13,6 +13,7 @@ from deltaport.client.base.models import ScanPlan, Table, TableAccess
 from deltaport.client.dir_access.dir_scan import DirectoryScan
 from deltaport.client.dir_access.directory import DirectoryTable, RenewalSettings
 from deltaport.client.files.scan import DEFAULT_CONCURRENCY, TableScan
+from deltaport.client.remote.async_query import remember_size, wants_async
 from deltaport.client.remote.planning import (
     DEFAULT_MAX_FILES,
     capabilities,
@@ -129,6 +130,7 @@ class TableHandle:
         page = parse_page(answer, formats, cdf=False)
         if page.protocol is None or page.metadata is None:
             raise SharingError("the metadata answer lacks its protocol or metaData line")
+        remember_size(self._rest.profile.endpoint, self.table, page.num_files)
         return page.protocol, page.metadata
 
     def metadata(self, use_delta_format: bool | None = True) -> Metadata:
@@ -148,10 +150,13 @@ class TableHandle:
         *,
         columns: Sequence[str] | None = None,
         max_files: int | None = DEFAULT_MAX_FILES,
+        async_query: bool | None = None,
     ) -> TableScan | DirectoryScan:
         """A scan of the table at ``version`` / ``timestamp`` (default: latest);
         ``predicate`` is a JSON predicate, sent as a hint (or used to skip files in
-        directory mode) and applied to the rows."""
+        directory mode) and applied to the rows. ``async_query``: ask the server to
+        prepare the files while the client polls (None: for tables known to hold 100,000
+        files or more, from an earlier answer in this process)."""
         directory = self.directory()
         if directory is not None:
             expr = parse_json_predicate(predicate) if predicate else None
@@ -171,6 +176,7 @@ class TableHandle:
             limit_hint=limit,
             use_delta_format=use_delta_format,
             max_files=max_files,
+            async_query=wants_async(self._rest.profile.endpoint, self.table, async_query),
         )
         return TableScan(
             self._rest,

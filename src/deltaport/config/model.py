@@ -147,6 +147,19 @@ class AuditConfig(_Config):
     retention_days: int | None = 365
 
 
+class AsyncQueriesConfig(_Config):
+    """Asynchronous queries (``asyncquery=true``, see docs/server/operating.md): each
+    recipient may have ``maxPerRecipient`` at once and hold ``maxBytesPerRecipient`` bytes
+    of prepared file lists; a query not polled for ``idleSeconds`` is dropped; ``workers``
+    threads prepare them. ``enabled: false`` answers every query synchronously."""
+
+    enabled: bool = True
+    max_per_recipient: int = 16
+    max_bytes_per_recipient: int = 1 << 30
+    idle_seconds: int = 600
+    workers: int = 2
+
+
 class ServerConfig(_Config):
     version: int = 1
     shares: list[ShareConfig] = msgspec.field(default_factory=list)
@@ -176,6 +189,7 @@ class ServerConfig(_Config):
     max_ip_access_list_entries: int = DEFAULT_MAX_ENTRIES
     activation_link_lifetime_seconds: int = int(DEFAULT_LINK_LIFETIME.total_seconds())
     oauth_access_token_lifetime_seconds: int = DEFAULT_ACCESS_TOKEN_SECONDS
+    async_queries: AsyncQueriesConfig = msgspec.field(default_factory=AsyncQueriesConfig)
 
     def storage_options_for(self, table: TableConfig) -> dict[str, str]:
         """Options of the matching ``storage`` prefixes (longest last), then the table's own."""
@@ -279,6 +293,9 @@ def _check(config: ServerConfig) -> None:
     ):
         if getattr(config, key) <= 0:
             raise ConfigError(f"{_camel(key)}: must be positive")
+    for key in ("max_per_recipient", "max_bytes_per_recipient", "idle_seconds", "workers"):
+        if getattr(config.async_queries, key) <= 0:
+            raise ConfigError(f"asyncQueries.{_camel(key)}: must be positive")
     for i, proxy in enumerate(config.trusted_proxies):
         try:
             parse_network(proxy)

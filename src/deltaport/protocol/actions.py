@@ -27,6 +27,31 @@ class QueryTableRequest(msgspec.Struct, omit_defaults=True):
     pageToken: str | None = None
     includeRefreshToken: bool | None = None
     refreshToken: str | None = None
+    idempotencyKey: str | None = None
+    idempotency_key: str | None = None
+    """The reference Spark client's spelling of ``idempotencyKey``."""
+
+
+class QueryInfoRequest(msgspec.Struct, omit_defaults=True):
+    """Body of ``POST .../queries/{queryId}`` (Get Query Info); the reference client also
+    repeats the ``queryId``, which the path already says."""
+
+    maxFiles: int | None = None
+    pageToken: str | None = None
+    queryId: str | None = None
+
+
+class QueryStatus(msgspec.Struct, omit_defaults=True):
+    """An asynchronous query not answered yet: ``pending``, or ``failed`` with why."""
+
+    queryId: str
+    status: str
+    errorCode: str | None = None
+    errorMessage: str | None = None
+
+
+class QueryStatusLine(msgspec.Struct):
+    queryStatus: QueryStatus
 
 
 # -- listing responses ---------------------------------------------------------------------

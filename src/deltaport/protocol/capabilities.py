@@ -31,6 +31,8 @@ class Capabilities:
     response_formats: tuple[str, ...] = (PARQUET,)
     reader_features: frozenset[str] | None = None
     include_end_stream_action: bool = False
+    async_query: bool = False
+    """``asyncquery=true``: the client can poll a query id (Get Query Info)."""
 
 
 def parse_capabilities(header: str | None) -> Capabilities:
@@ -54,7 +56,12 @@ def parse_capabilities(header: str | None) -> Capabilities:
     features = None
     if "readerfeatures" in pairs:
         features = frozenset(f.strip() for f in pairs["readerfeatures"].split(",") if f.strip())
-    return Capabilities(formats, features, pairs.get("includeendstreamaction") == "true")
+    return Capabilities(
+        formats,
+        features,
+        pairs.get("includeendstreamaction") == "true",
+        pairs.get("asyncquery") == "true",
+    )
 
 
 def needs_delta_format(reader_features: Iterable[str], column_mapping_mode: str) -> bool:
@@ -87,9 +94,14 @@ def choose_response_format(
     return DELTA
 
 
-def response_header(response_format: str, include_end_stream_action: bool) -> str:
-    """The header value a response carries to name the format it was written in."""
-    value = f"responseformat={response_format}"
+def response_header(
+    response_format: str | None, include_end_stream_action: bool, async_query: bool = False
+) -> str:
+    """The header value a response carries to name the format it was written in (None:
+    none yet, an asynchronous query's status) and the capabilities it honoured."""
+    parts = [f"responseformat={response_format}"] if response_format else []
     if include_end_stream_action:
-        value += ";includeendstreamaction=true"
-    return value
+        parts.append("includeendstreamaction=true")
+    if async_query:
+        parts.append("asyncquery=true")
+    return ";".join(parts)

@@ -106,6 +106,8 @@ class QuerySpec:
     body: Mapping[str, Any]
     """The query body (snapshot, versions) or the query parameters (changes)."""
     response_formats: tuple[str, ...]
+    async_query: bool = False
+    """Ask for an asynchronous query (``asyncquery=true``; snapshot queries only)."""
 
 
 @dataclass(frozen=True)

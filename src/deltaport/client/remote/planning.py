@@ -9,6 +9,7 @@ from typing import Any
 
 from deltaport.client.base.errors import ResponseError, SharingError
 from deltaport.client.base.models import QuerySpec, RemoteFile, ScanPlan, Table
+from deltaport.client.remote.async_query import AsyncQuery, remember_size
 from deltaport.client.remote.responses import Page, parse_page
 from deltaport.client.remote.rest import CAPABILITIES_HEADER, RestClient, table_path
 from deltaport.delta.errors import UnsupportedFeatureError
@@ -52,6 +53,7 @@ def snapshot_query(
     limit_hint: int | None = None,
     use_delta_format: bool | None = None,
     max_files: int | None = DEFAULT_MAX_FILES,
+    async_query: bool = False,
 ) -> QuerySpec:
     body: dict[str, Any] = {}
     if json_predicate_hints is not None:
@@ -66,7 +68,7 @@ def snapshot_query(
         body["maxFiles"] = max_files
     if version is None and timestamp is None:
         body["includeRefreshToken"] = True
-    return QuerySpec(table, SNAPSHOT, body, response_formats(use_delta_format))
+    return QuerySpec(table, SNAPSHOT, body, response_formats(use_delta_format), async_query)
 
 
 def versions_query(
@@ -120,6 +122,7 @@ def fetch_plan(rest: RestClient, spec: QuerySpec, refresh_token: str | None = No
         pages = _query_pages(rest, path, spec, headers, refresh_token)
     first, last = pages[0], pages[-1]
     assert first.protocol is not None and first.metadata is not None
+    remember_size(rest.profile.endpoint, spec.table, first.num_files)
     if first.response_format == DELTA:
         try:
             check_readable(first.protocol, first.version)
@@ -164,8 +167,16 @@ def _query_pages(
         body["refreshToken"] = refresh_token
     pages: list[Page] = []
     seen_tokens: set[str] = set()
+    asynchronous = AsyncQuery(rest, path, headers) if spec.async_query else None
     while True:
-        answer = rest.lines("POST", path + "/query", json=body, headers=headers)
+        if asynchronous is None:
+            answer = rest.lines("POST", path + "/query", json=body, headers=headers)
+        elif not pages:
+            answer = asynchronous.first_page(body)
+        elif asynchronous.query_id is None:  # the server answered synchronously
+            answer = rest.lines("POST", path + "/query", json=body, headers=headers)
+        else:
+            answer = asynchronous.next_page(body["pageToken"], body.get("maxFiles"))
         page = parse_page(answer, spec.response_formats, cdf=spec.kind == VERSIONS)
         if pages and (page.version, page.response_format) != (
             pages[0].version,

@@ -36,6 +36,8 @@ class Page:
     next_page_token: str | None = None
     refresh_token: str | None = None
     file_batch_url: str | None = None
+    num_files: int | None = None
+    """The table's file count, when the metadata line says it (``numFiles``)."""
 
 
 def response_capabilities(headers: httpx.Headers) -> dict[str, str]:
@@ -88,6 +90,8 @@ def _apply_line(page: Page, key: str, value: Any, cdf: bool) -> None:
         metadata, version = _metadata(value, page.response_format)
         if page.metadata is None:
             page.metadata = metadata
+            num_files = value.get("numFiles")
+            page.num_files = num_files if isinstance(num_files, int) else None
         if version is not None:
             page.metadata_versions.append((version, metadata))
     elif key == "file":

@@ -45,6 +45,7 @@ from deltaport.protocol.errors import (
     MethodNotAllowedError,
     ResourceNotFoundError,
     SharingError,
+    TooManyRequestsError,
 )
 from deltaport.protocol.file_batch import HEADER as FILE_BATCH_HEADER
 from deltaport.protocol.params import int_param, json_body
@@ -53,6 +54,7 @@ from deltaport.server.answers.ndjson import CONTENT_TYPE as NDJSON
 from deltaport.server.files.endpoint import FilesFirst, files_path, files_routes
 from deltaport.server.files.reader_seal import ReaderSeal
 from deltaport.server.files.signing import TableUrlSigner
+from deltaport.server.http.async_query import AsyncQueryAnswers
 from deltaport.server.http.audited import OPERATIONS, SharingAudit
 from deltaport.server.http.body_limit import BodyLimit
 from deltaport.server.http.header_limit import HeaderLimit
@@ -66,6 +68,7 @@ from deltaport.server.oauth.client_address import ClientAddresses, client_host
 from deltaport.server.oauth.token_endpoint import TokenEndpoint
 from deltaport.server.openapi.document import openapi_document
 from deltaport.server.pages.listing import PageTokens
+from deltaport.server.pages.query_ids import QueryIds
 from deltaport.server.pages.snapshot_pages import SnapshotPages
 from deltaport.server.pages.table_pages import TableTokens
 from deltaport.server.pages.tokens import TokenSigner
@@ -74,6 +77,7 @@ from deltaport.server.sources.catalog_source import (
     DatabaseCatalog,
     catalog_source,
 )
+from deltaport.server.tables.async_queries import AsyncQueries, async_settings
 from deltaport.server.tables.changes import ChangeService, changes_query
 from deltaport.server.tables.credentials import CredentialService, decode_request, require_mode
 from deltaport.server.tables.selection import HintSettings
@@ -95,9 +99,12 @@ _encode = msgspec.json.encode
 _query_decoder = msgspec.json.Decoder(QueryTableRequest)
 
 
-def create_app(config: ServerConfig, audit: AuditLog | None = None) -> Starlette:
+def create_app(
+    config: ServerConfig, audit: AuditLog | None = None, queries: AsyncQueries | None = None
+) -> Starlette:
     """The ASGI app serving ``config`` (the sharing API under ``config.endpoint``), keeping
-    an audit record of each request in ``audit``."""
+    an audit record of each request in ``audit``; ``queries`` prepares asynchronous
+    queries (default: as ``config.asyncQueries`` says)."""
     key = _server_key(config)
     seal = ReaderSeal(_derive(key, "file-url-readers"))
     catalog = catalog_source(config, seal)
@@ -120,7 +127,10 @@ def create_app(config: ServerConfig, audit: AuditLog | None = None) -> Starlette
     changes = ChangeService(url_signer, url_lifetime, table_tokens)
     pages = PageTokens(_derive(key, "page-tokens"))
     credentials = CredentialService(config)
-    api = _Api(catalog, pages, service, changes, credentials, config, audit)
+    queries = queries or AsyncQueries(async_settings(config))
+    ids = QueryIds(TokenSigner(_derive(key, "async-query-ids")))
+    answers = AsyncQueryAnswers(service, ids, queries)
+    api = _Api(catalog, pages, service, changes, credentials, config, audit, answers)
 
     def table_root(table_key: str) -> Location | None:
         table = catalog.view().table_by_key(table_key)
@@ -167,6 +177,7 @@ def create_app(config: ServerConfig, audit: AuditLog | None = None) -> Starlette
     app.state.openapi = api.openapi
     app.state.catalog = catalog
     app.state.readiness = readiness
+    app.state.async_queries = queries
     return app
 
 
@@ -204,6 +215,7 @@ class _Api:
         credentials: CredentialService,
         config: ServerConfig,
         audit: AuditLog | None,
+        async_answers: AsyncQueryAnswers,
     ) -> None:
         self.source = source
         self.files_url = _files_url(config)
@@ -211,6 +223,7 @@ class _Api:
         self.service = service
         self.changes = changes
         self.credentials = credentials
+        self.async_answers = async_answers
         catalog = isinstance(source, DatabaseCatalog)
         self.openapi = openapi_document(config.endpoint, catalog=catalog)
         self._openapi_bytes = _encode(self.openapi)
@@ -229,6 +242,7 @@ class _Api:
         guard = self.guard
         return [
             Route(f"{table}/query", guard(self.query_table), methods=["POST"]),
+            Route(f"{table}/queries/{{queryId}}", guard(self.query_info), methods=["POST"]),
             Route(f"{table}/version", guard(self.table_version), methods=["GET"]),
             Route(f"{table}/metadata", guard(self.table_metadata), methods=["GET"]),
             Route(f"{table}/changes", guard(self.table_changes), methods=["GET"]),
@@ -360,10 +374,23 @@ class _Api:
         caps = parse_capabilities(request.headers.get(CAPABILITIES_HEADER))
         body = await request.body()
         query = json_body(body, _query_decoder, QueryTableRequest())
+        if caps.async_query:
+            status = await self.async_answers.submit(recipient, table, caps, query)
+            if status is not None:
+                return status
         if query.startingVersion is not None:
             answer = await while_connected(request, self.changes.query_range, table, caps, query)
         else:
             answer = await while_connected(request, self.service.query, table, caps, query)
+        return self._files_stream(recipient, table, answer)
+
+    async def query_info(self, request: Request, recipient: Recipient) -> Response:
+        """Get Query Info: an asynchronous query's status, then its pages."""
+        table = self._table(request, recipient)
+        require_mode(table, URL)
+        answer = await self.async_answers.poll(request, recipient, table)
+        if isinstance(answer, Response):
+            return answer
         return self._files_stream(recipient, table, answer)
 
     async def table_changes(self, request: Request, recipient: Recipient) -> Response:
@@ -411,7 +438,10 @@ def _json(value: object) -> Response:
 
 
 def error_response(error: SharingError) -> Response:
-    return Response(_encode(error.body()), status_code=error.status, media_type=JSON)
+    response = Response(_encode(error.body()), status_code=error.status, media_type=JSON)
+    if isinstance(error, TooManyRequestsError):
+        response.headers["retry-after"] = str(error.retry_after)
+    return response
 
 
 async def _http_error(request: Request, exc: Exception) -> Response:

@@ -30,6 +30,7 @@ OPERATIONS = {
     "table_version": ops.GET_TABLE_VERSION,
     "table_metadata": ops.GET_TABLE_METADATA,
     "query_table": ops.QUERIED_TABLE,
+    "query_info": ops.QUERIED_TABLE,
     "table_changes": ops.QUERIED_TABLE_CHANGES,
     "table_credentials": ops.TEMPORARY_CREDENTIAL,
 }

@@ -31,6 +31,15 @@ def _path_param(name: str) -> dict[str, Any]:
     }
 
 
+_QUERY_ID = {
+    "name": "queryId",
+    "in": "path",
+    "required": True,
+    "description": "The queryId of the queryStatus line that answered the query (opaque).",
+    "schema": {"type": "string"},
+}
+
+
 def _query_param(name: str, type_: str, description: str) -> dict[str, Any]:
     schema: dict[str, Any] = {"type": type_}
     if type_ == "integer":
@@ -212,12 +221,36 @@ def openapi_document(endpoint: str, *, catalog: bool = False) -> dict[str, Any]:
                     "queryTable",
                     "Files of a table snapshot",
                     [*table_names, _CAPABILITIES],
-                    _ndjson_ok("A protocol line, a metaData line and one file line per file."),
+                    _ndjson_ok(
+                        "A protocol line, a metaData line and one file line per file; with "
+                        "asyncquery=true in delta-sharing-capabilities, one queryStatus line "
+                        "with the queryId to poll."
+                    ),
                 ),
                 "requestBody": {
                     "required": False,
                     "content": {
                         "application/json": {"schema": {"$ref": "#/components/schemas/QueryTable"}}
+                    },
+                },
+            }
+        },
+        f"{_TABLE}/queries/{{queryId}}": {
+            "post": {
+                **_op(
+                    "getQueryInfo",
+                    "An asynchronous query's status, then its pages",
+                    [*table_names, _QUERY_ID, _CAPABILITIES],
+                    _ndjson_ok(
+                        "While the query is prepared, one queryStatus line (pending or "
+                        "failed); then the answer of queryTable, paged with maxFiles and "
+                        "pageToken."
+                    ),
+                ),
+                "requestBody": {
+                    "required": False,
+                    "content": {
+                        "application/json": {"schema": {"$ref": "#/components/schemas/QueryInfo"}}
                     },
                 },
             }
@@ -403,7 +436,11 @@ _SCHEMAS: dict[str, Any] = {
             "pageToken": _STR,
             "includeRefreshToken": {"type": "boolean"},
             "refreshToken": _STR,
+            "idempotencyKey": _STR,
         }
+    ),
+    "QueryInfo": _obj(
+        {"maxFiles": {"type": "integer", "minimum": 1}, "pageToken": _STR, "queryId": _STR}
     ),
     **openapi_credentials.SCHEMAS,
 }

@@ -44,7 +44,7 @@ from deltaport.server.answers.end_stream import stream_body
 from deltaport.server.answers.lines import metadata_line, protocol_line
 from deltaport.server.answers.ndjson import Chunk, encode_lines
 from deltaport.server.files.signing import UrlSigner, url_expiry
-from deltaport.server.pages.snapshot_pages import SnapshotPages
+from deltaport.server.pages.snapshot_pages import SnapshotPages, SnapshotPin
 from deltaport.server.pages.table_pages import TableTokens
 from deltaport.server.pages.tokens import TokenSigner
 from deltaport.server.tables.errors import file_outside_table, table_failure
@@ -56,6 +56,19 @@ from deltaport.storage import StorageError
 log = logging.getLogger(__name__)
 
 OpenTable = Callable[[str, Mapping[str, str]], DeltaTable]
+
+
+@dataclass(frozen=True)
+class Selection:
+    """A query's snapshot, prepared for answering, and the files it selected."""
+
+    prepared: PreparedSnapshot
+    files: pa.Table
+    response_format: str
+
+    @property
+    def version(self) -> int:
+        return self.prepared.snapshot.version
 
 
 @dataclass
@@ -129,12 +142,31 @@ class TableService:
     def query(
         self, table: SharedTable, caps: Capabilities, request: QueryTableRequest
     ) -> TableResponse:
-        _check_query(request)
+        check_query(request)
         pin = self._pages.pin(table, request, caps)
+        return self.answer(
+            table, caps, request, pin, self.select(table, caps, request, pin.version)
+        )
+
+    def pin(
+        self, table: SharedTable, caps: Capabilities, request: QueryTableRequest
+    ) -> SnapshotPin:
+        """What a page or refresh token of ``request`` pins (400 when it is not valid)."""
+        return self._pages.pin(table, request, caps)
+
+    def select(
+        self,
+        table: SharedTable,
+        caps: Capabilities,
+        request: QueryTableRequest,
+        pinned: int | None,
+    ) -> Selection:
+        """The snapshot (at ``pinned``, else as ``request`` asks) and the files the query
+        selects: the long part of a query on a table of many files."""
         snapshot = (
             self._snapshot(table, request.version, request.timestamp)
-            if pin.version is None
-            else self._pinned_snapshot(table, pin.version)
+            if pinned is None
+            else self._pinned_snapshot(table, pinned)
         )
         fmt = _response_format(caps, snapshot)
         prepared = self._lines.prepared(table, snapshot)
@@ -146,14 +178,50 @@ class TableService:
             request.limitHint,
             self._hints,
         )
+        return Selection(prepared, files, fmt)
+
+    def answer(
+        self,
+        table: SharedTable,
+        caps: Capabilities,
+        request: QueryTableRequest,
+        pin: SnapshotPin,
+        selection: Selection,
+    ) -> TableResponse:
+        """The page of ``selection`` that ``request`` (``maxFiles``) and ``pin`` ask for."""
+        prepared, fmt = selection.prepared, selection.response_format
+        snapshot = prepared.snapshot
         travelled = request.version is not None or request.timestamp is not None
-        page = self._pages.page(table, request, caps, pin, snapshot.version, files)
+        page = self._pages.page(table, request, caps, pin, snapshot.version, selection.files)
         outside = prepared.unservable_among(page.files.column(ROW_COLUMN))
         if outside is not None:
             raise file_outside_table(table, snapshot.version, outside)
-        selection = (pin.digest, pin.offset, request.maxFiles)
-        body = self._query_body(table, prepared, page.files, fmt, travelled, page.end, selection)
+        selection_key = (pin.digest, pin.offset, request.maxFiles)
+        body = self._query_body(
+            table, prepared, page.files, fmt, travelled, page.end, selection_key
+        )
         return TableResponse(snapshot.version, fmt, page.end is not None, body, *listed(page.files))
+
+    def resolve_version(self, table: SharedTable, request: QueryTableRequest) -> int | None:
+        """The version ``request`` asks for, checked without reading the snapshot: what an
+        asynchronous query pins when it is submitted. None for a timestamp (checked here,
+        resolved with the snapshot: the version of a past timestamp does not change)."""
+        if request.version is not None and request.timestamp is not None:
+            raise InvalidParameterError("version and timestamp cannot both be set")
+        if request.timestamp is not None:
+            _require_history(table)
+            parse_timestamp(request.timestamp)
+            return None
+        if request.version is None:
+            return self.table_version(table, None)
+        _require_history(table)
+        if request.version < 0:
+            raise InvalidParameterError("version cannot be negative")
+        if request.version < table.start_version:
+            raise InvalidParameterError(
+                f"data of this table is shared from version {table.start_version}"
+            )
+        return request.version
 
     def _query_body(
         self,
@@ -230,7 +298,7 @@ def _require_history(table: SharedTable) -> None:
         )
 
 
-def _check_query(request: QueryTableRequest) -> None:
+def check_query(request: QueryTableRequest) -> None:
     given = [
         name
         for name, value in (

@@ -68,6 +68,9 @@ class SharingOptions:
     access_mode: str | None = None
     """``url``, ``dir`` or ``auto`` (``accessMode``): how reads get at the files; None:
     the profile's ``accessMode``, else ``url``."""
+    async_query: bool | None = None
+    """``asyncQuery``: ask the server to prepare a snapshot's files while the driver polls
+    (None: for tables known to be large, as the client decides)."""
     storage_options: Mapping[str, str] = field(default_factory=dict)
     """obstore options for directory mode (``storage.<key>`` options, such as
     ``storage.aws_endpoint``): what the vended credentials do not say."""
@@ -107,6 +110,7 @@ def parse_options(options: Mapping[str, str]) -> SharingOptions:
         if "versionpollintervalseconds" in opts
         else DEFAULT_VERSION_POLL_SECONDS,
         access_mode=_access_mode(opts),
+        async_query=_bool(opts, "asyncQuery") if _get(opts, "asyncQuery") is not None else None,
         storage_options={
             k[len(_STORAGE_PREFIX) :]: v for k, v in opts.items() if k.startswith(_STORAGE_PREFIX)
         },

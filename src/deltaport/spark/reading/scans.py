@@ -28,6 +28,7 @@ def plan_batch(options: SharingOptions, predicate: str | None = None) -> ScanPla
             timestamp=options.timestamp_as_of,
             predicate=predicate,
             use_delta_format=options.use_delta_format,
+            async_query=options.async_query,
         )
         assert isinstance(scan, TableScan)
         return scan.plan()
