@@ -2,10 +2,10 @@
 
 The official client's parquet path types each file's columns as that file holds them, so
 its dtypes for this table come from mixing: a timestamp column stored as Spark's INT96
-(naive nanoseconds when read), as UTC-adjusted microseconds and as UTC milliseconds; a
-column the first file lacks (added later); a timestamp partition column whose values are
-written to the second, to the millisecond, and null. The change data feed is on, so each
-file is also a version's inserts.
+(naive nanoseconds when read), as UTC-adjusted microseconds and as UTC milliseconds; an
+integer and a double column the first file lacks (added later); a timestamp partition
+column whose values are written to the second, to the millisecond, and null. The change
+data feed is on, so each file is also a version's inserts.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ SCHEMA = {
         {"name": "id", "type": "long", "nullable": True, "metadata": {}},
         {"name": "ts", "type": "timestamp", "nullable": True, "metadata": {}},
         {"name": "extra", "type": "integer", "nullable": True, "metadata": {}},
+        {"name": "score", "type": "double", "nullable": True, "metadata": {}},
         {"name": "part", "type": "timestamp", "nullable": True, "metadata": {}},
     ],
 }
@@ -35,6 +36,7 @@ def _file(ids: list[int], ts_type: pa.DataType, extra: bool) -> pa.Table:
     columns = {"id": pa.array(ids, pa.int64()), "ts": pa.array(stamps, ts_type)}
     if extra:
         columns["extra"] = pa.array([i * 100 for i in ids], pa.int32())
+        columns["score"] = pa.array([i / 4 for i in ids], pa.float64())
     return pa.table(columns)
 
 

@@ -120,12 +120,12 @@ def _partition_timestamp_type(raw: str | None) -> pa.DataType:
         return NAIVE_NS  # pd.NaT
     fraction = _FRACTION.search(text)
     digits = len(fraction.group(1)) if fraction else 0
-    unit = "s" if digits == 0 else "ms" if digits <= 3 else "us" if digits <= 6 else "ns"
+    unit = "s" if digits == 0 else "ms" if digits <= 3 else "us"  # Delta writes at most us
     zone = _ZONE.search(text)
     if zone is None:
         return pa.timestamp(unit)
     sign, hours, minutes = zone.group(2), zone.group(3), zone.group(4) or "00"
-    if zone.group(1) == "Z" or hours == minutes == "00":
+    if zone.group(1) == "Z":
         return pa.timestamp(unit, "UTC")
     return pa.timestamp(unit, f"{sign}{hours}:{minutes}")
 
