@@ -179,6 +179,14 @@ def test_arrow_types_keep_timestamps_zoned(profile, typed_profile):
     millis = typed["_commit_timestamp"].astype("int64") // 1000
     assert millis.tolist() == official["_commit_timestamp"].tolist()
     assert official["_commit_timestamp"].min() > 1_600_000_000_000  # milliseconds, not us
+    # the delta format: whole seconds as the official client's, unless asked for Arrow's types
+    delta = dc.load_table_changes_as_pandas(target, starting_version=0, use_delta_format=True)
+    exact = dc.load_table_changes_as_pandas(
+        target, starting_version=0, use_delta_format=True, arrow_types=True
+    )
+    seconds = exact["_commit_timestamp"].dt.floor("s")
+    assert sorted(seconds) == sorted(delta["_commit_timestamp"])
+    assert (exact["_commit_timestamp"] != seconds).any()  # the milliseconds are kept
     snapshot = f"{typed_profile}#typed.all.primitives"
     assert str(dc.load_as_pandas(snapshot)["timestamp"].dtype) == "datetime64[ns]"
     zoned = dc.load_as_pandas(snapshot, arrow_types=True)["timestamp"]
