@@ -98,7 +98,10 @@ def iter_file_batches(
 ) -> Iterator[pa.RecordBatch]:
     """Stream one file for a prepared plan with already typed partition values."""
     parquet = _open(source)
-    yield from _file_batches(parquet, plan, partition_scalars, rows, change, batch_size)
+    file_schema = parquet.schema_arrow
+    yield from _file_batches(
+        parquet, file_schema, plan, partition_scalars, rows, change, batch_size
+    )
 
 
 @dataclass(frozen=True)
@@ -123,8 +126,9 @@ def open_data_file(
     encoding of the columns (``partition_values``: the serialised values, by logical
     name). The file's footer is read now."""
     parquet = _open(source)
-    encoding = file_encoding(parquet, plan, partition_values)
-    batches = _file_batches(parquet, plan, partition_scalars, rows, change, batch_size)
+    file_schema = parquet.schema_arrow  # built anew on each access: once for both
+    encoding = file_encoding(parquet, file_schema, plan, partition_values)
+    batches = _file_batches(parquet, file_schema, plan, partition_scalars, rows, change, batch_size)
     return FileRows(encoding, batches)
 
 
@@ -139,13 +143,13 @@ def _open(source: Source) -> pq.ParquetFile:
 
 def _file_batches(
     parquet: pq.ParquetFile,
+    file_schema: pa.Schema,
     plan: ReadPlan,
     partition_scalars: Mapping[str, pa.Scalar],
     rows: RowSelection,
     change: ChangeInfo | None,
     batch_size: int,
 ) -> Iterator[pa.RecordBatch]:
-    file_schema = parquet.schema_arrow
     layout = _layout(file_schema, plan, change)
     to_read = None
     if layout is _Layout.ASSEMBLED:

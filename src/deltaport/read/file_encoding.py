@@ -47,23 +47,35 @@ class EncodedBatch(NamedTuple):
 
 
 def file_encoding(
-    parquet: pq.ParquetFile, plan: ReadPlan, partition_values: Mapping[str, str | None]
+    parquet: pq.ParquetFile,
+    file_schema: pa.Schema,
+    plan: ReadPlan,
+    partition_values: Mapping[str, str | None],
 ) -> FileEncoding:
-    """The encoding of ``parquet`` for ``plan``; ``partition_values`` are the file action's
-    serialised values keyed by logical name."""
-    file_fields = list(parquet.schema_arrow)
-    int96 = {
-        column.path
-        for column in (parquet.schema.column(i) for i in range(len(parquet.schema)))
-        if column.physical_type == "INT96"
-    }
+    """The encoding of ``parquet`` (whose Arrow schema is ``file_schema``) for ``plan``;
+    ``partition_values`` are the file action's serialised values keyed by logical name."""
+    file_fields = list(file_schema)
+    by_name = {f.name: f for f in file_fields} if plan.mode == "none" else {}
     stored: dict[str, pa.DataType] = {}
     absent = set()
     for field in plan.data_fields:
-        index = find_file_field(file_fields, field, plan.mode)
-        if index is None:
-            absent.add(field.name)
-            continue
-        file_field = file_fields[index]
-        stored[field.name] = INT96_AS_READ if file_field.name in int96 else file_field.type
+        file_field = by_name.get(field.name)  # the common case, without a search
+        if file_field is None:
+            index = find_file_field(file_fields, field, plan.mode)
+            if index is None:
+                absent.add(field.name)
+                continue
+            file_field = file_fields[index]
+        stored[field.name] = file_field.type
+        if pa.types.is_timestamp(file_field.type) and _is_int96(parquet, file_field.name):
+            stored[field.name] = INT96_AS_READ
     return FileEncoding(stored, frozenset(absent), dict(partition_values))
+
+
+def _is_int96(parquet: pq.ParquetFile, column: str) -> bool:
+    schema = parquet.schema
+    for i in range(len(schema)):
+        leaf = schema.column(i)
+        if leaf.path == column:
+            return bool(leaf.physical_type == "INT96")
+    return False
