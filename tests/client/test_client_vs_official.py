@@ -2,8 +2,8 @@
 run in its own venv) returns for the same tables from the same server: the same columns in
 the same order, the same dtypes and the same values, for snapshots and change data.
 
-The few dtypes that differ are pinned in ``KNOWN_DTYPES`` with the reason (docs/reading.md,
-"Types"); their values are still compared, as UTC instants."""
+Values are compared as the instants they hold (a timestamp column's dtype says whether it
+is naive or zoned)."""
 
 from __future__ import annotations
 
@@ -23,7 +23,10 @@ import sharing_server as server_process
 from client_support import write_profile
 from corpus import corpus_table
 from deltaport.client.official_types import official_frame
+from deltaport.read import EncodedBatch, FileEncoding
+from deltaport.read.file_encoding import INT96_AS_READ
 from emulators import official_client_python, run_official_script  # noqa: F401
+from mixed_files import write_mixed_table
 
 CELLS = """
 import math
@@ -93,23 +96,18 @@ TYPED = {
     "evolved": "drs__delta-1.2.1-only-struct-stats",
 }
 """Spark-written corpus tables with timestamps, decimals, binaries, dates, nested types,
-partition columns of several types and a column added later; plus ``by_deltalake``."""
+partition columns of several types and a column added later; plus ``by_deltalake``
+(delta-rs's UTC-adjusted timestamps) and ``mixed`` (files of several writers)."""
 CASES = (
     [("load_as_pandas", f"share1.{t}", k) for t, k in SNAPSHOTS]
     + [("load_table_changes_as_pandas", f"share1.{t}", k) for t, k in CHANGES]
-    + [("load_as_pandas", f"typed.all.{t}", {}) for t in [*TYPED, "by_deltalake"]]
+    + [("load_as_pandas", f"typed.all.{t}", {}) for t in [*TYPED, "by_deltalake", "mixed"]]
     + [("load_as_pandas", f"typed.all.{t}", {"use_delta_format": True}) for t in TYPED]
+    + [
+        ("load_table_changes_as_pandas", "typed.all.mixed", {"starting_version": 0}),
+        ("load_table_changes_as_pandas", "typed.all.mixed", {"starting_version": 1}),
+    ]
 )
-KNOWN_DTYPES = {
-    # the official client parses a partition value with pd.Timestamp: pandas infers the unit
-    ("partition_types", "time"): ("datetime64[s]", "datetime64[ns]"),
-    # the official client fills files written before the column existed with None
-    ("evolved", "new_column"): ("object", "float64"),
-    # the official client keeps each file's encoding: delta-rs writes UTC microseconds
-    # (Spark's INT96 gives the naive nanoseconds deltaport returns)
-    ("by_deltalake", "ts"): ("datetime64[us, UTC]", "datetime64[ns]"),
-}
-"""(table, column) -> (the official client's dtype, deltaport's), parquet format only."""
 
 
 @pytest.fixture(scope="module")
@@ -122,6 +120,8 @@ def typed_profile(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     )
     tables = [{"name": a, "location": str(corpus_table(n).path)} for a, n in TYPED.items()]
     tables.append({"name": "by_deltalake", "location": str(root / "by_deltalake")})
+    mixed = write_mixed_table(root / "mixed")
+    tables.append({"name": "mixed", "location": str(mixed), "historyShared": True})
     config = {
         "version": 1,
         "authorization": {"bearerToken": "${DELTAPORT_TEST_TOKEN}"},
@@ -162,14 +162,7 @@ def test_same_frame_as_the_official_client(official_results, profile, typed_prof
     ours = getattr(dc, kind)(_url(profile, typed_profile, table), **kwargs)
     columns, dtypes, rows = official_results[index]
     assert list(ours.columns) == columns
-    parquet = not kwargs.get("use_delta_format")
-    for column, theirs, mine in zip(columns, dtypes, map(_dtype, ours.dtypes), strict=True):
-        known = KNOWN_DTYPES.get((table.rsplit(".", 1)[1], column))
-        assert (theirs, mine) == (known if known and parquet else (theirs, theirs)), column
-    if kind == "load_table_changes_as_pandas" and not parquet:
-        # the official client replays the feed through log files whose times it sets in
-        # whole seconds: its commit timestamps lose their milliseconds (docs/reading.md)
-        ours["_commit_timestamp"] = ours["_commit_timestamp"].dt.floor("s")
+    assert list(map(_dtype, ours.dtypes)) == dtypes
     our_rows = sorted(cells(ours), key=repr)
     if "limit" in kwargs:
         assert len(our_rows) == len(rows) == kwargs["limit"]
@@ -186,6 +179,14 @@ def test_arrow_types_keep_timestamps_zoned(profile, typed_profile):
     millis = typed["_commit_timestamp"].astype("int64") // 1000
     assert millis.tolist() == official["_commit_timestamp"].tolist()
     assert official["_commit_timestamp"].min() > 1_600_000_000_000  # milliseconds, not us
+    # the delta format: whole seconds as the official client's, unless asked for Arrow's types
+    delta = dc.load_table_changes_as_pandas(target, starting_version=0, use_delta_format=True)
+    exact = dc.load_table_changes_as_pandas(
+        target, starting_version=0, use_delta_format=True, arrow_types=True
+    )
+    seconds = exact["_commit_timestamp"].dt.floor("s")
+    assert sorted(seconds) == sorted(delta["_commit_timestamp"])
+    assert (exact["_commit_timestamp"] != seconds).any()  # the milliseconds are kept
     snapshot = f"{typed_profile}#typed.all.primitives"
     assert str(dc.load_as_pandas(snapshot)["timestamp"].dtype) == "datetime64[ns]"
     zoned = dc.load_as_pandas(snapshot, arrow_types=True)["timestamp"]
@@ -201,7 +202,13 @@ def test_timestamps_beyond_nanoseconds_stay_zoned_rather_than_overflow():
             "_commit_timestamp": pa.array([datetime(2024, 5, 1, 0, 0, 0, 7000, tzinfo=UTC)], zoned),
         }
     )
-    frame = official_frame(table, commit_timestamp_ms=True)
+    encoding = FileEncoding(
+        stored={"near": INT96_AS_READ, "far": INT96_AS_READ},
+        absent=frozenset(),
+        partition_values={},
+    )
+    batches = [EncodedBatch(batch, encoding) for batch in table.to_batches()]
+    frame = official_frame(batches, table.schema, commit_timestamp_ms=True)
     assert [str(t) for t in frame.dtypes] == ["datetime64[ns]", "datetime64[us, UTC]", "int64"]
     assert frame["near"][0] == pd.Timestamp("2024-05-01 01:02:03.000004")
     assert frame["far"][0] == pd.Timestamp("9999-12-31", tz="UTC")

@@ -18,11 +18,16 @@ from deltaport.delta.model import CHANGE_SCHEMA, FILE_SCHEMA, Metadata
 from deltaport.delta.table import DeltaTable
 from deltaport.read import (
     ChangeInfo,
+    FileEncoding,
+    ReadPlan,
+    RowSelection,
+    open_data_file,
     read_data_file,
     read_files,
     scan_snapshot,
     table_arrow_schema,
 )
+from deltaport.read.file_encoding import INT96_AS_READ
 from deltaport.storage import Storage
 
 SCHEMA = {
@@ -229,3 +234,36 @@ def test_every_file_layout_gives_the_table_schema(
         table = pa.Table.from_batches(batches, schema=schema)
         assert table.column("id").to_pylist() == [[1, 2, 3][i] for i in kept]
         assert table.column("name").to_pylist() == [expected_names[i] for i in kept]
+
+
+@pytest.mark.parametrize(
+    ("int96", "stored"), [(True, INT96_AS_READ), (False, pa.timestamp("us", "UTC"))]
+)
+def test_a_file_tells_its_own_encoding_beside_the_table_typed_rows(
+    tmp_path: Path, int96: bool, stored: pa.DataType
+) -> None:
+    """The rows are cast to the table's types; the encoding keeps what the file holds:
+    INT96 timestamps as pyarrow reads them by default (naive nanoseconds), UTC-adjusted
+    ones as they are, the columns the file lacks, the serialised partition values."""
+    fields = [("ts", "timestamp"), ("later", "integer"), ("part", "timestamp")]
+    schema = {
+        "type": "struct",
+        "fields": [{"name": n, "type": t, "nullable": True, "metadata": {}} for n, t in fields],
+    }
+    metadata = Metadata(id="e", schema_string=json.dumps(schema), partition_columns=("part",))
+    zoned = pa.timestamp("us", "UTC")
+    stamp = dt.datetime(2024, 3, 1, 10, 0, 0, 123_456, tzinfo=dt.UTC)
+    path = tmp_path / "e.parquet"
+    pq.write_table(
+        pa.table({"ts": pa.array([stamp], zoned)}), path, use_deprecated_int96_timestamps=int96
+    )
+    plan = ReadPlan.build(metadata)
+    raw = {"part": "2024-01-01 00:00:00"}
+    part = pa.scalar(dt.datetime(2024, 1, 1, tzinfo=dt.UTC), zoned)
+    opened = open_data_file(str(path), plan, {"part": part}, RowSelection(), partition_values=raw)
+    rows = pa.Table.from_batches(list(opened.batches), schema=plan.schema)
+    assert rows.column("ts").to_pylist() == [stamp]
+    assert rows.schema.field("ts").type == zoned
+    assert opened.encoding == FileEncoding(
+        stored={"ts": stored}, absent=frozenset({"later"}), partition_values=raw
+    )

@@ -18,7 +18,7 @@ from deltaport.client.access import AccessMode
 from deltaport.client.base.models import Table
 from deltaport.client.files.arrow_scan import ArrowScan
 from deltaport.client.files.scan import TableScan
-from deltaport.client.official_types import official_frame
+from deltaport.client.official_types import official_frame, whole_second_commit_times
 from deltaport.client.sharing_client import SharingClient
 from deltaport.client.table import TableHandle
 from deltaport.delta.model import Metadata, Protocol
@@ -103,7 +103,8 @@ def load_as_pandas(
 ) -> pd.DataFrame:
     """As [`load_as_arrow`][deltaport.client.load_as_arrow], as a pandas DataFrame typed
     as the official client types it: when the answer is in the parquet format (in
-    ``dir`` mode: unless ``use_delta_format`` is true), timestamps are naive UTC nanoseconds (see
+    ``dir`` mode: unless ``use_delta_format`` is true), each column as its data files hold
+    it (Spark's timestamps: naive UTC nanoseconds; see
     ``deltaport.client.official_types``). ``arrow_types`` gives pandas' conversion of
     the Arrow table instead (UTC timestamps throughout). ``convert_in_batches`` is accepted
     for compatibility; files are always read batch by batch."""
@@ -111,7 +112,7 @@ def load_as_pandas(
     def convert(scan: ArrowScan) -> pd.DataFrame:
         if arrow_types or not _parquet_answer(scan, use_delta_format):
             return scan.to_pandas()
-        return official_frame(scan.to_arrow(), commit_timestamp_ms=False)
+        return official_frame(scan.encoded_batches(), scan.schema, commit_timestamp_ms=False)
 
     return _snapshot(
         url,
@@ -226,13 +227,19 @@ def load_table_changes_as_pandas(
     """As [`load_table_changes_as_arrow`][deltaport.client.load_table_changes_as_arrow], as
     pandas, typed as the official client types it (see
     ``deltaport.client.official_types``): unless ``use_delta_format`` is true,
-    ``_commit_timestamp`` is int64 epoch milliseconds and timestamps are naive UTC
-    nanoseconds. ``arrow_types`` gives pandas' conversion of the Arrow table instead (UTC
-    timestamps throughout). ``convert_in_batches`` is accepted for compatibility."""
-    as_official = not arrow_types and use_delta_format is not True
+    ``_commit_timestamp`` is int64 epoch milliseconds and each column is typed as its data
+    files hold it; with ``use_delta_format=True``, ``_commit_timestamp`` is in whole
+    seconds. ``arrow_types`` gives pandas' conversion of the Arrow table instead (UTC
+    timestamps throughout, to the microsecond). ``convert_in_batches`` is accepted for
+    compatibility."""
 
     def convert(scan: ArrowScan) -> pd.DataFrame:
-        return official_frame(scan.to_arrow(), commit_timestamp_ms=True)
+        if arrow_types:
+            return scan.to_pandas()
+        if use_delta_format is True:
+            frame: pd.DataFrame = whole_second_commit_times(scan.to_arrow()).to_pandas()
+            return frame
+        return official_frame(scan.encoded_batches(), scan.schema, commit_timestamp_ms=True)
 
     return _changes(
         url,
@@ -241,7 +248,7 @@ def load_table_changes_as_pandas(
         starting_timestamp,
         ending_timestamp,
         use_delta_format,
-        convert if as_official else ArrowScan.to_pandas,
+        convert,
         access_mode,
         storage_options,
     )

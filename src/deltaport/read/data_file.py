@@ -19,6 +19,7 @@ import pyarrow.parquet as pq
 from deltaport.delta.model import Metadata
 from deltaport.read.column_mapping import conform_columns, file_columns_for
 from deltaport.read.deletion_vectors import RowIndexes, keep_mask
+from deltaport.read.file_encoding import FileEncoding, file_encoding
 from deltaport.read.partition_values import parse_partition_values
 from deltaport.read.plan import CHANGE_TYPE_COLUMN, ReadPlan
 
@@ -96,13 +97,59 @@ def iter_file_batches(
     batch_size: int = DEFAULT_BATCH_SIZE,
 ) -> Iterator[pa.RecordBatch]:
     """Stream one file for a prepared plan with already typed partition values."""
+    parquet = _open(source)
+    file_schema = parquet.schema_arrow
+    yield from _file_batches(
+        parquet, file_schema, plan, partition_scalars, rows, change, batch_size
+    )
+
+
+@dataclass(frozen=True)
+class FileRows:
+    """One opened data file: its encoding, and its batches (decoded as they are taken)."""
+
+    encoding: FileEncoding
+    batches: Iterator[pa.RecordBatch]
+
+
+def open_data_file(
+    source: Source,
+    plan: ReadPlan,
+    partition_scalars: Mapping[str, pa.Scalar],
+    rows: RowSelection,
+    *,
+    partition_values: Mapping[str, str | None],
+    change: ChangeInfo | None = None,
+    batch_size: int = DEFAULT_BATCH_SIZE,
+) -> FileRows:
+    """As [`iter_file_batches`][deltaport.read.iter_file_batches], with the file's own
+    encoding of the columns (``partition_values``: the serialised values, by logical
+    name). The file's footer is read now."""
+    parquet = _open(source)
+    file_schema = parquet.schema_arrow  # built anew on each access: once for both
+    encoding = file_encoding(parquet, file_schema, plan, partition_values)
+    batches = _file_batches(parquet, file_schema, plan, partition_scalars, rows, change, batch_size)
+    return FileRows(encoding, batches)
+
+
+def _open(source: Source) -> pq.ParquetFile:
     if isinstance(source, bytes | bytearray | memoryview):
         source = pa.BufferReader(source)
     # pre-buffering coalesces reads of a slow source on Arrow's I/O threads: for bytes in
     # memory it is only a detour (about 10% of decoding a small file)
     in_memory = isinstance(source, pa.BufferReader)
-    parquet = pq.ParquetFile(source, coerce_int96_timestamp_unit="us", pre_buffer=not in_memory)
-    file_schema = parquet.schema_arrow
+    return pq.ParquetFile(source, coerce_int96_timestamp_unit="us", pre_buffer=not in_memory)
+
+
+def _file_batches(
+    parquet: pq.ParquetFile,
+    file_schema: pa.Schema,
+    plan: ReadPlan,
+    partition_scalars: Mapping[str, pa.Scalar],
+    rows: RowSelection,
+    change: ChangeInfo | None,
+    batch_size: int,
+) -> Iterator[pa.RecordBatch]:
     layout = _layout(file_schema, plan, change)
     to_read = None
     if layout is _Layout.ASSEMBLED:

@@ -9,9 +9,10 @@ import pyarrow as pa
 
 from deltaport.delta.model import DeletionVector, Metadata
 from deltaport.read.change_data import change_info, row_selections
-from deltaport.read.data_file import DEFAULT_BATCH_SIZE, RowSelection, Source, iter_file_batches
+from deltaport.read.data_file import DEFAULT_BATCH_SIZE, RowSelection, Source, open_data_file
 from deltaport.read.deletion_vectors import RowIndexes, load_deletion_vector
-from deltaport.read.partition_values import partition_columns
+from deltaport.read.file_encoding import EncodedBatch
+from deltaport.read.partition_values import partition_columns, serialised_values
 from deltaport.read.plan import ReadPlan
 from deltaport.read.prefetch import ordered_map
 from deltaport.storage import Storage, resolve_log_path
@@ -37,23 +38,48 @@ def read_files(
     ``prefetch`` files are fetched ahead in background threads (default: none on local
     disk, ``REMOTE_PREFETCH`` on object stores, where each is read into memory).
     """
+    encoded = read_encoded_files(
+        files,
+        metadata,
+        storage,
+        columns=columns,
+        cdf=cdf,
+        batch_size=batch_size,
+        prefetch=prefetch,
+    )
+    batches = (item.batch for item in encoded)
+    return _limited(batches, limit) if limit is not None else batches
+
+
+def read_encoded_files(
+    files: pa.Table,
+    metadata: Metadata,
+    storage: Storage,
+    *,
+    columns: Sequence[str] | None = None,
+    cdf: bool = False,
+    batch_size: int = DEFAULT_BATCH_SIZE,
+    prefetch: int | None = None,
+) -> Iterator[EncodedBatch]:
+    """As [`read_files`][deltaport.read.read_files] (without a limit), each batch with
+    the encoding of the file it comes from."""
     if cdf and "action" not in files.column_names:
         raise ValueError("a change data read needs a file table with CHANGE_SCHEMA")
     plan = ReadPlan.build(metadata, columns=columns, cdf=cdf)
     if prefetch is None:
         prefetch = 0 if storage.root.kind == "local" else REMOTE_PREFETCH
-    batches = _iter_files(files, plan, storage, batch_size, prefetch)
-    return _limited(batches, limit) if limit is not None else batches
+    return _iter_files(files, plan, storage, batch_size, prefetch)
 
 
 def _iter_files(
     files: pa.Table, plan: ReadPlan, storage: Storage, batch_size: int, prefetch: int
-) -> Iterator[pa.RecordBatch]:
+) -> Iterator[EncodedBatch]:
     partitions = partition_columns(
         files.column("partition_values"),
         list(plan.partition_fields),
         physical=plan.mode != "none",
     )
+    serialised = files.column("partition_values").to_pylist()
     paths = files.column("path").to_pylist()
     dvs = files.column("deletion_vector").to_pylist()
     selections: list[RowSelection] | None = None
@@ -71,9 +97,17 @@ def _iter_files(
     ):
         change = change_info(files, i) if plan.cdf else None
         scalars = {name: column[i] for name, column in partitions.items()}
-        yield from iter_file_batches(
-            source, plan, scalars, rows, change=change, batch_size=batch_size
+        opened = open_data_file(
+            source,
+            plan,
+            scalars,
+            rows,
+            partition_values=serialised_values(dict(serialised[i] or ()), plan.partition_fields),
+            change=change,
+            batch_size=batch_size,
         )
+        for batch in opened.batches:
+            yield EncodedBatch(batch, opened.encoding)
 
 
 def _load_dv(descriptor: dict[str, Any] | None, storage: Storage) -> RowIndexes | None:

@@ -8,6 +8,8 @@ missing, ``null`` or empty value is a null for every type. Timestamps come as
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
+
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -80,3 +82,11 @@ def partition_columns(
             strings = pc.map_lookup(chunked, pa.scalar(key, pa.string()), "first")
         out[f.name] = parse_partition_values(strings, f.type)
     return out
+
+
+def serialised_values(
+    values: Mapping[str, str | None], fields: Iterable[StructField]
+) -> dict[str, str | None]:
+    """The serialised value of each of ``fields`` by logical name, from a file action's
+    values keyed by physical name (under column mapping) or logical name."""
+    return {f.name: values.get(f.physical_name, values.get(f.name)) for f in fields}

@@ -10,7 +10,7 @@ import pyarrow as pa
 from deltaport.client.dir_access.directory import DirectoryRead
 from deltaport.client.files.arrow_scan import ArrowScan
 from deltaport.protocol.predicates import Expr, evaluate_rows, referenced_columns
-from deltaport.read import ReadPlan, read_files
+from deltaport.read import EncodedBatch, ReadPlan, read_encoded_files
 from deltaport.storage import Storage
 
 BATCH_ROWS = 1 << 20
@@ -57,7 +57,7 @@ class DirectoryScan(ArrowScan):
         read = self.selected()
         return ReadPlan.build(read.metadata, columns=self._columns, cdf=read.cdf).schema
 
-    def to_batches(self) -> Iterator[pa.RecordBatch]:
+    def encoded_batches(self) -> Iterator[EncodedBatch]:
         read = self.selected()
         if self._limit == 0 or not read.files.num_rows:
             return
@@ -66,7 +66,7 @@ class DirectoryScan(ArrowScan):
             extra = [c.name.split(".")[0] for c in referenced_columns(self._predicate)]
             columns = tuple(dict.fromkeys([*columns, *extra]))
         output = self.schema.names if columns != self._columns else None
-        batches = read_files(
+        batches = read_encoded_files(
             read.files,
             read.metadata,
             self._storage,
@@ -76,7 +76,7 @@ class DirectoryScan(ArrowScan):
             prefetch=self._concurrency,
         )
         remaining = self._limit
-        for batch in batches:
+        for batch, encoding in batches:
             if self._predicate is not None:
                 batch = batch.filter(evaluate_rows(self._predicate, batch))
             if output is not None:
@@ -86,6 +86,6 @@ class DirectoryScan(ArrowScan):
             if remaining is not None:
                 remaining -= batch.num_rows
             if batch.num_rows:
-                yield batch
+                yield EncodedBatch(batch, encoding)
             if remaining == 0:
                 return

@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
+from deltaport.read import EncodedBatch
+
 if TYPE_CHECKING:
     import pandas as pd
     import polars as pl
@@ -19,7 +21,12 @@ class ArrowScan(ABC):
     def schema(self) -> pa.Schema: ...
 
     @abstractmethod
-    def to_batches(self) -> Iterator[pa.RecordBatch]: ...
+    def encoded_batches(self) -> Iterator[EncodedBatch]:
+        """The rows as record batches in file order, each with the encoding of the file it
+        comes from (what the official client's conversion to pandas follows)."""
+
+    def to_batches(self) -> Iterator[pa.RecordBatch]:
+        return (item.batch for item in self.encoded_batches())
 
     def to_arrow(self) -> pa.Table:
         return pa.Table.from_batches(list(self.to_batches()), schema=self.schema)

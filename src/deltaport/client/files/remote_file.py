@@ -23,12 +23,14 @@ from deltaport.protocol.predicates import Expr, evaluate_rows
 from deltaport.read import (
     DEFAULT_BATCH_SIZE,
     ChangeInfo,
+    FileRows,
     ReadPlan,
     RowIndexes,
     RowSelection,
+    open_data_file,
     parse_partition_values,
+    serialised_values,
 )
-from deltaport.read.data_file import iter_file_batches
 
 
 @dataclass(frozen=True)
@@ -64,16 +66,25 @@ class FileReader:
     def batches(self, fetched: FetchedFile) -> Iterator[pa.RecordBatch]:
         """Decode a fetched file batch by batch, filtered (only one decoded batch at a
         time is held: streaming a big file needs no memory for all of its rows)."""
+        yield from self.rows(fetched).batches
+
+    def rows(self, fetched: FetchedFile) -> FileRows:
+        """As [`batches`][deltaport.client.FileReader.batches], with the file's own
+        encoding of the columns (its types before the cast to the table's)."""
         file = fetched.file
-        change = _change_info(file) if self.plan.cdf else None
-        for batch in iter_file_batches(
+        opened = open_data_file(
             fetched.data,
             self.plan,
             self._partition_scalars(file),
             fetched.rows,
-            change=change,
+            partition_values=serialised_values(file.partition_values, self.plan.partition_fields),
+            change=_change_info(file) if self.plan.cdf else None,
             batch_size=self.batch_size,
-        ):
+        )
+        return FileRows(opened.encoding, self._filtered(opened.batches))
+
+    def _filtered(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
             if self.predicate is not None:
                 batch = batch.filter(evaluate_rows(self.predicate, batch))
             if self.output is not None:

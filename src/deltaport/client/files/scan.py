@@ -19,7 +19,7 @@ from deltaport.client.files.remote_file import FetchedFile, FileReader
 from deltaport.client.remote.planning import fetch_plan, refresh_plan
 from deltaport.client.remote.rest import RestClient
 from deltaport.protocol.predicates import Expr, parse_json_predicate, referenced_columns
-from deltaport.read import ReadPlan
+from deltaport.read import EncodedBatch, FileEncoding, FileRows, ReadPlan
 from deltaport.read.prefetch import ordered_map
 
 DEFAULT_CONCURRENCY = 16
@@ -40,7 +40,7 @@ def decoders() -> int:
     return os.cpu_count() or 1
 
 
-FileBatches = list[pa.RecordBatch]
+FileBatches = tuple[FileEncoding, list[pa.RecordBatch]]
 FileDone = Callable[[RemoteFile, int], None]
 """Called (on the consuming thread) after each file's rows were handed out."""
 
@@ -140,6 +140,11 @@ class TableScan(ArrowScan):
         """Record batches in file order; files are fetched ``concurrency`` at a time
         (decoded ``decoders`` at a time) and only a bounded number ahead of the
         consumer."""
+        return (item.batch for item in self.encoded_batches(on_file))
+
+    def encoded_batches(self, on_file: FileDone | None = None) -> Iterator[EncodedBatch]:
+        """As [`to_batches`][deltaport.client.TableScan.to_batches], each batch with the
+        encoding of the file it comes from."""
         plan = self.plan()
         if self._limit == 0 or not plan.files:
             return
@@ -152,7 +157,7 @@ class TableScan(ArrowScan):
             files: list[tuple[RemoteFile, FetchedFile]],
         ) -> list[tuple[RemoteFile, FileBatches]]:
             with decoding:  # once for a batch's files: a hand-over each costs more than one
-                return [(file, list(reader.batches(fetched))) for file, fetched in files]
+                return [(file, _decoded(reader.rows(fetched))) for file, fetched in files]
 
         def read(file: RemoteFile) -> tuple[RemoteFile, FileBatches]:
             current = fresh.current(file)
@@ -200,7 +205,7 @@ class TableScan(ArrowScan):
         groups = batched_files(plan.files, plan.file_batch_url)
         try:
             for group in ordered_map(read_group, groups, workers=self._concurrency, window=window):
-                for file, batches in group:
+                for file, (encoding, batches) in group:
                     rows = 0
                     for batch in batches:
                         if remaining is not None and batch.num_rows >= remaining:
@@ -209,7 +214,7 @@ class TableScan(ArrowScan):
                         if remaining is not None:
                             remaining -= batch.num_rows
                         if batch.num_rows:
-                            yield batch
+                            yield EncodedBatch(batch, encoding)
                         if remaining == 0:
                             break
                     if on_file is not None:
@@ -218,3 +223,7 @@ class TableScan(ArrowScan):
                         return
         finally:
             self.url_refreshes += fresh.refreshes
+
+
+def _decoded(rows: FileRows) -> FileBatches:
+    return rows.encoding, list(rows.batches)
