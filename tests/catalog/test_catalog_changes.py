@@ -145,7 +145,7 @@ def _apply(store: SqlCatalog, links: list[str], operation: tuple[Any, ...]) -> N
 
 
 @settings(
-    max_examples=25,
+    max_examples=60,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )

@@ -82,31 +82,35 @@ def applied(before: Snapshot, changes: Changes, options_for: OptionsFor) -> Snap
         shares, tables, view = _shares_applied(before, changes, options_for)
     recipients, credentials, clients = before.recipients, before.credentials, before.clients
     recipient_rows, token_rows, client_rows = held.recipients, held.tokens, held.clients
+    rows = changes.rows
     if changes.recipients:
-        recipients, credentials, clients = dict(recipients), dict(credentials), dict(clients)
-        recipient_rows, token_rows, client_rows = (
-            dict(recipient_rows),
-            dict(token_rows),
-            dict(client_rows),
-        )
+        recipients, recipient_rows = dict(recipients), dict(recipient_rows)
         for key in changes.recipients:
+            row = rows.recipients.get(key)
+            _put(recipient_rows, key, row)
+            if row is None:
+                recipients.pop(key, None)
+            elif held.recipients.get(key) != row or key not in recipients:
+                recipients[key] = _recipient(row)
+    moved = [
+        key
+        for key in changes.recipients
+        if held.tokens.get(key, {}) != rows.tokens.get(key, {})
+        or held.clients.get(key, {}) != rows.clients.get(key, {})
+    ]
+    if moved:  # the credentials' indexes are copied only when credentials changed
+        credentials, clients = dict(credentials), dict(clients)
+        token_rows, client_rows = dict(token_rows), dict(client_rows)
+        for key in moved:
             for hashed in held.tokens.get(key, {}):
                 credentials.pop(hashed, None)
                 credentials.pop(credential_id(hashed), None)
             for client_id in held.clients.get(key, {}):
                 clients.pop(client_id, None)
                 credentials.pop(client_credential(client_id), None)
-            row = changes.rows.recipients.get(key)
-            new_tokens = changes.rows.tokens.get(key, {})
-            new_clients = changes.rows.clients.get(key, {})
-            _put(recipient_rows, key, row)
+            new_tokens, new_clients = rows.tokens.get(key, {}), rows.clients.get(key, {})
             _put(token_rows, key, new_tokens or None)
             _put(client_rows, key, new_clients or None)
-            if row is None:
-                recipients.pop(key, None)
-                continue
-            unchanged = held.recipients.get(key) == row and key in recipients
-            recipients[key] = recipients[key] if unchanged else _recipient(row)
             _add_credentials(credentials, clients, new_tokens, new_clients)
     held = Held(shares, tables, recipient_rows, token_rows, client_rows)
     return Snapshot(changes.rows.generation, view, recipients, credentials, clients, held)
@@ -148,11 +152,13 @@ def _shares_applied(
 
     built: dict[str, Share | None] = {}
     for key in touched:
-        if key in shares:
-            built[key] = _share(shares[key][1], tables.get(key, {}), options_for, reuse)
-        else:
-            built[key] = None
-            tables.pop(key, None)
+        built[key] = (
+            _share(shares[key][1], tables.get(key, {}), options_for, reuse)
+            if key in shares
+            else None
+        )
+        if not (key in shares and tables.get(key)):
+            tables.pop(key, None)  # held as a full load holds them: no empty entries
     added_or_removed = any((key in shares) != (key in held.shares) for key in touched)
     order = _ordered(shares) if added_or_removed else None
     return shares, tables, before.view.replaced(built, order)
