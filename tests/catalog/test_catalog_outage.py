@@ -24,7 +24,7 @@ from deltalake import write_deltalake
 
 from deltaport.catalog import database
 from deltaport.catalog.database import Database, DatabaseUnavailableError
-from deltaport.catalog.live import POLL_SECONDS, RETRY_MAX_SECONDS
+from deltaport.catalog.live.live_catalog import POLL_SECONDS, RETRY_MAX_SECONDS
 from deltaport.catalog.sql_store import SqlCatalog
 from postgres import PostgresCluster, new_database
 from sharing_server import RunningServer, free_port, start_server, stop_server

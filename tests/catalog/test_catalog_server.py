@@ -339,6 +339,12 @@ def test_two_servers_on_one_postgresql(
             _catalog(postgres_url, "recipient", "revoke", "eu")
             _eventually(lambda: a.get("/shares").status_code == 401)
             _eventually(lambda: b.get("/shares").status_code == 401)
+        with _as(one, tokens["us"]) as a, _as(two, tokens["us"]) as b:
+            assert a.get("/shares").json()["items"] and b.get("/shares").json()["items"]
+            _catalog(postgres_url, "share", "revoke", "s", "--to", "us")
+            for client in (a, b):
+                _eventually(lambda c=client: c.get("/shares").json()["items"] == [])
+                assert client.post(table, json={}).status_code == 404
     finally:
         stop_server(one)
         stop_server(two)

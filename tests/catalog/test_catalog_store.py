@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from deltaport.catalog.database import Database
-from deltaport.catalog.live import LiveCatalog
+from deltaport.catalog.live.live_catalog import LiveCatalog
 from deltaport.catalog.migrations import MIGRATIONS, SCHEMA_VERSION, CatalogSchemaError
 from deltaport.catalog.model import Recipient, TableAccess
 from deltaport.catalog.rows import CatalogError

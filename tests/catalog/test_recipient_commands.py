@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from deltaport.catalog.live import LiveCatalog
+from deltaport.catalog.live.live_catalog import LiveCatalog
 from deltaport.catalog.sql_store import SqlCatalog
 from deltaport.cli import main as cli
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from deltaport.catalog.live import LiveCatalog
+from deltaport.catalog.live.live_catalog import LiveCatalog
 from deltaport.catalog.rows import CatalogNotFoundError
 from deltaport.catalog.sql_store import SqlCatalog
 from deltaport.catalog.tokens import OAUTH

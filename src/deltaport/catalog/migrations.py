@@ -8,10 +8,16 @@ deltaport) is refused rather than used, and nothing is ever dropped and recreate
 from __future__ import annotations
 
 import secrets
+from collections.abc import Callable
 
+from deltaport.catalog import change_log
 from deltaport.catalog.database import Database, Transaction
 
-MIGRATIONS: tuple[tuple[str, ...], ...] = (
+Migration = tuple[str, ...] | Callable[[str], tuple[str, ...]]
+"""A migration's statements, or a function of the database's kind giving them (when
+SQLite and PostgreSQL need different ones)."""
+
+MIGRATIONS: tuple[Migration, ...] = (
     (
         "CREATE TABLE deltaport_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
         """CREATE TABLE shares (
@@ -121,9 +127,13 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             expires_at BIGINT NOT NULL,
             used_at BIGINT)""",
     ),
-    # 10 (the seventh here; renumbered when merged): the console's overview of the audit
-    # log: requests, bytes and errors of the last day read from one index alone, and the
-    # newest errors found without walking the successes
+    # 7: the change log (deltaport.catalog.change_log): which shares, tables and
+    # recipients each generation changed, written by triggers in the change's transaction,
+    # so that servers read only what changed; and indexes for reading one recipient's rows
+    change_log.migration,
+    # 8: the console's overview of the audit log: requests, bytes and errors of the last
+    # day read from one index alone, and the newest errors found without walking the
+    # successes
     (
         "CREATE INDEX audit_records_volume ON audit_records (time_ms, status, bytes)",
         "CREATE INDEX audit_records_errors ON audit_records (time_ms, id) WHERE status >= 400",
@@ -149,7 +159,8 @@ def migrate(database: Database) -> int:
         with database.transaction() as tx:
             if _version(tx, database.kind) >= version:
                 continue  # another process upgraded meanwhile
-            for statement in MIGRATIONS[version - 1]:
+            step = MIGRATIONS[version - 1]
+            for statement in step(database.kind) if callable(step) else step:
                 tx.execute(statement)
             if version == 1:
                 for key, value in (

@@ -7,7 +7,7 @@ set says otherwise.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from deltaport.catalog.partition_filter import bind
@@ -126,6 +126,35 @@ class CatalogView:
         self._tables_by_key: dict[str, SharedTable] = {
             t.key: t for s in shares for sc in s.schemas.values() for t in sc.tables.values()
         }
+
+    def replaced(
+        self, changed: Mapping[str, Share | None], order: Sequence[str] | None = None
+    ) -> CatalogView:
+        """This view with the shares in ``changed`` (by name key) put in, or taken out
+        (None). ``order`` lists every share's key, in order, when shares were added or taken
+        out. Builds nothing of the shares that did not change."""
+        view = CatalogView([])
+        shares = dict(self._shares)
+        tables = dict(self._tables_by_key)
+        for key, share in changed.items():
+            old = shares.pop(key, None) if share is None else shares.get(key)
+            if old is not None:
+                for schema in old.schemas.values():
+                    for table in schema.tables.values():
+                        tables.pop(table.key, None)
+            if share is not None:
+                shares[key] = share
+                tables.update(
+                    (t.key, t) for sc in share.schemas.values() for t in sc.tables.values()
+                )
+        if order is not None:
+            shares = {key: shares[key] for key in order}
+            view._order = {key: i for i, key in enumerate(shares)}
+        else:
+            view._order = self._order
+        view._shares = shares
+        view._tables_by_key = tables
+        return view
 
     def shares(self, recipient: Recipient) -> list[Share]:
         """The shares ``recipient`` may see, in catalog order (from its grants when it has

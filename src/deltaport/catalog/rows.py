@@ -189,8 +189,8 @@ def converted(
 ) -> tuple[CatalogContents, LastRows]:
     """The rows of one read as :class:`CatalogContents`, reusing the objects made for rows
     that are unchanged since the last read (``before``): a reload after a small change
-    then makes few new objects (and the server reuses what it built on them, see
-    ``catalog.live``); and the rows of this read for the next."""
+    (the admin API's, which reads the catalog whole) then makes few new objects; and the
+    rows of this read for the next."""
     table_rows = {r: before.tables.get(r) or table_row(r) for r in tables}
     recipient_rows: dict[tuple[Row, tuple[str, ...]], RecipientRow] = {}
     for r in recipients:

@@ -1,9 +1,9 @@
 """The catalog in a database (SQLite or PostgreSQL): shares, tables, recipients, tokens
-and grants, changed by the provider's commands and read whole by every server.
+and grants, changed by the provider's commands and read by every server.
 
-Every change bumps a generation counter in the same transaction; servers poll it (see
-:mod:`deltaport.catalog.live`) and reload the catalog when it moved, so a change reaches
-every replica within the poll interval.
+Every change moves a generation counter and logs the items it changed in the same
+transaction; servers poll the counter (see :mod:`deltaport.catalog.live`) and read what
+changed when it moved, so a change reaches every replica within the poll interval.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from datetime import timedelta
 
+from deltaport.catalog.change_log import begin_change, end_change
 from deltaport.catalog.database import CatalogUrlError, Database, Transaction
 from deltaport.catalog.limits import grace_problem, properties_problem, text_problem
 from deltaport.catalog.migrations import migrate
@@ -434,7 +435,7 @@ class SqlCatalog(RecipientAccess):
     # -- helpers -------------------------------------------------------------------------
     def _change(self) -> AbstractContextManager[Transaction]:
         outer: Transaction | None = getattr(self._batch, "tx", None)
-        return nullcontext(outer) if outer is not None else _Change(self.database)
+        return nullcontext(outer) if outer is not None else _changing(self.database)
 
     @staticmethod
     def _insert_recipient(
@@ -480,20 +481,11 @@ class SqlCatalog(RecipientAccess):
         return name_key(name)
 
 
-class _Change:
-    """A write transaction that also moves the generation counter."""
-
-    def __init__(self, database: Database) -> None:
-        self._context = database.transaction()
-
-    def __enter__(self) -> Transaction:
-        self._tx = self._context.__enter__()
-        return self._tx
-
-    def __exit__(self, *exc: object) -> None:
-        if exc[0] is None:
-            self._tx.execute(
-                "UPDATE deltaport_meta SET value = CAST(CAST(value AS BIGINT) + 1 AS TEXT) "
-                "WHERE key = 'generation'"
-            )
-        self._context.__exit__(*exc)  # type: ignore[arg-type]
+@contextmanager
+def _changing(database: Database) -> Iterator[Transaction]:
+    """A write transaction that moves the generation counter first (the change log rows
+    its triggers write carry the new generation: :mod:`deltaport.catalog.change_log`)."""
+    with database.transaction() as tx:
+        generation = begin_change(tx)
+        yield tx
+        end_change(tx, generation)

@@ -22,7 +22,7 @@ import msgspec
 from starlette.requests import Request
 from starlette.responses import Response
 
-from deltaport.catalog.live import LiveCatalog
+from deltaport.catalog.live.live_catalog import LiveCatalog
 from deltaport.protocol.errors import SharingError
 from deltaport.server.oauth.client_address import client_host
 

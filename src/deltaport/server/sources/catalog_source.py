@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Protocol
 
-from deltaport.catalog.live import LiveCatalog
+from deltaport.catalog.live.live_catalog import LiveCatalog
 from deltaport.catalog.model import CatalogView, Recipient
 from deltaport.catalog.sql_store import SqlCatalog
 from deltaport.config.model import ConfigError, ServerConfig, TableConfig

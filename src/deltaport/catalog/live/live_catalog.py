@@ -2,11 +2,14 @@
 when they change.
 
 Requests never wait on the database: they read an immutable snapshot (the view and the
-token table) in memory. A thread of its own checks the database's generation counter every
-``poll_seconds`` (one small read) and, when another process changed the catalog, reads it
-whole in a read-only transaction, builds the new snapshot and swaps it in with one
-assignment; a change therefore reaches every server on the database within about
-``poll_seconds``.
+token table, :mod:`~deltaport.catalog.live.snapshot`) in memory. A thread of its own checks
+the database's generation counter every ``poll_seconds`` (one small read) and, when another
+process changed the catalog, reads in one read-only transaction the items changed since the
+generation it holds (from the change log, :mod:`~deltaport.catalog.change_log`), builds
+the new snapshot from the old one and those rows, and swaps it in with one assignment; a
+change therefore reaches every server on the database within about ``poll_seconds``, at a
+cost in proportion to the change. The first load, and any refresh the log cannot serve (it
+was pruned past the generation held, or the change was too large), reads everything.
 
 When the database cannot be read (restarting, stopped, locked), the thread tries again
 with backoff (``poll_seconds`` doubled up to :data:`RETRY_MAX_SECONDS`) and requests are
@@ -22,51 +25,25 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
-from functools import partial
-from typing import TypeVar, cast
+from dataclasses import replace
 
-from deltaport.catalog.access import table_access
 from deltaport.catalog.database import DatabaseUnavailableError
-from deltaport.catalog.model import CatalogView, Recipient, Share, SharedSchema, SharedTable
+from deltaport.catalog.live.reading import read_all, read_changes
+from deltaport.catalog.live.snapshot import OptionsFor, Snapshot, applied, loaded
+from deltaport.catalog.model import CatalogView, Recipient
 from deltaport.catalog.recipient_access import IpAccessList
-from deltaport.catalog.rows import CatalogContents, ClientRow, RecipientRow, TableRow, TokenRow
+from deltaport.catalog.rows import TokenRow
 from deltaport.catalog.sql_store import SqlCatalog
-from deltaport.catalog.tokens import (
-    ACCESS_TOKEN_PREFIX,
-    AccessTokens,
-    client_credential,
-    credential_id,
-    presented_token,
-)
+from deltaport.catalog.tokens import ACCESS_TOKEN_PREFIX, AccessTokens, presented_token
 from deltaport.protocol.errors import TemporarilyUnavailableError, UnauthenticatedError
 from deltaport.protocol.names import name_key
-from deltaport.storage import parse_location
 
 log = logging.getLogger(__name__)
 
 POLL_SECONDS = 1.0
 MAX_STALE_SECONDS = 30.0
 RETRY_MAX_SECONDS = 5.0
-OptionsFor = Callable[[str], dict[str, str]]
-"""Storage options for a table location (from the server's ``storage`` prefixes)."""
 Clock = Callable[[], float]
-T = TypeVar("T")
-
-
-@dataclass(frozen=True)
-class _Snapshot:
-    """One generation of the catalog, as requests read it (never changed once built)."""
-
-    generation: int
-    view: CatalogView
-    recipients: dict[str, Recipient]
-    credentials: dict[str, tuple[str, TokenRow]]
-    """Token hash -> the token's credential id and row; and credential id -> the same (an
-    OAuth client's credential id too)."""
-    clients: dict[str, tuple[str, ClientRow]]
-    """OAuth client id -> its credential id and row."""
-    made: _Made
 
 
 class LiveCatalog:
@@ -91,8 +68,11 @@ class LiveCatalog:
         self._stop = threading.Event()
         self._poller: threading.Thread | None = None
         read_at = clock()
-        self._snapshot = _snapshot(store.contents(), options_for, None)
+        self._snapshot = loaded(read_all(store.database), options_for)
         self._access_tokens = AccessTokens(store.derived_key("oauth-access-tokens"))
+        self.full_loads = 0
+        """How many times a refresh read the whole catalog (the change log could not say
+        what changed)."""
         self._read_at = read_at
         """When the database was last read (the start of that read): the snapshot holds
         every change acknowledged before it."""
@@ -107,13 +87,20 @@ class LiveCatalog:
         self._stop.set()
 
     def refresh(self) -> None:
-        """One check of the database: reload the catalog if its generation moved. Raises
-        :class:`~deltaport.catalog.database.DatabaseUnavailableError` when it cannot."""
+        """One check of the database: when its generation moved, read the items changed
+        since (or, when the change log cannot say, everything) and swap in the new
+        snapshot. Raises :class:`~deltaport.catalog.database.DatabaseUnavailableError` when
+        it cannot."""
         with self._lock:
             read_at = self._clock()
-            if self._store.generation() != self._snapshot.generation:
-                contents = self._store.contents()
-                self._snapshot = _snapshot(contents, self._options_for, self._snapshot)
+            held = self._snapshot
+            if self._store.generation() != held.generation:
+                changes = read_changes(self._store.database, held.generation)
+                if changes is None:
+                    self._snapshot = loaded(read_all(self._store.database), self._options_for)
+                    self.full_loads += 1
+                else:
+                    self._snapshot = applied(held, changes, self._options_for)
             self._read_at = read_at
 
     @property
@@ -195,7 +182,7 @@ class LiveCatalog:
         found = self._current().recipients.get(name_key(recipient))
         return found.ip_access if found else IpAccessList()
 
-    def _current(self) -> _Snapshot:
+    def _current(self) -> Snapshot:
         """The snapshot, while it is recent enough to answer from; else 503."""
         if self._clock() - self._read_at > self._max_stale_seconds:
             raise TemporarilyUnavailableError(
@@ -227,88 +214,5 @@ class LiveCatalog:
                 delay = self._poll_seconds
 
 
-class _Made:
-    """What was made of each row of one read, by the row's identity: the next snapshot
-    reuses it for the rows that did not change (the store hands back the very same row
-    objects for those), so a reload after a small change builds, and leaves for the
-    garbage collector to scan, little that is new."""
-
-    def __init__(self, before: _Made | None) -> None:
-        self._rows_before = before._rows if before else {}
-        self._made_before = before._made if before else {}
-        self._rows: dict[int, object] = {}
-        self._made: dict[int, object] = {}
-
-    def once(self, row: object, make: Callable[[], T]) -> T:
-        key = id(row)
-        unchanged = self._rows_before.get(key) is row
-        value = cast(T, self._made_before[key]) if unchanged else make()
-        self._rows[key] = row
-        self._made[key] = value
-        return value
-
-    def settle(self) -> None:
-        """Let the last read's rows go once the new snapshot is built."""
-        self._rows_before, self._made_before = {}, {}
-
-
-def _snapshot(
-    contents: CatalogContents, options_for: OptionsFor, before: _Snapshot | None
-) -> _Snapshot:
-    made = _Made(before.made if before else None)
-    credentials: dict[str, tuple[str, TokenRow]] = {}
-    for hashed, token in contents.tokens.items():
-        credential = made.once(token, partial(credential_id, hashed))
-        credentials[hashed] = credentials[credential] = (credential, token)
-    clients: dict[str, tuple[str, ClientRow]] = {}
-    for client_id, client in contents.clients.items():
-        credential = client_credential(client_id)
-        clients[client_id] = (credential, client)
-        credentials[credential] = (credential, client.token)
-    recipients = {
-        key: made.once(r, partial(_recipient, r)) for key, r in contents.recipients.items()
-    }
-    view = _view(contents, options_for, made)
-    made.settle()
-    return _Snapshot(contents.generation, view, recipients, credentials, clients, made)
-
-
 def _live(token: TokenRow, now_ms: float) -> bool:
     return token.revoked_at is None and (token.expires_at is None or token.expires_at > now_ms)
-
-
-def _view(contents: CatalogContents, options_for: OptionsFor, made: _Made) -> CatalogView:
-    shares: dict[str, Share] = {
-        name_key(s.name): Share(s.name, id=s.id, comment=s.comment) for s in contents.shares
-    }
-    for t in contents.tables:
-        share = shares[name_key(t.share)]
-        schema = share.schemas.setdefault(name_key(t.schema), SharedSchema(share.name, t.schema))
-        table = made.once(t, partial(_table, t, share, options_for))
-        if table.share_id != share.id:  # the share was made again under the same name
-            table = _table(t, share, options_for)
-        schema.tables[name_key(t.name)] = table
-    return CatalogView(list(shares.values()))
-
-
-def _recipient(r: RecipientRow) -> Recipient:
-    return Recipient(
-        r.name, frozenset(r.shares), dict(r.properties), ip_access=IpAccessList.of(r.ip_access_list)
-    )
-
-
-def _table(t: TableRow, share: Share, options_for: OptionsFor) -> SharedTable:
-    location = parse_location(t.location)
-    return SharedTable(
-        share=share.name,
-        schema=t.schema,
-        name=t.name,
-        location=location,
-        storage_options=options_for(t.location),
-        id=t.id,
-        share_id=share.id,
-        history_shared=t.history_shared,
-        start_version=t.start_version,
-        access=table_access(location, t.location, t.access_modes, t.auxiliary_locations),
-        partition_filter=t.partition_filter,
-    )
