@@ -64,13 +64,27 @@ def decimal_bytes(precision: int) -> int:
     return size
 
 
+def avro_name(name: str) -> str:
+    """``name`` as a valid Avro field name, as Iceberg's writers make it: each character
+    Avro does not allow becomes ``_x`` and its code in hex (readers match by field id)."""
+    out = []
+    for i, char in enumerate(name):
+        allowed = char == "_" or (char.isascii() and (char.isalpha() or (i and char.isdigit())))
+        out.append(char if allowed else f"_x{ord(char):X}")
+    return "".join(out) or "_"
+
+
 def manifest_entry_schema(partition: list[dict[str, Any]], format_version: int) -> dict[str, Any]:
     """``partition``: the partition fields as ``{name, field-id, iceberg_type}``."""
     partition_record = {
         "type": "record",
         "name": "r102",
         "fields": [
-            _optional(p["name"], p["field-id"], avro_type(p["iceberg_type"], f"p{p['field-id']}"))
+            _optional(
+                avro_name(p["name"]),
+                p["field-id"],
+                avro_type(p["iceberg_type"], f"p{p['field-id']}"),
+            )
             for p in partition
         ],
     }

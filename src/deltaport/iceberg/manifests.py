@@ -21,11 +21,13 @@ from pathlib import Path
 from typing import Any
 
 import fastavro
-import numpy as np
 import pyarrow as pa
 
-from deltaport.iceberg.avro_schemas import manifest_entry_schema, manifest_list_schema
+from deltaport.delta.model import DeletionVector
+from deltaport.iceberg.avro_schemas import avro_name, manifest_entry_schema, manifest_list_schema
 from deltaport.iceberg.bounds import StatsColumn, file_metrics, iter_bounds
+from deltaport.iceberg.deletion_vectors import vector_blob, write_puffin
+from deltaport.storage import Storage
 
 FILES_PER_MANIFEST = 2048
 
@@ -41,9 +43,11 @@ class ManifestInfo:
     snapshot_id: int
     files: int
     rows: int
+    first_row_id: int | None = None
 
     def list_record(self) -> dict[str, Any]:
         return {
+            "first_row_id": self.first_row_id,
             "manifest_path": self.path,
             "manifest_length": self.length,
             "partition_spec_id": 0,
@@ -71,6 +75,8 @@ class DataFiles:
     sizes: Sequence[int]
     stats: Sequence[str | None]
     partitions: Mapping[str, Sequence[Any]]
+    deletion_vectors: Sequence[DeletionVector | None] = ()
+    """Each file's deletion vector (empty: none has one)."""
 
 
 def bucket_count(files: int) -> int:
@@ -96,7 +102,7 @@ class ManifestStore:
         self._partition = partition
         self._spec_json = spec_json
         self._schema_json = schema_json
-        self._format_version = format_version
+        self.format_version = format_version
         self._entry_schema = fastavro.parse_schema(manifest_entry_schema(partition, format_version))
         self._list_schema = fastavro.parse_schema(manifest_list_schema(format_version))
         self._lock = threading.Lock()
@@ -108,6 +114,14 @@ class ManifestStore:
                     item = json.loads(line)
                     self._index[item.pop("digest")] = ManifestInfo(**item)
 
+    @property
+    def next_row_id(self) -> int:
+        """The first row id no manifest of this table has taken (format version 3)."""
+        return max(
+            ((m.first_row_id or 0) + m.rows for m in self._index.values() if m.content == 0),
+            default=0,
+        )
+
     def data_manifests(
         self,
         files: DataFiles,
@@ -116,28 +130,32 @@ class ManifestStore:
         count_rows: Callable[[str], int],
     ) -> list[ManifestInfo]:
         """The data manifests of a snapshot at ``version``, written where new."""
-        paths = files.paths
-        count = bucket_count(len(paths))
-        buckets = np.fromiter(
-            (zlib.crc32(p.encode()) & (count - 1) for p in paths), dtype=np.int64, count=len(paths)
-        )
-        order = np.argsort(buckets, kind="stable")
-        bounds = np.searchsorted(buckets[order], np.arange(count + 1))
         out: list[ManifestInfo] = []
-        for bucket in range(count):
-            rows = sorted(
-                order[bounds[bucket] : bounds[bucket + 1]].tolist(), key=paths.__getitem__
-            )
-            if not rows:
-                continue
-            digest = self._digest(files, rows)
+        for rows in _buckets(files.paths, range(len(files.paths))):
+            digest = self._digest(files, rows, deletes=False)
             found = self._index.get(digest)
             if found is None or not Path(found.path).exists():
                 found = self._write_data(digest, files, rows, columns, version, count_rows)
             out.append(found)
         return out
 
-    def manifest_list(self, manifests: list[ManifestInfo], version: int) -> str:
+    def delete_manifests(
+        self, files: DataFiles, version: int, storage: Storage
+    ) -> list[ManifestInfo]:
+        """The delete manifests of a snapshot's deletion vectors, written where new."""
+        with_vectors = [i for i, dv in enumerate(files.deletion_vectors) if dv is not None]
+        out: list[ManifestInfo] = []
+        for rows in _buckets(files.paths, with_vectors):
+            digest = self._digest(files, rows, deletes=True)
+            found = self._index.get(digest)
+            if found is None or not Path(found.path).exists():
+                found = self._write_deletes(digest, files, rows, version, storage)
+            out.append(found)
+        return out
+
+    def manifest_list(
+        self, manifests: list[ManifestInfo], version: int, first_row_id: int | None = None
+    ) -> str:
         """Write (once) the manifest list of the snapshot of ``version``; its path."""
         names = "\n".join(m.path for m in manifests)
         digest = hashlib.sha256(f"{version}\n{names}".encode()).hexdigest()[:24]
@@ -147,16 +165,21 @@ class ManifestStore:
                 "snapshot-id": str(version + 1),
                 "parent-snapshot-id": str(version) if version > 0 else "null",
                 "sequence-number": str(version + 1),
-                "format-version": str(self._format_version),
+                "format-version": str(self.format_version),
             }
+            if first_row_id is not None:
+                metadata["first-row-id"] = str(first_row_id)
             records = [m.list_record() for m in manifests]
             _write_once(path, self._list_schema, records, metadata)
         return str(path)
 
-    def _digest(self, files: DataFiles, rows: list[int]) -> str:
-        h = hashlib.sha256(self._spec_json.encode())
+    def _digest(self, files: DataFiles, rows: list[int], *, deletes: bool) -> str:
+        h = hashlib.sha256(f"{self.format_version}{deletes}{self._spec_json}".encode())
         for row in rows:
             h.update(f"\0{files.paths[row]}\0{files.sizes[row]}".encode())
+            if deletes:
+                dv = files.deletion_vectors[row]
+                h.update(f"\0{dv.unique_id if dv else ''}".encode())
         return h.hexdigest()[:32]
 
     def _write_data(
@@ -176,7 +199,9 @@ class ManifestStore:
             if count < 0:
                 count = count_rows(path)
             total += count
-            partition = {p["name"]: files.partitions[p["name"]][row] for p in self._partition}
+            partition = {
+                avro_name(p["name"]): files.partitions[p["name"]][row] for p in self._partition
+            }
             records.append(
                 {
                     "status": 1,
@@ -198,23 +223,95 @@ class ManifestStore:
                 }
             )
         target = self.directory / f"data-{digest}.avro"
-        metadata = {
+        _write_once(target, self._entry_schema, records, self._header("data"))
+        first_row_id = self.next_row_id if self.format_version >= 3 else None
+        info = ManifestInfo(
+            str(target),
+            target.stat().st_size,
+            0,
+            version + 1,
+            version + 1,
+            len(rows),
+            total,
+            first_row_id,
+        )
+        return self._indexed(digest, info)
+
+    def _write_deletes(
+        self, digest: str, files: DataFiles, rows: list[int], version: int, storage: Storage
+    ) -> ManifestInfo:
+        vectors = []
+        for row in rows:
+            dv = files.deletion_vectors[row]
+            assert dv is not None
+            blob, cardinality = vector_blob(dv, storage)
+            vectors.append((files.paths[row], blob, cardinality))
+        puffin = self.directory / f"dv-{digest}.puffin"
+        placed = write_puffin(puffin, vectors)
+        size = puffin.stat().st_size
+        records = []
+        for row, where in zip(rows, placed, strict=True):
+            partition = {
+                avro_name(p["name"]): files.partitions[p["name"]][row] for p in self._partition
+            }
+            records.append(
+                {
+                    "status": 1,
+                    "snapshot_id": None,
+                    "sequence_number": None,
+                    "file_sequence_number": None,
+                    "data_file": {
+                        "content": 1,
+                        "file_path": str(puffin),
+                        "file_format": "PUFFIN",
+                        "partition": partition,
+                        "record_count": where.cardinality,
+                        "file_size_in_bytes": size,
+                        "referenced_data_file": where.referenced_data_file,
+                        "content_offset": where.offset,
+                        "content_size_in_bytes": where.length,
+                    },
+                }
+            )
+        target = self.directory / f"deletes-{digest}.avro"
+        _write_once(target, self._entry_schema, records, self._header("deletes"))
+        info = ManifestInfo(
+            str(target),
+            target.stat().st_size,
+            1,
+            version + 1,
+            version + 1,
+            len(rows),
+            sum(b.cardinality for b in placed),
+        )
+        return self._indexed(digest, info)
+
+    def _header(self, content: str) -> dict[str, str]:
+        return {
             "schema": self._schema_json,
             "schema-id": "0",
             "partition-spec": self._spec_json,
             "partition-spec-id": "0",
-            "format-version": str(self._format_version),
-            "content": "data",
+            "format-version": str(self.format_version),
+            "content": content,
         }
-        _write_once(target, self._entry_schema, records, metadata)
-        info = ManifestInfo(
-            str(target), target.stat().st_size, 0, version + 1, version + 1, len(rows), total
-        )
+
+    def _indexed(self, digest: str, info: ManifestInfo) -> ManifestInfo:
         with self._lock:
             self._index[digest] = info
             with self._index_path.open("a") as index:
                 index.write(json.dumps({"digest": digest, **asdict(info)}) + "\n")
         return info
+
+
+def _buckets(paths: Sequence[str], rows: Sequence[int]) -> list[list[int]]:
+    """``rows`` cut into buckets by a hash of their path, each sorted by path; empty
+    buckets left out."""
+    count = bucket_count(len(rows))
+    buckets: list[list[int]] = [[] for _ in range(count)]
+    for row in rows:
+        buckets[zlib.crc32(paths[row].encode()) & (count - 1)].append(row)
+    return [sorted(b, key=paths.__getitem__) for b in buckets if b]
 
 
 def _counts(values: dict[int, int]) -> list[dict[str, int]] | None:

@@ -21,6 +21,8 @@ class SnapshotEntry:
     schema_id: int
     files: int
     rows: int
+    first_row_id: int | None = None
+    added_rows: int | None = None
 
     @property
     def snapshot_id(self) -> int:
@@ -44,6 +46,9 @@ class SnapshotEntry:
         }
         if previous is not None:
             out["parent-snapshot-id"] = previous.snapshot_id
+        if self.first_row_id is not None:
+            out["first-row-id"] = self.first_row_id
+            out["added-rows"] = self.added_rows or 0
         return out
 
 
@@ -80,12 +85,17 @@ def table_metadata(
     spec: dict[str, Any],
     snapshots: list[SnapshotEntry],
     properties: dict[str, str],
+    format_version: int = 2,
+    next_row_id: int = 0,
 ) -> dict[str, Any]:
-    """The metadata JSON with ``snapshots`` (oldest first; the last one is ``main``)."""
+    """The metadata JSON with ``snapshots`` (oldest first; the last one is ``main``); a
+    format version 3 table (deletion vectors) also carries its row lineage."""
     current = snapshots[-1]
     fields = spec["fields"]
+    lineage = {"next-row-id": next_row_id} if format_version >= 3 else {}
     return {
-        "format-version": 2,
+        **lineage,
+        "format-version": format_version,
         "table-uuid": table_id,
         "location": location,
         "last-sequence-number": current.version + 1,

@@ -33,6 +33,13 @@ CHANGE_COLUMN_IDS = {
 feed writers); mapped to ids no schema uses, because some readers (pyiceberg) refuse a
 file column the name mapping does not name, where the specification says to skip it."""
 
+PARTITION_COLUMN_MAPPING_IDS_FROM = 2_000_100_000
+"""Where the name mapping's ids of partition columns start (see
+:func:`_read_partitions_from_metadata`)."""
+
+_PROMOTIONS = {("int", "long"), ("float", "double")}
+"""Type changes an Iceberg reader applies to older files (besides wider decimals)."""
+
 _PRIMITIVES = {
     "boolean": "boolean",
     "byte": "int",
@@ -60,6 +67,7 @@ class IcebergSchema:
     name_mapping: list[dict[str, Any]]
     ids: dict[str, int] = field(default_factory=dict)
     types: dict[int, Any] = field(default_factory=dict)
+    column_mapping: bool = False
     physical: dict[str, str] = field(default_factory=dict)
     """The physical path (names in the data files and in Delta's stats) of each logical
     path."""
@@ -69,11 +77,19 @@ class IcebergSchema:
         return max(self.types, default=0)
 
 
-def iceberg_schema(struct: StructType, ids: FieldIds) -> IcebergSchema:
+def iceberg_schema(
+    struct: StructType,
+    ids: FieldIds,
+    *,
+    column_mapping: bool,
+    partition_columns: tuple[str, ...] = (),
+) -> IcebergSchema:
     """Convert ``struct``; raises [`UnsupportedTable`][] naming a column whose type Iceberg
-    cannot hold."""
-    out = IcebergSchema({}, [])
+    cannot hold, or, in a column-mapping table, a list or map whose elements carry no field
+    id (data files then hold ids on some fields only, which readers cannot resolve)."""
+    out = IcebergSchema({}, [], column_mapping=column_mapping)
     fields, mapping = _struct_fields(struct, ids, out, "", "", {})
+    _read_partitions_from_metadata(fields, mapping, {c.lower() for c in partition_columns})
     out.schema = {"type": "struct", "schema-id": 0, "fields": fields}
     taken = {name for entry in mapping for name in entry["names"]}
     out.name_mapping = mapping + [
@@ -82,6 +98,23 @@ def iceberg_schema(struct: StructType, ids: FieldIds) -> IcebergSchema:
         if name not in taken
     ]
     return out
+
+
+def _read_partitions_from_metadata(
+    fields: list[dict[str, Any]], mapping: list[dict[str, Any]], partitions: set[str]
+) -> None:
+    """Partition columns are optional and mapped by name to ids no schema uses.
+
+    Delta takes a partition value from the log, never from a data file (a few writers also
+    wrote the column into the files, sometimes with another type). A reader that finds no
+    file column for an identity partition field takes the manifest's partition value, as
+    the Iceberg specification says for migrated tables: so a file column of that name must
+    not be found (and a required field missing from a file is refused by some readers).
+    """
+    for i, (entry, mapped) in enumerate(zip(fields, mapping, strict=True)):
+        if entry["name"].lower() in partitions:
+            entry["required"] = False
+            mapped["field-id"] = PARTITION_COLUMN_MAPPING_IDS_FROM + i
 
 
 def _struct_fields(
@@ -100,6 +133,7 @@ def _struct_fields(
         field_id = ids.id_for(physical, f.field_id)
         out.ids[logical] = field_id
         out.physical[logical] = physical
+        _check_type_changes(f, logical)
         own_nested = dict(f.metadata.get(NESTED_IDS_KEY) or {})
         iceberg_type, children = _type(
             f.type, ids, out, logical, physical, f.physical_name, own_nested, f
@@ -140,7 +174,7 @@ def _type(
         )
         return {"type": "struct", "fields": fields}, mapping
     if isinstance(data_type, ArrayType):
-        element_id = _nested_id(ids, physical, nested_key, "element", nested_ids)
+        element_id = _nested_id(ids, out, logical, physical, nested_key, "element", nested_ids)
         element, children = _type(
             data_type.element_type,
             ids,
@@ -160,8 +194,8 @@ def _type(
         }
         return listed, [_mapped(element_id, "element", children)]
     if isinstance(data_type, MapType):
-        key_id = _nested_id(ids, physical, nested_key, "key", nested_ids)
-        value_id = _nested_id(ids, physical, nested_key, "value", nested_ids)
+        key_id = _nested_id(ids, out, logical, physical, nested_key, "key", nested_ids)
+        value_id = _nested_id(ids, out, logical, physical, nested_key, "value", nested_ids)
         key, key_children = _type(
             data_type.key_type,
             ids,
@@ -208,9 +242,21 @@ def _type(
 
 
 def _nested_id(
-    ids: FieldIds, physical: str, nested_key: str, part: str, nested_ids: dict[str, Any]
+    ids: FieldIds,
+    out: IcebergSchema,
+    logical: str,
+    physical: str,
+    nested_key: str,
+    part: str,
+    nested_ids: dict[str, Any],
 ) -> int:
     known = nested_ids.get(f"{nested_key}.{part}")
+    if known is None and out.column_mapping:
+        raise UnsupportedTable(
+            f"column {logical!r}: its {part}s have no field id in the table's column mapping "
+            "(the table is not IcebergCompat), so Iceberg readers cannot find them in the "
+            "data files"
+        )
     return ids.id_for(f"{physical}.{part}", None if known is None else int(known))
 
 
@@ -219,3 +265,25 @@ def _mapped(field_id: int, name: str, children: list[dict[str, Any]]) -> dict[st
     if children:
         entry["fields"] = children
     return entry
+
+
+def _check_type_changes(f: StructField, logical: str) -> None:
+    """Refuses a column whose type was widened (Delta type widening) in a way Iceberg
+    readers cannot apply to the files written before (an ``integer`` become ``double``)."""
+    for change in f.metadata.get("delta.typeChanges") or ():
+        before, after = str(change.get("fromType")), str(change.get("toType"))
+        old, new = _PRIMITIVES.get(before, before), _PRIMITIVES.get(after, after)
+        if old == new or (old, new) in _PROMOTIONS or _wider_decimal(old, new):
+            continue
+        raise UnsupportedTable(
+            f"column {logical!r} was widened from {before} to {after}; Iceberg readers "
+            "cannot read the files written before as the new type"
+        )
+
+
+def _wider_decimal(old: str, new: str) -> bool:
+    if not (old.startswith("decimal(") and new.startswith("decimal(")):
+        return False
+    p1, s1 = (int(x) for x in old[8:-1].split(","))
+    p2, s2 = (int(x) for x in new[8:-1].split(","))
+    return s1 == s2 and p2 >= p1

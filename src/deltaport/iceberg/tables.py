@@ -17,7 +17,8 @@ import pyarrow.parquet as pq
 
 from deltaport.catalog.model import SharedTable
 from deltaport.delta import DeltaTable, Snapshot, open_table
-from deltaport.delta.errors import DeltaError, VersionNotFoundError
+from deltaport.delta.errors import DeltaError
+from deltaport.delta.model import DeletionVector
 from deltaport.iceberg.bounds import stats_columns
 from deltaport.iceberg.errors import UnsupportedTable
 from deltaport.iceberg.field_ids import ASSIGNED_FROM_WITH_MAPPING, FieldIds
@@ -31,8 +32,12 @@ from deltaport.iceberg.metadata import (
 )
 from deltaport.iceberg.schema import IcebergSchema, iceberg_schema
 from deltaport.protocol.schema import parse_schema
+from deltaport.read.deletion_vectors import DeletionVectorError
 from deltaport.read.partition_values import partition_columns
+from deltaport.storage import StorageError
 from deltaport.storage.uri import Location, resolve_log_path
+
+DELETION_VECTORS = "deletionVectors"
 
 OpenTable = Callable[[str, dict[str, str]], DeltaTable]
 
@@ -78,6 +83,7 @@ class _Built:
     entry: SnapshotEntry
     schema_string: str
     partition_columns: tuple[str, ...]
+    column_mapping: bool
 
 
 class _TableState:
@@ -98,7 +104,7 @@ class _TableState:
                 entry = SnapshotEntry(**item["entry"])
                 if Path(entry.manifest_list).exists():
                     self._built[entry.version] = _Built(
-                        entry, item["schema"], tuple(item["partitions"])
+                        entry, item["schema"], tuple(item["partitions"]), item["mapped"]
                     )
 
     def load(self, delta_table: DeltaTable, table: SharedTable, all_snapshots: bool) -> LoadedTable:
@@ -116,66 +122,73 @@ class _TableState:
 
     def _build(self, delta_table: DeltaTable, latest: Snapshot, version: int) -> _Built | None:
         """The snapshot entry of ``version``; None for an earlier version that cannot be
-        offered (gone from the log, partitioned differently, or typed beyond Iceberg)."""
+        offered (gone from the log, its files or vectors vacuumed, partitioned differently,
+        or typed beyond Iceberg). The latest version's failure is the answer's."""
         found = self._built.get(version)
         if found is not None:
             return found
         try:
-            snapshot = latest if version == latest.version else delta_table.snapshot(version)
-        except (VersionNotFoundError, DeltaError):
+            return self._build_version(delta_table, latest, version)
+        except (DeltaError, StorageError, DeletionVectorError, UnsupportedTable, OSError):
             if version == latest.version:
                 raise
             return None
+
+    def _build_version(self, delta_table: DeltaTable, latest: Snapshot, version: int) -> _Built:
+        snapshot = latest if version == latest.version else delta_table.snapshot(version)
         columns = tuple(snapshot.metadata.partition_columns)
         if self._spec_key is None:
             self._spec_key = tuple(latest.metadata.partition_columns)
         if columns != self._spec_key:
-            if version == latest.version:
-                raise UnsupportedTable("the table's partition columns changed; reload it")
-            return None
-        try:
-            schema = self._schema(snapshot)
-        except UnsupportedTable:
-            if version == latest.version:
-                raise
-            return None
-        if snapshot.files.column("deletion_vector").null_count != snapshot.files.num_rows:
-            raise UnsupportedTable(
-                "the table has deletion vectors, which Iceberg readers can only apply as "
-                "format version 3 tables; this server does not offer those yet"
-            )
-        manifests = self._manifest_store(schema, snapshot)
-        files = self._data_files(snapshot, schema)
+            raise UnsupportedTable("the table's partition columns changed at this version")
+        schema = self._schema(snapshot)
+        manifests = self._manifest_store(schema, latest)
+        files = self._data_files(snapshot)
+        first_row_id = manifests.next_row_id
         written = manifests.data_manifests(files, stats_columns(schema), version, self._count_rows)
-        list_path = manifests.manifest_list(written, version)
+        data_rows = sum(m.rows for m in written)
+        written += manifests.delete_manifests(files, version, delta_table.storage)
+        v3 = manifests.format_version >= 3
+        list_path = manifests.manifest_list(written, version, first_row_id if v3 else None)
         entry = SnapshotEntry(
             version,
             snapshot.timestamp,
             list_path,
             0,
             snapshot.num_files,
-            sum(m.rows for m in written),
+            data_rows,
+            first_row_id if v3 else None,
+            manifests.next_row_id - first_row_id if v3 else None,
         )
-        built = _Built(entry, snapshot.metadata.schema_string, columns)
+        mapped = snapshot.metadata.column_mapping_mode != "none"
+        built = _Built(entry, snapshot.metadata.schema_string, columns, mapped)
         self._built[version] = built
         self.directory.mkdir(parents=True, exist_ok=True)
         with self._index.open("a") as index:
-            item = {"entry": asdict(entry), "schema": built.schema_string, "partitions": columns}
+            item = {
+                "entry": asdict(entry),
+                "schema": built.schema_string,
+                "partitions": columns,
+                "mapped": mapped,
+            }
             index.write(json.dumps(item) + "\n")
         return built
 
-    def _field_ids(self, snapshot: Snapshot) -> FieldIds:
-        if self._ids is None:
-            mapped = snapshot.metadata.column_mapping_mode != "none"
-            first = ASSIGNED_FROM_WITH_MAPPING if mapped else 1
-            self._ids = FieldIds(self.directory / "field-ids.json", first)
-        return self._ids
-
     def _schema(self, snapshot: Snapshot) -> IcebergSchema:
-        text = snapshot.metadata.schema_string
+        mapped = snapshot.metadata.column_mapping_mode != "none"
+        return self._converted(
+            snapshot.metadata.schema_string, mapped, tuple(snapshot.metadata.partition_columns)
+        )
+
+    def _converted(self, text: str, mapped: bool, partitions: tuple[str, ...]) -> IcebergSchema:
         found = self._schemas.get(text)
         if found is None:
-            found = iceberg_schema(parse_schema(text), self._field_ids(snapshot))
+            if self._ids is None:
+                first = ASSIGNED_FROM_WITH_MAPPING if mapped else 1
+                self._ids = FieldIds(self.directory / "field-ids.json", first)
+            found = iceberg_schema(
+                parse_schema(text), self._ids, column_mapping=mapped, partition_columns=partitions
+            )
             self._schemas[text] = found
         return found
 
@@ -191,8 +204,11 @@ class _TableState:
             pairs.append((name, schema.ids[name]))
         return partition_spec(pairs)
 
-    def _manifest_store(self, schema: IcebergSchema, snapshot: Snapshot) -> ManifestStore:
+    def _manifest_store(self, schema: IcebergSchema, latest: Snapshot) -> ManifestStore:
+        """The table's manifests; format version 3 where the table may have deletion
+        vectors (decided by the latest protocol, for every version alike)."""
         if self._manifests is None:
+            snapshot = latest
             spec = self._spec(schema, tuple(snapshot.metadata.partition_columns))
             partition = [
                 {
@@ -207,10 +223,11 @@ class _TableState:
                 partition,
                 json.dumps(spec["fields"]),
                 json.dumps(schema.schema),
+                3 if DELETION_VECTORS in (latest.protocol.reader_features or ()) else 2,
             )
         return self._manifests
 
-    def _data_files(self, snapshot: Snapshot, schema: IcebergSchema) -> DataFiles:
+    def _data_files(self, snapshot: Snapshot) -> DataFiles:
         files = snapshot.files
         raw = files.column("path").to_pylist()
         paths = [self._resolve(p) for p in raw]
@@ -218,11 +235,16 @@ class _TableState:
         fields = [struct.field(c) for c in snapshot.metadata.partition_columns]
         mapped = snapshot.metadata.column_mapping_mode != "none"
         typed = partition_columns(files.column("partition_values"), fields, physical=mapped)
+        vectors: list[DeletionVector | None] = []
+        column = files.column("deletion_vector")
+        if column.null_count != files.num_rows:
+            vectors = [DeletionVector.from_json(v) if v else None for v in column.to_pylist()]
         return DataFiles(
             paths,
             files.column("size").to_pylist(),
             files.column("stats").to_pylist(),
             typed_partitions(typed),
+            vectors,
         )
 
     def _resolve(self, raw: str) -> str:
@@ -245,19 +267,17 @@ class _TableState:
             schema_id = schema_ids.get(b.schema_string)
             if schema_id is None:
                 schema_id = schema_ids[b.schema_string] = len(schemas)
-                converted = self._schemas.get(b.schema_string) or iceberg_schema(
-                    parse_schema(b.schema_string), self._field_ids(latest)
-                )
-                self._schemas[b.schema_string] = converted
+                converted = self._converted(b.schema_string, b.column_mapping, b.partition_columns)
                 schemas.append({**converted.schema, "schema-id": schema_id})
             entries.append(SnapshotEntry(**{**asdict(b.entry), "schema_id": schema_id}))
-        current = self._schemas[latest.metadata.schema_string]
+        current = self._schema(latest)
         location = self.location.key if self.location.kind == "local" else self.location.uri
         properties = {
             "schema.name-mapping.default": json.dumps(current.name_mapping),
             "delta.version": str(latest.version),
             "delta.table-id": latest.metadata.id,
         }
+        manifests = self._manifests
         metadata = table_metadata(
             location=location,
             table_id=table_uuid(latest.metadata.id, self.location.uri),
@@ -266,6 +286,8 @@ class _TableState:
             spec=self._spec(current, tuple(latest.metadata.partition_columns)),
             snapshots=entries,
             properties=properties,
+            format_version=manifests.format_version if manifests else 2,
+            next_row_id=manifests.next_row_id if manifests else 0,
         )
         body = canonical(metadata)
         digest = hashlib.sha256(body).hexdigest()[:32]
