@@ -5,6 +5,7 @@ reader that forgives only representation (an ``int8`` read as ``int32``, a zone 
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 import duckdb
@@ -32,10 +33,10 @@ def as_expected(got: pa.Table, expected: pa.Table) -> pa.Table:
     for field in expected.schema:
         column = got.column(field.name)
         if column.type != field.type:
-            try:
+            with contextlib.suppress(
+                pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError
+            ):
                 column = column.cast(field.type)
-            except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
-                pass
         columns.append(column)
     return pa.table(columns, names=expected.column_names)
 

@@ -10,11 +10,11 @@ from typing import Any
 
 import httpx
 import pytest
+from iceberg_readers import duckdb_arrow, duckdb_connection, first_difference
 from pyiceberg.catalog.rest import RestCatalog
 from pyiceberg.exceptions import NoSuchTableError
 
 from client.compare import direct_read
-from iceberg_readers import duckdb_arrow, duckdb_connection, first_difference
 from sharing_server import TOKEN, RunningServer
 
 OFFERED = ["ranges", "basic", "dv", "cm", "variant"]
@@ -87,7 +87,9 @@ def test_partition_and_statistics_pruning_keep_every_matching_row(
     assert sorted(r["id"] for r in eu) == sorted(r["id"] for r in everything if r["region"] == "eu")
 
 
-def test_duckdb_attaches_the_share(iceberg_server: RunningServer, iceberg_tables: dict[str, Path]) -> None:
+def test_duckdb_attaches_the_share(
+    iceberg_server: RunningServer, iceberg_tables: dict[str, Path]
+) -> None:
     con = duckdb_connection()
     con.execute(f"CREATE SECRET deltaport (TYPE iceberg, TOKEN '{TOKEN}')")
     con.execute(

@@ -186,8 +186,12 @@ class _TableState:
             if self._ids is None:
                 first = ASSIGNED_FROM_WITH_MAPPING if mapped else 1
                 self._ids = FieldIds(self.directory / "field-ids.json", first)
+            try:
+                struct = parse_schema(text)
+            except ValueError as exc:
+                raise UnsupportedTable(f"the table's schema cannot be read: {exc}") from None
             found = iceberg_schema(
-                parse_schema(text), self._ids, column_mapping=mapped, partition_columns=partitions
+                struct, self._ids, column_mapping=mapped, partition_columns=partitions
             )
             self._schemas[text] = found
         return found
@@ -271,9 +275,16 @@ class _TableState:
                 schemas.append({**converted.schema, "schema-id": schema_id})
             entries.append(SnapshotEntry(**{**asdict(b.entry), "schema_id": schema_id}))
         current = self._schema(latest)
+        name_mapping = _union_mapping(
+            current.name_mapping,
+            [
+                self._converted(b.schema_string, b.column_mapping, b.partition_columns)
+                for b in built
+            ],
+        )
         location = self.location.key if self.location.kind == "local" else self.location.uri
         properties = {
-            "schema.name-mapping.default": json.dumps(current.name_mapping),
+            "schema.name-mapping.default": json.dumps(name_mapping),
             "delta.version": str(latest.version),
             "delta.table-id": latest.metadata.id,
         }
@@ -298,3 +309,19 @@ class _TableState:
             partial.write_bytes(body)
             os.replace(partial, path)
         return LoadedTable(str(path), metadata, digest)
+
+
+def _union_mapping(
+    current: list[dict[str, Any]], schemas: list[IcebergSchema]
+) -> list[dict[str, Any]]:
+    """The current schema's name mapping, plus the top-level columns of earlier served
+    schemas it no longer has: files written before a column was dropped or replaced still
+    hold it, and some readers refuse a file column the mapping does not name."""
+    out = list(current)
+    taken = {name for entry in out for name in entry["names"]}
+    for schema in schemas:
+        for entry in schema.name_mapping:
+            if not taken.intersection(entry["names"]):
+                out.append(entry)
+                taken.update(entry["names"])
+    return out
