@@ -361,7 +361,8 @@ def _recipient_create(args: argparse.Namespace) -> str:
             authentication_type=kind,
             max_ip_entries=_configured(args).max_ip_access_list_entries,
         )
-        return profile.write(issued, issued.endpoint or fallback)
+        endpoint = issued.endpoint or fallback
+        return profile.write(issued, endpoint, _iceberg_endpoint(args, endpoint))
 
 
 def _recipient_rotate(args: argparse.Namespace) -> str:
@@ -377,7 +378,8 @@ def _recipient_rotate(args: argparse.Namespace) -> str:
         issued = store.rotate(
             args.name, grace, lifetime, endpoint=_explicit_endpoint(args), default_endpoint=fallback
         )
-        return profile.write(issued, issued.endpoint or fallback)
+        endpoint = issued.endpoint or fallback
+        return profile.write(issued, endpoint, _iceberg_endpoint(args, endpoint))
 
 
 def _recipient_revoke(args: argparse.Namespace) -> str:
@@ -482,6 +484,16 @@ def _fallback_endpoint(args: argparse.Namespace) -> str:
         config = load_config(args.config)
         return public_url(config) + config.endpoint
     return DEFAULT_ENDPOINT
+
+
+def _iceberg_endpoint(args: argparse.Namespace, endpoint: str) -> str | None:
+    """The ``icebergEndpoint`` of a profile for ``endpoint``: beside it, as ``--config``
+    (else the defaults) places the Iceberg catalog."""
+    from deltaport.config.model import ServerConfig, load_config
+    from deltaport.config.urls import iceberg_endpoint_for
+
+    config = load_config(args.config) if args.config else ServerConfig()
+    return iceberg_endpoint_for(endpoint, config)
 
 
 def _server_storage(

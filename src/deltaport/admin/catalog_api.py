@@ -37,6 +37,7 @@ from deltaport.catalog.rows import (
 from deltaport.catalog.sql_store import SqlCatalog
 from deltaport.catalog.tokens import TOKEN
 from deltaport.config.model import ServerConfig
+from deltaport.config.urls import iceberg_endpoint_for
 from deltaport.protocol.credentials import URL
 from deltaport.protocol.errors import (
     InvalidParameterError,
@@ -239,7 +240,8 @@ class CatalogService:
 
     def profile(self, issued: IssuedToken) -> dict[str, object]:
         """The profile of a credential just issued (the only time its secret is known)."""
-        return profile_document(issued, issued.endpoint or self.sharing_url)
+        endpoint = issued.endpoint or self.sharing_url
+        return profile_document(issued, endpoint, iceberg_endpoint_for(endpoint, self._config))
 
 
 class CatalogApi:

@@ -208,10 +208,13 @@ def _duration_text(lifetime: timedelta) -> str:
     return count(seconds, "second")
 
 
-def profile_document(issued: IssuedToken, endpoint: str) -> dict[str, object]:
+def profile_document(
+    issued: IssuedToken, endpoint: str, iceberg_endpoint: str | None = None
+) -> dict[str, object]:
     """A recipient's profile for a credential just issued: ``shareCredentialsVersion`` 1
     with a bearer token, or 2 of type ``oauth_client_credentials`` for an OAuth client
-    (whose token endpoint is under the sharing endpoint)."""
+    (whose token endpoint is under the sharing endpoint). ``iceberg_endpoint``: where the
+    server's Iceberg catalog is, for a bearer token (an Iceberg reader signs in with it)."""
     if issued.client_id is not None:
         return {
             "shareCredentialsVersion": 2,
@@ -226,6 +229,8 @@ def profile_document(issued: IssuedToken, endpoint: str) -> dict[str, object]:
         "endpoint": endpoint,
         "bearerToken": issued.token,
     }
+    if iceberg_endpoint is not None:
+        profile["icebergEndpoint"] = iceberg_endpoint
     if issued.expires_at is not None:
         profile["expirationTime"] = _iso_utc(issued.expires_at)
     return profile
@@ -271,10 +276,11 @@ class ProfileOutput:
             if kind is not None and self._path is not None:
                 self._path.unlink(missing_ok=True)
 
-    def write(self, issued: IssuedToken, endpoint: str) -> str:
+    def write(self, issued: IssuedToken, endpoint: str, iceberg_endpoint: str | None = None) -> str:
         """Write the profile; returns what to tell the provider."""
         secret = "client secret" if issued.client_id else "token"
-        text = json.dumps(profile_document(issued, endpoint), indent=2) + "\n"
+        document = profile_document(issued, endpoint, iceberg_endpoint)
+        text = json.dumps(document, indent=2) + "\n"
         if self._fd is None or self._path is None:
             return text + f"(keep this profile: its {secret} cannot be shown again)"
         try:

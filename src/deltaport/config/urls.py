@@ -27,11 +27,16 @@ def catalog_url(config: ServerConfig) -> str | None:
     return config.catalog or os.environ.get(CATALOG_ENV) or None
 
 
-def iceberg_endpoint(config: ServerConfig) -> str | None:
-    """The Iceberg REST catalog's URI for profiles (``icebergEndpoint``); None when off."""
+def iceberg_endpoint_for(sharing_endpoint: str, config: ServerConfig) -> str | None:
+    """The Iceberg catalog's URI beside the sharing ``endpoint`` a profile names (the same
+    server's, whose ``endpoint`` path it ends with); None when the catalog is off or the
+    endpoint is not one this configuration serves."""
     if not config.iceberg.enabled:
         return None
-    return public_url(config) + config.iceberg.path.rstrip("/")
+    endpoint, path = sharing_endpoint.rstrip("/"), config.endpoint.rstrip("/")
+    if not endpoint.endswith(path):
+        return None
+    return endpoint[: len(endpoint) - len(path)] + config.iceberg.path.rstrip("/")
 
 
 def iceberg_metadata_directory(config: ServerConfig) -> Path:

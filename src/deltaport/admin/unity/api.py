@@ -22,6 +22,7 @@ from deltaport.admin.unity.recipients import RecipientsApi
 from deltaport.admin.unity.shares import SharesApi
 from deltaport.catalog.sql_store import SqlCatalog
 from deltaport.config.model import ServerConfig
+from deltaport.config.urls import iceberg_endpoint_for
 from deltaport.server.oauth.activation import Activation
 
 Handler = Callable[[Request], Awaitable[Response]]
@@ -41,7 +42,12 @@ def unity_routes(
     recipients = RecipientsApi(store, config, sharing_url)
     for prefix in (PREFIX, OPENSHARING_PREFIX):
         routes += shares.routes(guard, prefix) + recipients.routes(guard, prefix)
-    activation = Activation(store, sharing_url, unity_error)
+    activation = Activation(
+        store,
+        sharing_url,
+        unity_error,
+        iceberg_for=lambda endpoint: iceberg_endpoint_for(endpoint, config),
+    )
     routes += activation.routes()
     routes.append(Route(OPENSHARING_ACTIVATION + "/{link}", activation.retrieve, methods=["GET"]))
     return routes

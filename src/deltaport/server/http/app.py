@@ -22,7 +22,7 @@ from starlette.routing import BaseRoute, Route
 from deltaport.catalog.model import CatalogView, Recipient, Share, SharedSchema, SharedTable
 from deltaport.catalog.tokens import TOKEN_ENDPOINT_PATH
 from deltaport.config.model import ServerConfig
-from deltaport.config.urls import public_url
+from deltaport.config.urls import iceberg_endpoint_for, public_url
 from deltaport.observe.audit_log import AuditLog
 from deltaport.observe.health import Readiness
 from deltaport.observe.metrics import CATALOG_SIZES, CatalogCounts, count_served, count_vended
@@ -144,7 +144,12 @@ def create_app(
         *health_routes(readiness),
     ]
     if isinstance(catalog, DatabaseCatalog):
-        routes += Activation(catalog.live.store, public_url(config) + config.endpoint).routes()
+        activation = Activation(
+            catalog.live.store,
+            public_url(config) + config.endpoint,
+            iceberg_for=lambda endpoint: iceberg_endpoint_for(endpoint, config),
+        )
+        routes += activation.routes()
         tokens = TokenEndpoint(catalog.live, config.oauth_access_token_lifetime_seconds)
         routes.append(Route(config.endpoint + TOKEN_ENDPOINT_PATH, tokens.answer, methods=["POST"]))
     app = Starlette(
