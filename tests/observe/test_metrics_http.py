@@ -160,6 +160,17 @@ def test_the_counters_match_a_scripted_scenario(served: MetricsServer) -> None:
     assert "nowhere" not in text and "/no/such" not in text  # no raw paths as labels
     assert served.token not in text and ADMIN_TOKEN not in text and "wrong" not in text
 
+    # one audit record for each request a route answered (not the unknown path), written
+    # by the audit log's thread within a second or so
+    audited = 8
+    written = "deltaport_audit_records_written_total"
+    deadline = time.monotonic() + 30
+    while counted(written) < audited and time.monotonic() < deadline:
+        time.sleep(0.2)
+        _, after = scrape(served.admin)
+    assert counted(written) == audited
+    assert counted("deltaport_audit_records_dropped_total") == 0
+
 
 @pytest.mark.parametrize("listener", ["sharing", "admin"])
 def test_livez_and_readyz_answer_without_a_token(served: MetricsServer, listener: str) -> None:

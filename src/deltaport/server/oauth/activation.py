@@ -48,6 +48,7 @@ class Activation:
         address = client_host(request.scope)
 
         def admit(linked: LinkedRecipient) -> None:
+            request.state.recipient = linked.name  # for its audit record
             IpAccessList.of(linked.ip_access_list).admit(address)
 
         try:
@@ -68,6 +69,7 @@ class Activation:
             linked = await run_in_threadpool(
                 self._store.activation_link, request.path_params["link"]
             )
+            request.state.recipient = linked.name  # for its audit record
             IpAccessList.of(linked.ip_access_list).admit(client_host(request.scope))
         except SharingError as exc:
             return _error(exc)
