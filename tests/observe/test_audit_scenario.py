@@ -196,7 +196,8 @@ def _play_oauth(api: httpx.Client, sharing: RunningServer) -> tuple[int, list[st
 
 
 def _play_activation(api: httpx.Client) -> list[str]:
-    """An activation link looked at, downloaded, and downloaded again; returns its secrets."""
+    """An activation link looked at, downloaded, and downloaded again, and one opened from
+    outside its recipient's IP access list; returns their secrets."""
     created = api.post("/api/recipients", json={"name": "linked", "activation": True})
     assert created.status_code == 201
     link = created.json()["activation"]
@@ -206,7 +207,10 @@ def _play_activation(api: httpx.Client) -> list[str]:
     profile = httpx.get(link["url"], headers=agent)
     assert profile.status_code == 200
     assert httpx.get(link["url"], headers=agent).status_code == 404
-    return [link["token"], profile.json()["bearerToken"]]
+    fenced = {"name": "fenced", "activation": True, "ipAccessList": ["192.0.2.0/24"]}
+    outside = api.post("/api/recipients", json=fenced).json()["activation"]
+    assert httpx.get(outside["url"], headers=agent).status_code == 403
+    return [link["token"], profile.json()["bearerToken"], outside["token"]]
 
 
 def _expected_unity() -> list[dict[str, Any]]:
@@ -254,6 +258,14 @@ def _expected_recipient_access(played: dict[str, Any]) -> list[dict[str, Any]]:
             "operation": "retrieveRecipientToken",
             "status": 404,
             "errorCode": "RESOURCE_DOES_NOT_EXIST",
+            **agent,
+        },
+        {"operation": "createRecipient", "status": 201, "admin": "token-1", "target": "fenced"},
+        {
+            "operation": "retrieveRecipientToken",
+            "status": 403,
+            "errorCode": "PERMISSION_DENIED",
+            "recipient": "fenced",
             **agent,
         },
     ]
