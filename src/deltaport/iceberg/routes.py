@@ -32,8 +32,8 @@ from deltaport.iceberg.errors import (
     UnsupportedOperation,
 )
 from deltaport.iceberg.tables import IcebergTables
-from deltaport.observe import audit_record as ops
 from deltaport.observe.audit_log import AuditLog
+from deltaport.observe.audit_operations import operation_of
 from deltaport.protocol.errors import SharingError
 from deltaport.server.http.audited import SharingAudit
 from deltaport.server.oauth.client_address import client_host
@@ -80,42 +80,43 @@ class IcebergCatalog:
     def routes(self, base: str = BASE_PATH) -> list[BaseRoute]:
         g = self._guard
         return [
-            Route(base + "/v1/config", g(self.config, ops.ICEBERG_GET_CONFIG), methods=["GET"]),
+            Route(base + "/v1/config", g(self.config), methods=["GET"]),
             Route(
                 base + _PREFIX + "/namespaces",
-                g(self.list_namespaces, ops.ICEBERG_LIST_NAMESPACES),
+                g(self.list_namespaces),
                 methods=["GET"],
             ),
             Route(
                 base + _NAMESPACE,
-                g(self.get_namespace, ops.ICEBERG_GET_NAMESPACE),
+                g(self.get_namespace),
                 methods=["GET", "HEAD"],
             ),
             Route(
                 base + _NAMESPACE + "/tables",
-                g(self.list_tables, ops.ICEBERG_LIST_TABLES),
+                g(self.list_tables),
                 methods=["GET"],
             ),
             Route(
                 base + _TABLE,
-                g(self.load_table, ops.ICEBERG_LOAD_TABLE),
+                g(self.load_table),
                 methods=["GET", "HEAD"],
             ),
             Route(
                 base + _TABLE + "/credentials",
-                g(self.load_credentials, ops.ICEBERG_LOAD_CREDENTIALS),
+                g(self.load_credentials),
                 methods=["GET"],
             ),
             Route(
                 base + _TABLE + "/metrics",
-                g(self.report_metrics, ops.ICEBERG_REPORT_METRICS),
+                g(self.report_metrics),
                 methods=["POST"],
             ),
             Route(base + "/{rest:path}", self.unsupported, methods=_ALL_METHODS),
         ]
 
-    def _guard(self, handler: Handler, operation: str) -> Callable[[Request], Awaitable[Response]]:
+    def _guard(self, handler: Handler) -> Callable[[Request], Awaitable[Response]]:
         audit = self._audit
+        operation = operation_of(handler)
 
         async def endpoint(request: Request) -> Response:
             started, name, code = audit.start() if audit else 0, None, None

@@ -24,6 +24,7 @@ from deltaport.catalog.tokens import TOKEN_ENDPOINT_PATH
 from deltaport.config.model import ServerConfig
 from deltaport.config.urls import iceberg_endpoint_for, public_url
 from deltaport.observe.audit_log import AuditLog
+from deltaport.observe.audit_operations import operation_of
 from deltaport.observe.health import Readiness
 from deltaport.observe.metrics import CATALOG_SIZES, CatalogCounts, count_served, count_vended
 from deltaport.protocol.actions import (
@@ -55,7 +56,7 @@ from deltaport.server.files.endpoint import FilesFirst, files_path, files_routes
 from deltaport.server.files.reader_seal import ReaderSeal
 from deltaport.server.files.signing import TableUrlSigner
 from deltaport.server.http.async_query import AsyncQueryAnswers
-from deltaport.server.http.audited import OPERATIONS, SharingAudit
+from deltaport.server.http.audited import SharingAudit, public_routes
 from deltaport.server.http.body_limit import BodyLimit
 from deltaport.server.http.header_limit import HeaderLimit
 from deltaport.server.http.health import health_routes
@@ -149,9 +150,9 @@ def create_app(
             public_url(config) + config.endpoint,
             iceberg_for=lambda endpoint: iceberg_endpoint_for(endpoint, config),
         )
-        routes += activation.routes()
         tokens = TokenEndpoint(catalog.live, config.oauth_access_token_lifetime_seconds)
-        routes.append(Route(config.endpoint + TOKEN_ENDPOINT_PATH, tokens.answer, methods=["POST"]))
+        token_route = Route(config.endpoint + TOKEN_ENDPOINT_PATH, tokens.answer, methods=["POST"])
+        routes += public_routes([*activation.routes(), token_route], api.audit)
     app = Starlette(
         routes=routes,
         middleware=[
@@ -271,7 +272,7 @@ class _Api:
 
     def guard(self, handler: Handler) -> Callable[[Request], Awaitable[Response]]:
         audit = self.audit
-        operation = OPERATIONS[handler.__name__]
+        operation = operation_of(handler)
 
         async def endpoint(request: Request) -> Response:
             started, name, code = audit.start() if audit else 0, None, None

@@ -70,6 +70,7 @@ class Activation:
         address = client_host(request.scope)
 
         def admit(linked: LinkedRecipient) -> None:
+            request.state.recipient = linked.name  # for its audit record
             IpAccessList.of(linked.ip_access_list).admit(address)
 
         def profile() -> bytes:
@@ -86,6 +87,7 @@ class Activation:
 
         def check() -> bytes:
             linked = self._store.activation_link(link)
+            request.state.recipient = linked.name  # for its audit record
             IpAccessList.of(linked.ip_access_list).admit(address)
             return b"{}"
 
