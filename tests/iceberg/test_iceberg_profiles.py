@@ -74,6 +74,11 @@ def test_an_activation_link_hands_over_a_profile_an_iceberg_reader_uses(
         _catalog(url, "share", "grant", "s", "--to", "r")
         profile = httpx.get(link.replace("http://x", server.base), timeout=30).json()
         assert profile["icebergEndpoint"] == server.base + "/iceberg"
+        auth = {"Authorization": f"Bearer {profile['bearerToken']}"}
+        deadline = time.monotonic() + 10  # until the server's live catalog has the new token
+        while httpx.get(profile["icebergEndpoint"] + "/v1/config", headers=auth).status_code != 200:
+            assert time.monotonic() < deadline
+            time.sleep(0.1)
         catalog = RestCatalog(
             "s", uri=profile["icebergEndpoint"], token=profile["bearerToken"], warehouse="s"
         )

@@ -14,6 +14,7 @@ import pytest
 from deltaport.catalog.sql_store import SqlCatalog
 from deltaport.config.model import ServerConfig, parse_config
 from deltaport.listeners.admin_app import create_admin_app
+from deltaport.listeners.iceberg_mount import mount_iceberg
 from deltaport.observe import audit_operations
 from deltaport.observe.audit_operations import OPERATIONS, UnnamedRouteError, operation_of
 from deltaport.server import create_app
@@ -26,6 +27,7 @@ def config(tmp_path: Path) -> ServerConfig:
     settings = {
         "catalog": url,
         "signingKey": "audit-operations-key",
+        "iceberg": {"metadataDirectory": str(tmp_path / "iceberg")},
         "admin": {"port": 9999, "tokens": ["an-admin-token-of-some-length"]},
     }
     return parse_config(settings, {})
@@ -33,6 +35,7 @@ def config(tmp_path: Path) -> ServerConfig:
 
 def _build_both(config: ServerConfig) -> None:
     app = create_app(config)
+    mount_iceberg(app, config, None)  # the Iceberg catalog, on the sharing listener
     app.state.catalog.live.close()
     create_admin_app(config)
 

@@ -165,7 +165,9 @@ def _play_unity(api: httpx.Client, admin: str, lake: Path) -> list[str]:
     assert wrong.status_code == 401
     assert api.delete(recipients + "/globex").status_code == 200
     assert api.delete(shares + "/marketing").status_code == 200
-    return [created.json()["profile"]["bearerToken"], rotated.json()["profile"]["bearerToken"]]
+    # the Unity API hands credentials over by activation link: the link's token is the secret
+    links = [created.json()["activation_url"], rotated.json()["activation_url"]]
+    return [link.rstrip("/").rsplit("/", 1)[1] for link in links]
 
 
 def _play_oauth(api: httpx.Client, sharing: RunningServer) -> tuple[int, list[str]]:
