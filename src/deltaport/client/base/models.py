@@ -57,6 +57,31 @@ class Table:
 
 
 @dataclass(frozen=True)
+class TableInfo:
+    """A table as OpenSharing's Get Table describes it: its identifiers and ``formats``
+    (``delta``, ``iceberg``: which APIs read it)."""
+
+    name: str
+    schema: str
+    share: str
+    formats: tuple[str, ...]
+    share_id: str | None = None
+    id: str | None = None
+
+    @classmethod
+    def from_json(cls, item: Mapping[str, Any]) -> TableInfo:
+        formats = str(item.get("format") or "")
+        return cls(
+            str(item["name"]),
+            str(item["schema"]),
+            str(item["share"]),
+            tuple(f.strip() for f in formats.split(",") if f.strip()),
+            item.get("shareId"),
+            item.get("id"),
+        )
+
+
+@dataclass(frozen=True)
 class RemoteFile:
     """One data file of a scan, as the server described it (picklable, for executors).
 
@@ -106,6 +131,8 @@ class QuerySpec:
     body: Mapping[str, Any]
     """The query body (snapshot, versions) or the query parameters (changes)."""
     response_formats: tuple[str, ...]
+    file_id_hash: str | None = None
+    """The ``fileidhash`` scheme of the file ids asked for (None: the server's own)."""
 
 
 @dataclass(frozen=True)
@@ -128,6 +155,10 @@ class ScanPlan:
     query: QuerySpec
     refresh_token: str | None = None
     metadata_changes: tuple[tuple[int, Metadata], ...] = ()
+    protocol_changes: tuple[tuple[int, Protocol], ...] = ()
+    """For a range read in the delta format, each later version in it that changed the
+    table's protocol (``includeHistoricalProtocol``), with that protocol, in version order;
+    every one of them is readable by this client (else the plan is refused)."""
     file_batch_url: str | None = None
     """Where the server sends many of its files at once (its ``Deltaport-File-Batch``
     header, see ``deltaport.protocol.file_batch``); None: it does not."""

@@ -27,6 +27,7 @@ OPERATIONS = {
     "list_tables": ops.LIST_TABLES,
     "list_all_tables": ops.LIST_ALL_TABLES,
     "head_table": ops.GET_TABLE_VERSION,
+    "get_table": ops.GET_TABLE,
     "table_version": ops.GET_TABLE_VERSION,
     "table_metadata": ops.GET_TABLE_METADATA,
     "query_table": ops.QUERIED_TABLE,
