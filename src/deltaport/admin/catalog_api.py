@@ -28,6 +28,7 @@ from deltaport.catalog.rows import (
     CatalogConflictError,
     CatalogError,
     CatalogNotFoundError,
+    Details,
     IssuedToken,
 )
 from deltaport.catalog.sql_store import SqlCatalog
@@ -49,6 +50,8 @@ Guard = Callable[[Handler], Handler]
 class _Share(msgspec.Struct, forbid_unknown_fields=True):
     name: str
     comment: str | None = None
+    displayName: str | None = None
+    properties: dict[str, str] = msgspec.field(default_factory=dict)
 
 
 class _Grant(msgspec.Struct, forbid_unknown_fields=True):
@@ -63,6 +66,9 @@ class _Table(msgspec.Struct, forbid_unknown_fields=True):
     partitionFilter: str | None = None
     accessModes: list[str] = msgspec.field(default_factory=lambda: [URL])
     auxiliaryLocations: list[str] = msgspec.field(default_factory=list)
+    comment: str | None = None
+    displayName: str | None = None
+    properties: dict[str, str] = msgspec.field(default_factory=dict)
 
 
 class _Recipient(msgspec.Struct, forbid_unknown_fields=True):
@@ -123,7 +129,14 @@ class CatalogApi:
             {
                 "generation": contents.generation,
                 "shares": [
-                    {"name": s.name, "id": s.id, "comment": s.comment} for s in contents.shares
+                    {
+                        "name": s.name,
+                        "id": s.id,
+                        "comment": s.comment,
+                        "displayName": s.display_name,
+                        "properties": dict(s.properties),
+                    }
+                    for s in contents.shares
                 ],
                 "tables": [_table_json(t) for t in contents.tables],
                 "recipients": [
@@ -151,7 +164,8 @@ class CatalogApi:
 
     async def create_share(self, request: Request) -> Response:
         body = await _body(request, _Share)
-        row = await run_in_threadpool(self._store.create_share, body.name, body.comment)
+        details = Details.of(body.displayName, body.properties)
+        row = await run_in_threadpool(self._store.create_share, body.name, body.comment, details)
         return _json({"name": row.name, "id": row.id}, 201)
 
     async def drop_share(self, request: Request) -> Response:
@@ -183,6 +197,8 @@ class CatalogApi:
                 auxiliary_locations=body.auxiliaryLocations,
                 storage_options=options,
                 settings_for=self._config.location_settings,
+                comment=body.comment,
+                details=Details.of(body.displayName, body.properties),
             )
         )
         return _json({"message": message}, 201)
@@ -308,6 +324,9 @@ def _table_json(t: Any) -> dict[str, Any]:
         "partitionFilter": t.partition_filter,
         "accessModes": list(t.access_modes),
         "auxiliaryLocations": list(t.auxiliary_locations),
+        "comment": t.comment,
+        "displayName": t.display_name,
+        "properties": dict(t.properties),
     }
 
 

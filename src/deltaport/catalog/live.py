@@ -279,7 +279,14 @@ def _live(token: TokenRow, now_ms: float) -> bool:
 
 def _view(contents: CatalogContents, options_for: OptionsFor, made: _Made) -> CatalogView:
     shares: dict[str, Share] = {
-        name_key(s.name): Share(s.name, id=s.id, comment=s.comment) for s in contents.shares
+        name_key(s.name): Share(
+            s.name,
+            id=s.id,
+            display_name=s.display_name,
+            comment=s.comment,
+            properties=dict(s.properties) or None,
+        )
+        for s in contents.shares
     }
     for t in contents.tables:
         share = shares[name_key(t.share)]
@@ -309,6 +316,9 @@ def _table(t: TableRow, share: Share, options_for: OptionsFor) -> SharedTable:
         share_id=share.id,
         history_shared=t.history_shared,
         start_version=t.start_version,
+        display_name=t.display_name,
+        comment=t.comment,
+        properties=dict(t.properties) or None,
         access=table_access(location, t.location, t.access_modes, t.auxiliary_locations),
         partition_filter=t.partition_filter,
     )

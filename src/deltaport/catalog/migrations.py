@@ -121,6 +121,14 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             expires_at BIGINT NOT NULL,
             used_at BIGINT)""",
     ),
+    # 8 (the lead renumbers it after 7): a display name and properties (JSON) on shares and
+    # shared tables, which recipients see in listings (the protocol's displayName, properties)
+    (
+        "ALTER TABLE shares ADD COLUMN display_name TEXT",
+        "ALTER TABLE shares ADD COLUMN properties TEXT NOT NULL DEFAULT '{}'",
+        "ALTER TABLE shared_tables ADD COLUMN display_name TEXT",
+        "ALTER TABLE shared_tables ADD COLUMN properties TEXT NOT NULL DEFAULT '{}'",
+    ),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
