@@ -18,6 +18,7 @@ from deltalake import write_deltalake
 
 from deltaport.catalog.sql_store import SqlCatalog
 from deltaport.cli import main as cli
+from deltaport.client import Schema, SharingClient
 from sharing_server import RunningServer, free_port, start_server, stop_server
 
 ADMIN_TOKEN = "catalog-details-admin-token"
@@ -102,6 +103,17 @@ def test_set_through_the_admin_api_and_shown_to_recipients(
         for path in ("/shares/sales/schemas/s/tables", "/shares/sales/all-tables"):
             (item,) = client.get(path).json()["items"]
             assert _seen(item) == SHOWN
+    with SharingClient(str(tmp_path / "sales.share")) as ours:
+        described = ("Sales data", "daily", {"owner": "ops"})
+        for item in (
+            ours.get_share("sales"),
+            *ours.list_shares(),
+            *ours.list_all_tables("sales"),
+            *ours.list_tables(Schema("s", "sales")),
+        ):
+            assert (item.display_name, item.comment, item.properties) == described
+        (schema,) = ours.list_schemas("sales")  # a catalog schema exists through its tables
+        assert (schema.display_name, schema.comment, schema.properties) == (None, None, None)
     with httpx.Client(base_url=admin, headers={"Authorization": f"Bearer {ADMIN_TOKEN}"}) as api:
         catalog = api.get("/api/catalog").json()
         (share_row,) = [s for s in catalog["shares"] if s["name"] == "sales"]

@@ -3,6 +3,7 @@ snapshots and change data."""
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -66,11 +67,8 @@ class TableHandle:
     def access(self) -> TableAccess:
         """What the table offers: from the listing that named it, else from ``/metadata``."""
         if self.table.access is None:
-            self.table = Table(
-                self.table.name,
-                self.table.share,
-                self.table.schema,
-                fetch_table_access(self._rest, self.table),
+            self.table = dataclasses.replace(
+                self.table, access=fetch_table_access(self._rest, self.table)
             )
         assert self.table.access is not None
         return self.table.access

@@ -33,27 +33,53 @@ class TableAccess:
 
 @dataclass(frozen=True)
 class Share:
+    """``display_name``, ``comment`` and ``properties``: what the server's listing says of
+    it besides its name (None when it says nothing); they are not part of its identity."""
+
     name: str
     id: str | None = None
+    display_name: str | None = field(default=None, compare=False)
+    comment: str | None = field(default=None, compare=False)
+    properties: Mapping[str, str] | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
 class Schema:
+    """As ``Share``: ``display_name``, ``comment``, ``properties`` from the listing."""
+
     name: str
     share: str
+    display_name: str | None = field(default=None, compare=False)
+    comment: str | None = field(default=None, compare=False)
+    properties: Mapping[str, str] | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
 class Table:
+    """As ``Share``: ``display_name``, ``comment``, ``properties`` from the listing."""
+
     name: str
     share: str
     schema: str
     access: TableAccess | None = field(default=None, compare=False)
     """How the table may be read, when a listing said so (None: not known yet)."""
+    display_name: str | None = field(default=None, compare=False)
+    comment: str | None = field(default=None, compare=False)
+    properties: Mapping[str, str] | None = field(default=None, compare=False)
 
     @property
     def full_name(self) -> str:
         return f"{self.share}.{self.schema}.{self.name}"
+
+
+def described(item: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``displayName``, ``comment`` and ``properties`` of a listing item, as keyword
+    arguments of ``Share``, ``Schema`` and ``Table``."""
+    return {
+        "display_name": item.get("displayName"),
+        "comment": item.get("comment"),
+        "properties": item.get("properties"),
+    }
 
 
 @dataclass(frozen=True)
