@@ -85,7 +85,7 @@ def add_catalog_commands(
     share_cmds = share.add_subparsers(dest="share_command", required=True, metavar="ACTION")
     create = share_cmds.add_parser("create", help="create a share")
     create.add_argument("name")
-    create.add_argument("--comment")
+    add_details_options(create)
     listed = share_cmds.add_parser("list", help="shares, their tables and grants")
     drop = share_cmds.add_parser("drop", help="drop a share (its tables and grants too)")
     drop.add_argument("name")
@@ -127,6 +127,7 @@ def add_catalog_commands(
         dest="auxiliary_locations",
         help="another location of the table's files (dir credentials for it too)",
     )
+    add_details_options(add)
     remove = table_actions.add_parser("remove", help="stop sharing a table (catalog)")
     remove.add_argument("name", help="SHARE.SCHEMA.TABLE")
     for p, fn in ((add, _table_add), (remove, _table_remove)):
@@ -235,8 +236,19 @@ def _local(args: argparse.Namespace, create: bool = False) -> SqlCatalog:
     return store
 
 
+def add_details_options(parser: argparse.ArgumentParser) -> None:
+    """The command-line options of what recipients see of a share or table."""
+    parser.add_argument("--comment")
+    parser.add_argument("--display-name", help="the name recipients' tools show")
+    parser.add_argument(
+        "--property", action="append", default=[], metavar="KEY=VALUE", help="(repeatable)"
+    )
+
+
 def _share_create(args: argparse.Namespace) -> str:
-    _store(args).create_share(args.name, args.comment)
+    from deltaport.catalog.commands import details_from_args
+
+    _store(args).create_share(args.name, args.comment, details_from_args(args))
     return f"created share {args.name}"
 
 
@@ -262,7 +274,7 @@ def _share_revoke(args: argparse.Namespace) -> str:
 
 
 def _table_add(args: argparse.Namespace) -> str:
-    from deltaport.catalog.commands import add_table
+    from deltaport.catalog.commands import add_table, details_from_args
     from deltaport.catalog.remote import RemoteCatalog
     from deltaport.storage.uri import absolute_location
 
@@ -278,6 +290,8 @@ def _table_add(args: argparse.Namespace) -> str:
             partition_filter=args.partition_filter,
             access_modes=modes,
             auxiliary_locations=args.auxiliary_locations,
+            comment=args.comment,
+            details=details_from_args(args),
         )
     options, settings_for = _server_storage(args.config, args.location)
     return add_table(
@@ -291,6 +305,8 @@ def _table_add(args: argparse.Namespace) -> str:
         auxiliary_locations=args.auxiliary_locations,
         storage_options=options,
         settings_for=settings_for,
+        comment=args.comment,
+        details=details_from_args(args),
     )
 
 
@@ -304,17 +320,12 @@ def _table_remove(args: argparse.Namespace) -> str:
 def _recipient_create(args: argparse.Namespace) -> str:
     """Everything that can fail is checked before the recipient is written: the arguments,
     the configuration, the endpoint (by the store) and the profile path."""
-    from deltaport.catalog.commands import ProfileOutput
+    from deltaport.catalog.commands import ProfileOutput, parse_properties
     from deltaport.catalog.remote import RemoteCatalog
     from deltaport.catalog.rows import CatalogError
     from deltaport.catalog.store_checks import expiry_text
 
-    properties = {}
-    for item in args.property:
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            raise CatalogError(f"--property expects KEY=VALUE, got {item!r}")
-        properties[key] = value
+    properties = parse_properties(args.property)
     lifetime = _lifetime(args.expires)
     kind = "OAUTH_CLIENT_CREDENTIALS" if args.oauth else "TOKEN"
     store = _store(args)
@@ -431,27 +442,14 @@ def _shown(url: str) -> str:
 
 
 def _import(args: argparse.Namespace) -> str:
+    from deltaport.config.catalog_import import import_shares
     from deltaport.config.model import load_config
     from deltaport.text.wording import count
 
     config = load_config(args.yaml)
     store = _local(args)
     with store.batch():
-        for share in config.shares:
-            store.create_share(share.name, share.comment)
-            for schema in share.schemas:
-                for t in schema.tables:
-                    store.add_table(
-                        share.name,
-                        schema.name,
-                        t.name,
-                        t.location,
-                        history_shared=t.shares_history,
-                        start_version=t.start_version,
-                        partition_filter=t.partition_filter,
-                        access_modes=t.access_modes,
-                        auxiliary_locations=t.auxiliary_locations,
-                    )
+        import_shares(store, config)
         lines = [f"imported {count(len(config.shares), 'share')} from {args.yaml}"]
         token = config.authorization.bearer_token if config.authorization else None
         if token:

@@ -3,11 +3,12 @@ returns the text to print. The argument parsing is in :mod:`deltaport.catalog_cl
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import re
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import timedelta
 from pathlib import Path
 from types import TracebackType
@@ -16,7 +17,7 @@ from deltaport.catalog.access import SettingsFor
 from deltaport.catalog.limits import MAX_DURATION_SECONDS
 from deltaport.catalog.partition_filter import PartitionFilterError, check
 from deltaport.catalog.remote import RemoteCatalog
-from deltaport.catalog.rows import CatalogError, IssuedToken, TokenRow
+from deltaport.catalog.rows import NO_DETAILS, CatalogError, Details, IssuedToken, TokenRow
 from deltaport.catalog.sql_store import SqlCatalog
 from deltaport.catalog.store_checks import check_table_fields, expiry_text
 from deltaport.catalog.tokens import OAUTH, TOKEN_ENDPOINT_PATH
@@ -60,8 +61,11 @@ def add_table(
     auxiliary_locations: Sequence[str] = (),
     storage_options: Mapping[str, str] | None = None,
     settings_for: SettingsFor | None = None,
+    comment: str | None = None,
+    details: Details = NO_DETAILS,
 ) -> str:
-    """Add a table after checking it (see :func:`check_table`)."""
+    """Add a table after checking it (see :func:`check_table`); ``comment`` and
+    ``details`` are what recipients see of it besides its name."""
     share, schema, name = split_table_name(full_name)
     check_table(
         full_name,
@@ -84,6 +88,8 @@ def add_table(
         partition_filter=partition_filter,
         access_modes=access_modes,
         auxiliary_locations=auxiliary_locations,
+        comment=comment,
+        details=details,
     )
     return f"added table {share}.{schema}.{name} ({location})"
 
@@ -302,3 +308,18 @@ def _iso_utc(millis: int) -> str:
     from datetime import UTC, datetime
 
     return datetime.fromtimestamp(millis / 1000, UTC).strftime("%Y-%m-%dT%H:%M:%S.000Z")
+
+
+def parse_properties(items: Iterable[str]) -> dict[str, str]:
+    """``KEY=VALUE`` command-line arguments as properties."""
+    properties = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise CatalogError(f"--property expects KEY=VALUE, got {item!r}")
+        properties[key] = value
+    return properties
+
+
+def details_from_args(args: argparse.Namespace) -> Details:
+    return Details.of(args.display_name, parse_properties(args.property))

@@ -22,6 +22,7 @@ OPERATIONS: dict[str, str] = {
     "_Api.list_tables": ops.LIST_TABLES,
     "_Api.list_all_tables": ops.LIST_ALL_TABLES,
     "_Api.head_table": ops.GET_TABLE_VERSION,
+    "_Api.get_table": ops.GET_TABLE,
     "_Api.table_version": ops.GET_TABLE_VERSION,
     "_Api.table_metadata": ops.GET_TABLE_METADATA,
     "_Api.query_table": ops.QUERIED_TABLE,

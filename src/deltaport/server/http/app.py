@@ -7,6 +7,7 @@ import hmac
 import logging
 import os
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from datetime import timedelta
 from typing import TypeVar
 
@@ -29,6 +30,7 @@ from deltaport.observe.health import Readiness
 from deltaport.observe.metrics import CATALOG_SIZES, CatalogCounts, count_served, count_vended
 from deltaport.protocol.actions import (
     GetShareResponse,
+    GetTableResponse,
     ListSchemasResponse,
     ListSharesResponse,
     ListTablesResponse,
@@ -38,7 +40,7 @@ from deltaport.protocol.actions import (
     TableItem,
 )
 from deltaport.protocol.capabilities import HEADER as CAPABILITIES_HEADER
-from deltaport.protocol.capabilities import parse_capabilities, response_header
+from deltaport.protocol.capabilities import Capabilities, parse_capabilities, response_header
 from deltaport.protocol.credentials import URL
 from deltaport.protocol.echo import echo
 from deltaport.protocol.errors import (
@@ -49,6 +51,8 @@ from deltaport.protocol.errors import (
     TooManyRequestsError,
 )
 from deltaport.protocol.file_batch import HEADER as FILE_BATCH_HEADER
+from deltaport.protocol.file_id_hash import HEADER as FILE_ID_HASH_HEADER
+from deltaport.protocol.file_id_hash import parse_file_id_hash
 from deltaport.protocol.params import int_param, json_body
 from deltaport.server.answers.client_gone import ClientGone, closing_body, while_connected
 from deltaport.server.answers.ndjson import CONTENT_TYPE as NDJSON
@@ -91,6 +95,8 @@ log = logging.getLogger(__name__)
 JSON = "application/json; charset=utf-8"
 VERSION_HEADER = "Delta-Table-Version"
 FILES_PATH = "/files"
+TABLE_FORMAT = "delta"
+"""The format OpenSharing's Get Table names: every shared table is a Delta table."""
 
 T = TypeVar("T")
 
@@ -258,6 +264,7 @@ class _Api:
                 methods=["POST"],
             ),
             Route(table, guard(self.head_table), methods=["HEAD"]),
+            Route(table, guard(self.get_table), methods=["GET"]),
             Route(shares, guard(self.list_shares), methods=["GET"]),
             Route(f"{shares}/{{share}}", guard(self.get_share), methods=["GET"]),
             Route(f"{shares}/{{share}}/schemas", guard(self.list_schemas), methods=["GET"]),
@@ -341,6 +348,15 @@ class _Api:
         p = request.path_params
         return self.catalog.table(recipient, p["share"], p["schema"], p["table"])
 
+    async def get_table(self, request: Request, recipient: Recipient) -> Response:
+        """OpenSharing's Get Table: the table's identifiers and format."""
+        table = self._table(request, recipient)
+        return _json(
+            GetTableResponse(
+                table.name, table.schema, table.share, TABLE_FORMAT, table.share_id, table.id
+            )
+        )
+
     async def head_table(self, request: Request, recipient: Recipient) -> Response:
         table = self._table(request, recipient)
         return Response(headers={VERSION_HEADER: str(await self._latest_version(table))})
@@ -377,7 +393,7 @@ class _Api:
     async def query_table(self, request: Request, recipient: Recipient) -> Response:
         table = self._table(request, recipient)
         require_mode(table, URL)
-        caps = parse_capabilities(request.headers.get(CAPABILITIES_HEADER))
+        caps = _file_capabilities(request)
         body = await request.body()
         query = json_body(body, _query_decoder, QueryTableRequest())
         if caps.async_query:
@@ -402,7 +418,7 @@ class _Api:
     async def table_changes(self, request: Request, recipient: Recipient) -> Response:
         table = self._table(request, recipient)
         require_mode(table, URL)
-        caps = parse_capabilities(request.headers.get(CAPABILITIES_HEADER))
+        caps = _file_capabilities(request)
         query = changes_query(request.query_params)
         answer = await while_connected(request, self.changes.changes, table, caps, query)
         return self._files_stream(recipient, table, answer)
@@ -428,6 +444,13 @@ class _Api:
         return Response(self._openapi_bytes, media_type=JSON)
 
 
+def _file_capabilities(request: Request) -> Capabilities:
+    """The capabilities of a request answered with files, with its ``fileidhash``."""
+    caps = parse_capabilities(request.headers.get(CAPABILITIES_HEADER))
+    file_id_hash = parse_file_id_hash(request.headers.get(FILE_ID_HASH_HEADER))
+    return replace(caps, file_id_hash=file_id_hash) if file_id_hash else caps
+
+
 def _stream(answer: TableResponse, extra_headers: dict[str, str] | None = None) -> Response:
     headers = {
         **(extra_headers or {}),
@@ -436,6 +459,8 @@ def _stream(answer: TableResponse, extra_headers: dict[str, str] | None = None) 
             answer.response_format, answer.include_end_stream_action
         ),
     }
+    if answer.file_id_hash is not None:
+        headers[FILE_ID_HASH_HEADER] = answer.file_id_hash
     return StreamingResponse(closing_body(answer.body), media_type=NDJSON, headers=headers)
 
 
