@@ -16,6 +16,8 @@ from collections.abc import Callable
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
+from deltaport.profile_addresses import explicit_endpoint, fallback_endpoint, iceberg_endpoint
+
 if TYPE_CHECKING:
     from deltaport.catalog.access import SettingsFor
     from deltaport.catalog.remote import RemoteCatalog
@@ -23,7 +25,6 @@ if TYPE_CHECKING:
     from deltaport.config.model import ServerConfig
 
 DEFAULT_CATALOG = "sqlite:///deltaport-data/catalog.db"
-DEFAULT_ENDPOINT = "http://localhost:8080/delta-sharing"
 Handler = Callable[[argparse.Namespace], str]
 
 
@@ -329,9 +330,9 @@ def _recipient_create(args: argparse.Namespace) -> str:
     lifetime = _lifetime(args.expires)
     kind = "OAUTH_CLIENT_CREDENTIALS" if args.oauth else "TOKEN"
     store = _store(args)
-    fallback = _fallback_endpoint(args)
+    fallback = fallback_endpoint(args)
     # through --server, the server says where recipients reach it
-    endpoint = _explicit_endpoint(args) or (None if isinstance(store, RemoteCatalog) else fallback)
+    endpoint = explicit_endpoint(args) or (None if isinstance(store, RemoteCatalog) else fallback)
     if args.activation:
         if args.output:
             raise CatalogError(
@@ -373,7 +374,7 @@ def _recipient_create(args: argparse.Namespace) -> str:
             max_ip_entries=_configured(args).max_ip_access_list_entries,
         )
         endpoint = issued.endpoint or fallback
-        return profile.write(issued, endpoint, _iceberg_endpoint(args, endpoint))
+        return profile.write(issued, endpoint, iceberg_endpoint(args, endpoint))
 
 
 def _recipient_rotate(args: argparse.Namespace) -> str:
@@ -384,13 +385,13 @@ def _recipient_rotate(args: argparse.Namespace) -> str:
     grace = timedelta(0) if args.now else parse_duration(args.grace)
     lifetime = KEEP if args.expires is None else _lifetime(args.expires)
     store = _store(args)
-    fallback = _fallback_endpoint(args)
+    fallback = fallback_endpoint(args)
     with ProfileOutput(args.output) as profile:
         issued = store.rotate(
-            args.name, grace, lifetime, endpoint=_explicit_endpoint(args), default_endpoint=fallback
+            args.name, grace, lifetime, endpoint=explicit_endpoint(args), default_endpoint=fallback
         )
         endpoint = issued.endpoint or fallback
-        return profile.write(issued, endpoint, _iceberg_endpoint(args, endpoint))
+        return profile.write(issued, endpoint, iceberg_endpoint(args, endpoint))
 
 
 def _recipient_revoke(args: argparse.Namespace) -> str:
@@ -465,33 +466,6 @@ def _lifetime(text: str | None) -> timedelta | None:
     if text is None or text.strip().lower() == "never":
         return None
     return parse_duration(text)
-
-
-def _explicit_endpoint(args: argparse.Namespace) -> str | None:
-    return str(args.endpoint).rstrip("/") if args.endpoint else None
-
-
-def _fallback_endpoint(args: argparse.Namespace) -> str:
-    """The server's sharing URL as ``--config`` says (its ``publicUrl`` and ``endpoint``;
-    read now, so that a configuration that cannot be loaded stops the command before the
-    catalog changes), else ``http://localhost:8080/delta-sharing``."""
-    if args.config:
-        from deltaport.config.model import load_config
-        from deltaport.config.urls import public_url
-
-        config = load_config(args.config)
-        return public_url(config) + config.endpoint
-    return DEFAULT_ENDPOINT
-
-
-def _iceberg_endpoint(args: argparse.Namespace, endpoint: str) -> str | None:
-    """The ``icebergEndpoint`` of a profile for ``endpoint``: beside it, as ``--config``
-    (else the defaults) places the Iceberg catalog."""
-    from deltaport.config.model import ServerConfig, load_config
-    from deltaport.config.urls import iceberg_endpoint_for
-
-    config = load_config(args.config) if args.config else ServerConfig()
-    return iceberg_endpoint_for(endpoint, config)
 
 
 def _server_storage(

@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import logging
-import os
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from datetime import timedelta
@@ -20,7 +17,7 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import BaseRoute, Route
 
-from deltaport.catalog.model import CatalogView, Recipient, Share, SharedSchema, SharedTable
+from deltaport.catalog.model import CatalogView, Recipient, SharedTable
 from deltaport.catalog.tokens import TOKEN_ENDPOINT_PATH
 from deltaport.config.model import ServerConfig
 from deltaport.config.urls import iceberg_endpoint_for, public_url
@@ -35,9 +32,6 @@ from deltaport.protocol.actions import (
     ListSharesResponse,
     ListTablesResponse,
     QueryTableRequest,
-    SchemaItem,
-    ShareItem,
-    TableItem,
 )
 from deltaport.protocol.capabilities import HEADER as CAPABILITIES_HEADER
 from deltaport.protocol.capabilities import Capabilities, parse_capabilities, response_header
@@ -66,7 +60,9 @@ from deltaport.server.http.header_limit import HeaderLimit
 from deltaport.server.http.health import health_routes
 from deltaport.server.http.hot_routes import HotRoutesFirst
 from deltaport.server.http.hsts import StrictTransport
+from deltaport.server.http.items import schema_item, share_item, table_item
 from deltaport.server.http.request_metrics import RequestMetrics
+from deltaport.server.http.server_keys import derive_key, server_key
 from deltaport.server.http.warm_up import warmed_up
 from deltaport.server.oauth.activation import Activation
 from deltaport.server.oauth.client_address import ClientAddresses, client_host
@@ -112,13 +108,13 @@ def create_app(
     """The ASGI app serving ``config`` (the sharing API under ``config.endpoint``), keeping
     an audit record of each request in ``audit``; ``queries`` prepares asynchronous
     queries (default: as ``config.asyncQueries`` says)."""
-    key = _server_key(config)
-    seal = ReaderSeal(_derive(key, "file-url-readers"))
+    key = server_key(config)
+    seal = ReaderSeal(derive_key(key, "file-url-readers"))
     catalog = catalog_source(config, seal)
-    local_signer = LocalUrlSigner(_derive(key, "local-file-urls"), _files_url(config))
+    local_signer = LocalUrlSigner(derive_key(key, "local-file-urls"), _files_url(config))
     url_signer = TableUrlSigner(local_signer, seal)
     url_lifetime = timedelta(seconds=config.pre_signed_url_timeout_seconds)
-    table_tokens = TableTokens(TokenSigner(_derive(key, "table-tokens")))
+    table_tokens = TableTokens(TokenSigner(derive_key(key, "table-tokens")))
     service = TableService(
         url_signer,
         url_lifetime,
@@ -132,10 +128,10 @@ def create_app(
         pages=SnapshotPages(table_tokens),
     )
     changes = ChangeService(url_signer, url_lifetime, table_tokens)
-    pages = PageTokens(_derive(key, "page-tokens"))
+    pages = PageTokens(derive_key(key, "page-tokens"))
     credentials = CredentialService(config)
     queries = queries or AsyncQueries(async_settings(config))
-    ids = QueryIds(TokenSigner(_derive(key, "async-query-ids")))
+    ids = QueryIds(TokenSigner(derive_key(key, "async-query-ids")))
     answers = AsyncQueryAnswers(service, ids, queries)
     api = _Api(catalog, pages, service, changes, credentials, config, audit, answers)
 
@@ -200,21 +196,6 @@ def files_path_prefix(config: ServerConfig) -> str:
 
 def _files_url(config: ServerConfig) -> str:
     return public_url(config) + config.endpoint + FILES_PATH
-
-
-def _server_key(config: ServerConfig) -> bytes:
-    if config.signing_key:
-        return hashlib.sha256(config.signing_key.encode()).digest()
-    log.warning(
-        "signingKey is not set: page tokens, refresh tokens and local file URLs are only "
-        "valid on this server process until it restarts; set signingKey (the same on every "
-        "replica) to make them work across replicas and restarts"
-    )
-    return os.urandom(32)
-
-
-def _derive(key: bytes, purpose: str) -> bytes:
-    return hmac.digest(key, purpose.encode(), "sha256")
 
 
 class _Api:
@@ -307,31 +288,31 @@ class _Api:
     async def list_shares(self, request: Request, recipient: Recipient) -> Response:
         shares = self.catalog.shares(recipient)
         page, token = self._page(request, recipient, "shares", shares)
-        return _json(ListSharesResponse([_share_item(s) for s in page], token))
+        return _json(ListSharesResponse([share_item(s) for s in page], token))
 
     async def get_share(self, request: Request, recipient: Recipient) -> Response:
         share = self.catalog.share(recipient, request.path_params["share"])
-        return _json(GetShareResponse(_share_item(share)))
+        return _json(GetShareResponse(share_item(share)))
 
     async def list_schemas(self, request: Request, recipient: Recipient) -> Response:
         share = request.path_params["share"]
         schemas = self.catalog.schemas(recipient, share)
         page, token = self._page(request, recipient, f"schemas\0{share.casefold()}", schemas)
-        return _json(ListSchemasResponse([_schema_item(s) for s in page], token))
+        return _json(ListSchemasResponse([schema_item(s) for s in page], token))
 
     async def list_tables(self, request: Request, recipient: Recipient) -> Response:
         share, schema = request.path_params["share"], request.path_params["schema"]
         tables = self.catalog.tables(recipient, share, schema)
         scope = f"tables\0{share.casefold()}\0{schema.casefold()}"
         page, token = self._page(request, recipient, scope, tables)
-        return _json(ListTablesResponse([_table_item(t) for t in page], token))
+        return _json(ListTablesResponse([table_item(t) for t in page], token))
 
     async def list_all_tables(self, request: Request, recipient: Recipient) -> Response:
         share = request.path_params["share"]
         tables = self.catalog.all_tables(recipient, share)
         listing = f"all-tables\0{share.casefold()}"
         page, token = self._page(request, recipient, listing, tables)
-        return _json(ListTablesResponse([_table_item(t) for t in page], token))
+        return _json(ListTablesResponse([table_item(t) for t in page], token))
 
     def _page(
         self, request: Request, recipient: Recipient, listing: str, items: list[T]
@@ -492,29 +473,3 @@ async def _unexpected_error(request: Request, exc: Exception) -> Response:
 def _what(request: Request) -> tuple[str, str]:
     """Method and path of ``request`` for a log line (the path cut short)."""
     return request.method, echo(request.url.path)
-
-
-def _share_item(share: Share) -> ShareItem:
-    return ShareItem(share.name, share.id, share.display_name, share.comment, share.properties)
-
-
-def _schema_item(schema: SharedSchema) -> SchemaItem:
-    return SchemaItem(
-        schema.name, schema.share, schema.display_name, schema.comment, schema.properties
-    )
-
-
-def _table_item(table: SharedTable) -> TableItem:
-    return TableItem(
-        table.name,
-        table.schema,
-        table.share,
-        table.share_id,
-        table.id,
-        table.display_name,
-        table.comment,
-        table.properties,
-        table.access.location,
-        list(table.access.auxiliary_locations) or None,
-        list(table.access.modes),
-    )
