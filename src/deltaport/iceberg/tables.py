@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import threading
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -22,6 +21,7 @@ from deltaport.delta.model import DeletionVector
 from deltaport.iceberg.bounds import stats_columns
 from deltaport.iceberg.errors import UnsupportedTable
 from deltaport.iceberg.field_ids import ASSIGNED_FROM_WITH_MAPPING, FieldIds
+from deltaport.iceberg.files import MetadataFiles, name_in, reader_path
 from deltaport.iceberg.manifests import DataFiles, ManifestStore, typed_partitions
 from deltaport.iceberg.metadata import (
     SnapshotEntry,
@@ -66,15 +66,21 @@ class IcebergTables:
         from its start version when its history is shared (``all_snapshots``), else only
         the latest."""
         delta_table = self._open(table.location.uri, table.storage_options)
-        state = self._state(table.location)
+        state = self._state(table)
         return state.load(delta_table, table, all_snapshots)
 
-    def _state(self, location: Location) -> _TableState:
+    def _state(self, table: SharedTable) -> _TableState:
+        location = table.location
         with self._lock:
             state = self._states.get(location.uri)
             if state is None:
                 name = hashlib.sha256(location.uri.encode()).hexdigest()[:24]
-                state = self._states[location.uri] = _TableState(self._root / name, location)
+                directory = self._root / name
+                if location.kind == "local":
+                    files = MetadataFiles.local(directory)
+                else:
+                    files = MetadataFiles.cloud(location, table.storage_options)
+                state = self._states[location.uri] = _TableState(directory, location, files)
             return state
 
 
@@ -87,9 +93,10 @@ class _Built:
 
 
 class _TableState:
-    def __init__(self, directory: Path, location: Location) -> None:
+    def __init__(self, directory: Path, location: Location, files: MetadataFiles) -> None:
         self.directory = directory
         self.location = location
+        self._files = files
         self._lock = threading.Lock()
         self._built: dict[int, _Built] = {}
         self._schemas: dict[str, IcebergSchema] = {}
@@ -102,7 +109,7 @@ class _TableState:
             for line in self._index.read_text().splitlines():
                 item = json.loads(line)
                 entry = SnapshotEntry(**item["entry"])
-                if Path(entry.manifest_list).exists():
+                if files.exists(name_in(entry.manifest_list)):
                     self._built[entry.version] = _Built(
                         entry, item["schema"], tuple(item["partitions"]), item["mapped"]
                     )
@@ -224,6 +231,7 @@ class _TableState:
             ]
             self._manifests = ManifestStore(
                 self.directory,
+                self._files,
                 partition,
                 json.dumps(spec["fields"]),
                 json.dumps(schema.schema),
@@ -255,7 +263,7 @@ class _TableState:
         found = self._resolved.get(raw)
         if found is None:
             where = resolve_log_path(self.location, raw)
-            found = self._resolved[raw] = where.key if where.kind == "local" else where.uri
+            found = self._resolved[raw] = reader_path(where)
         return found
 
     def _count_rows(self, path: str) -> int:
@@ -282,7 +290,7 @@ class _TableState:
                 for b in built
             ],
         )
-        location = self.location.key if self.location.kind == "local" else self.location.uri
+        location = reader_path(self.location)
         properties = {
             "schema.name-mapping.default": json.dumps(name_mapping),
             "delta.version": str(latest.version),
@@ -302,13 +310,10 @@ class _TableState:
         )
         body = canonical(metadata)
         digest = hashlib.sha256(body).hexdigest()[:32]
-        path = self.directory / "metadata" / f"{latest.version:020d}-{digest}.metadata.json"
-        if not path.exists():
-            path.parent.mkdir(parents=True, exist_ok=True)
-            partial = path.with_name(f".{path.name}.{os.getpid()}")
-            partial.write_bytes(body)
-            os.replace(partial, path)
-        return LoadedTable(str(path), metadata, digest)
+        name = f"metadata/{latest.version:020d}-{digest}.metadata.json"
+        if not self._files.exists(name):
+            self._files.write(name, body)
+        return LoadedTable(self._files.path(name), metadata, digest)
 
 
 def _union_mapping(

@@ -166,6 +166,7 @@ def create_app(config: ServerConfig, audit: AuditLog | None = None) -> Starlette
     app.router.redirect_slashes = False
     app.state.openapi = api.openapi
     app.state.catalog = catalog
+    app.state.credentials = credentials
     app.state.readiness = readiness
     return app
 
