@@ -46,10 +46,15 @@ CREDENTIAL_KEYS = {
 def cloud_server(
     s3_emulator: S3Emulator, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[RunningServer]:
-    tmp = tmp_path_factory.mktemp("iceberg-cloud")
     s3_emulator.create_bucket(BUCKET)
     for location in (ROOT, URL_ONLY):
         write_lake_table(s3_emulator, location)
+    running = _start(s3_emulator, tmp_path_factory.mktemp("iceberg-cloud"))
+    yield running
+    stop_server(running)
+
+
+def _start(s3: S3Emulator, tmp: Path) -> RunningServer:
     tables = [
         table_entry("sales", ROOT, accessModes=["url", "dir"], historyShared=True),
         table_entry("url_only", URL_ONLY, accessModes=["url"]),
@@ -58,14 +63,12 @@ def cloud_server(
         "version": 1,
         "authorization": {"bearerToken": "${DELTAPORT_TEST_TOKEN}"},
         "signingKey": "a-fixed-key-for-tests",
-        "storage": [storage_entry(s3_emulator, BUCKET)],
+        "storage": [storage_entry(s3, BUCKET)],
         "audit": {"jsonLines": str(tmp / "audit.jsonl")},
         "iceberg": {"metadataDirectory": str(tmp / "metadata")},
         "shares": [{"name": "Lake", "schemas": [{"name": "s", "tables": tables}]}],
     }
-    running = start_server(config, tmp)
-    yield running
-    stop_server(running)
+    return start_server(config, tmp)
 
 
 def _uri(server: RunningServer) -> str:
@@ -146,14 +149,20 @@ def test_a_table_without_dir_mode_is_not_offered(cloud_server: RunningServer) ->
     assert credentials.status_code == 404
 
 
-def test_no_credential_in_the_log_or_the_audit_log(cloud_server: RunningServer) -> None:
-    config = _get(cloud_server, TABLE_PATH).json()["config"]
-    _get(cloud_server, TABLE_PATH + "/credentials")
-    audit = Path(cloud_server.log_path.parent / "audit.jsonl").read_text()
-    assert "iceberg" in audit  # the catalog's requests are audited
-    log = cloud_server.log()
-    assert "vended aws credentials to recipient" in log
+def test_no_credential_in_the_log_or_the_audit_log(
+    cloud_server: RunningServer, s3_emulator: S3Emulator, tmp_path: Path
+) -> None:
+    server = _start(s3_emulator, tmp_path)  # its own: the audit log is whole once it stops
+    try:
+        config = _get(server, TABLE_PATH).json()["config"]
+        _get(server, TABLE_PATH + "/credentials")
+    finally:
+        stop_server(server)
+    records = [json.loads(line) for line in (tmp_path / "audit.jsonl").read_text().splitlines()]
+    assert [r["operation"] for r in records] == ["icebergLoadTable", "icebergLoadCredentials"]
+    audit = (tmp_path / "audit.jsonl").read_text()
+    log = server.log()
+    assert "vended aws credentials to recipient default for table Lake.s.sales" in log
     for key in ("s3.secret-access-key", "s3.session-token", "s3.access-key-id"):
         assert config[key] not in log, key
         assert config[key] not in audit, key
-    assert all(json.loads(line) for line in audit.splitlines())
