@@ -1,6 +1,7 @@
 """Delta tables as Iceberg tables: for each table location, its field ids, manifests and
-one Iceberg snapshot per Delta version served, kept in a metadata directory of the server
-and built only for versions not built before."""
+one Iceberg snapshot per Delta version served, built only for versions not built before.
+The files readers open lie in a metadata directory of the server for a local table, and
+under the table's own location for a cloud table (see :mod:`deltaport.iceberg.files`)."""
 
 from __future__ import annotations
 
@@ -52,8 +53,8 @@ class LoadedTable:
 
 
 class IcebergTables:
-    """Iceberg metadata for every table served, under ``root`` (one directory per table
-    location)."""
+    """Iceberg metadata for every table served; the server's bookkeeping under ``root``
+    (one directory per table location)."""
 
     def __init__(self, root: Path, opener: OpenTable = open_table) -> None:
         self._root = root
