@@ -9,12 +9,9 @@ magic, vector, CRC-32), so that a vector Delta would refuse is never served.
 from __future__ import annotations
 
 import json
-import os
 import struct
-import threading
 import zlib
 from dataclasses import dataclass
-from pathlib import Path
 
 import pyroaring
 
@@ -47,9 +44,9 @@ def vector_blob(dv: DeletionVector, storage: Storage) -> tuple[bytes, int]:
     return blob, len(rows)
 
 
-def write_puffin(path: Path, vectors: list[tuple[str, bytes, int]]) -> list[PuffinBlob]:
-    """Write ``vectors`` (referenced data file, blob, cardinality) as one Puffin file, whole
-    or not at all; where each blob lies."""
+def puffin_file(vectors: list[tuple[str, bytes, int]]) -> tuple[bytes, list[PuffinBlob]]:
+    """``vectors`` (referenced data file, blob, cardinality) as one Puffin file's bytes, and
+    where each blob lies in it."""
     out = bytearray(PUFFIN_MAGIC)
     placed: list[PuffinBlob] = []
     blobs_json = []
@@ -73,8 +70,4 @@ def write_puffin(path: Path, vectors: list[tuple[str, bytes, int]]) -> list[Puff
     footer = json.dumps({"blobs": blobs_json, "properties": {"created-by": "deltaport"}})
     payload = footer.encode()
     out += PUFFIN_MAGIC + payload + struct.pack("<i", len(payload)) + bytes(4) + PUFFIN_MAGIC
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}")
-    partial.write_bytes(bytes(out))
-    os.replace(partial, path)
-    return placed
+    return bytes(out), placed

@@ -11,8 +11,8 @@ table's size.
 from __future__ import annotations
 
 import hashlib
+import io
 import json
-import os
 import threading
 import zlib
 from collections.abc import Callable, Mapping, Sequence
@@ -26,7 +26,8 @@ import pyarrow as pa
 from deltaport.delta.model import DeletionVector
 from deltaport.iceberg.avro_schemas import avro_name, manifest_entry_schema, manifest_list_schema
 from deltaport.iceberg.bounds import StatsColumn, file_metrics, iter_bounds
-from deltaport.iceberg.deletion_vectors import vector_blob, write_puffin
+from deltaport.iceberg.deletion_vectors import puffin_file, vector_blob
+from deltaport.iceberg.files import MetadataFiles, name_in
 from deltaport.storage import Storage
 
 FILES_PER_MANIFEST = 2048
@@ -93,12 +94,14 @@ class ManifestStore:
     def __init__(
         self,
         directory: Path,
+        files: MetadataFiles,
         partition: list[dict[str, Any]],
         spec_json: str,
         schema_json: str,
         format_version: int = 2,
     ) -> None:
         self.directory = directory
+        self._files = files
         self._partition = partition
         self._spec_json = spec_json
         self._schema_json = schema_json
@@ -134,7 +137,7 @@ class ManifestStore:
         for rows in _buckets(files.paths, range(len(files.paths))):
             digest = self._digest(files, rows, deletes=False)
             found = self._index.get(digest)
-            if found is None or not Path(found.path).exists():
+            if found is None or not self._files.exists(name_in(found.path)):
                 found = self._write_data(digest, files, rows, columns, version, count_rows)
             out.append(found)
         return out
@@ -148,7 +151,7 @@ class ManifestStore:
         for rows in _buckets(files.paths, with_vectors):
             digest = self._digest(files, rows, deletes=True)
             found = self._index.get(digest)
-            if found is None or not Path(found.path).exists():
+            if found is None or not self._files.exists(name_in(found.path)):
                 found = self._write_deletes(digest, files, rows, version, storage)
             out.append(found)
         return out
@@ -159,8 +162,8 @@ class ManifestStore:
         """Write (once) the manifest list of the snapshot of ``version``; its path."""
         names = "\n".join(m.path for m in manifests)
         digest = hashlib.sha256(f"{version}\n{names}".encode()).hexdigest()[:24]
-        path = self.directory / f"snap-{version}-{digest}.avro"
-        if not path.exists():
+        name = f"snap-{version}-{digest}.avro"
+        if not self._files.exists(name):
             metadata = {
                 "snapshot-id": str(version + 1),
                 "parent-snapshot-id": str(version) if version > 0 else "null",
@@ -170,8 +173,8 @@ class ManifestStore:
             if first_row_id is not None:
                 metadata["first-row-id"] = str(first_row_id)
             records = [m.list_record() for m in manifests]
-            _write_once(path, self._list_schema, records, metadata)
-        return str(path)
+            self._files.write(name, _avro(self._list_schema, records, metadata))
+        return self._files.path(name)
 
     def _digest(self, files: DataFiles, rows: list[int], *, deletes: bool) -> str:
         h = hashlib.sha256(f"{self.format_version}{deletes}{self._spec_json}".encode())
@@ -222,12 +225,12 @@ class ManifestStore:
                     },
                 }
             )
-        target = self.directory / f"data-{digest}.avro"
-        _write_once(target, self._entry_schema, records, self._header("data"))
+        data = _avro(self._entry_schema, records, self._header("data"))
+        target = self._files.write(f"data-{digest}.avro", data)
         first_row_id = self.next_row_id if self.format_version >= 3 else None
         info = ManifestInfo(
-            str(target),
-            target.stat().st_size,
+            target,
+            len(data),
             0,
             version + 1,
             version + 1,
@@ -246,9 +249,9 @@ class ManifestStore:
             assert dv is not None
             blob, cardinality = vector_blob(dv, storage)
             vectors.append((files.paths[row], blob, cardinality))
-        puffin = self.directory / f"dv-{digest}.puffin"
-        placed = write_puffin(puffin, vectors)
-        size = puffin.stat().st_size
+        puffin_bytes, placed = puffin_file(vectors)
+        puffin = self._files.write(f"dv-{digest}.puffin", puffin_bytes)
+        size = len(puffin_bytes)
         records = []
         for row, where in zip(rows, placed, strict=True):
             partition = {
@@ -262,7 +265,7 @@ class ManifestStore:
                     "file_sequence_number": None,
                     "data_file": {
                         "content": 1,
-                        "file_path": str(puffin),
+                        "file_path": puffin,
                         "file_format": "PUFFIN",
                         "partition": partition,
                         "record_count": where.cardinality,
@@ -273,11 +276,11 @@ class ManifestStore:
                     },
                 }
             )
-        target = self.directory / f"deletes-{digest}.avro"
-        _write_once(target, self._entry_schema, records, self._header("deletes"))
+        data = _avro(self._entry_schema, records, self._header("deletes"))
+        target = self._files.write(f"deletes-{digest}.avro", data)
         info = ManifestInfo(
-            str(target),
-            target.stat().st_size,
+            target,
+            len(data),
             1,
             version + 1,
             version + 1,
@@ -299,6 +302,7 @@ class ManifestStore:
     def _indexed(self, digest: str, info: ManifestInfo) -> ManifestInfo:
         with self._lock:
             self._index[digest] = info
+            self.directory.mkdir(parents=True, exist_ok=True)
             with self._index_path.open("a") as index:
                 index.write(json.dumps({"digest": digest, **asdict(info)}) + "\n")
         return info
@@ -318,15 +322,12 @@ def _counts(values: dict[int, int]) -> list[dict[str, int]] | None:
     return [{"key": k, "value": v} for k, v in values.items()] or None
 
 
-def _write_once(
-    path: Path, schema: Any, records: list[dict[str, Any]], meta: dict[str, str]
-) -> None:
-    """Write ``path`` whole or not at all (a reader never opens half a manifest)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}")
-    with partial.open("wb") as out:
-        fastavro.writer(out, schema, records, metadata=meta, codec="deflate")
-    os.replace(partial, path)
+def _avro(schema: Any, records: list[dict[str, Any]], meta: dict[str, str]) -> bytes:
+    """An Avro file's bytes (written whole by :class:`MetadataFiles`: a reader never opens
+    half a manifest)."""
+    out = io.BytesIO()
+    fastavro.writer(out, schema, records, metadata=meta, codec="deflate")
+    return out.getvalue()
 
 
 def typed_partitions(values: dict[str, pa.Array]) -> dict[str, list[Any]]:

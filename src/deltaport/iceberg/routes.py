@@ -3,8 +3,10 @@
 Every route asks the same catalog question as the Delta Sharing routes: the recipient
 is the bearer token's, its IP access list applies, and a share, schema or table it was not
 granted answers exactly like one that does not exist. Tables with a partition filter are
-not offered (a reader would get every partition's files), nor tables on cloud storage (their
-metadata would have to live where the vended credentials reach: not served yet).
+not offered (a reader would get every partition's files). A table on cloud storage is
+offered when it is shared in ``dir`` mode: its load answer carries the temporary
+credentials directory access vends, which reach its data files and its Iceberg files (kept
+under its own location); without ``dir`` mode no credential may be given, so it is not.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from starlette.routing import BaseRoute, Route
 
 from deltaport.catalog.model import Recipient, SharedTable
 from deltaport.delta.errors import DeltaError
+from deltaport.iceberg.credentials import file_io_properties, storage_credentials
 from deltaport.iceberg.errors import (
     BadRequest,
     Forbidden,
@@ -34,10 +37,12 @@ from deltaport.iceberg.errors import (
 from deltaport.iceberg.tables import IcebergTables
 from deltaport.observe.audit_log import AuditLog
 from deltaport.observe.audit_operations import operation_of
+from deltaport.protocol.credentials import DIR, TemporaryCredentials, TemporaryCredentialsRequest
 from deltaport.protocol.errors import SharingError
 from deltaport.server.http.audited import SharingAudit
 from deltaport.server.oauth.client_address import client_host
 from deltaport.server.sources.catalog_source import CatalogSource
+from deltaport.server.tables.credentials import CredentialService
 from deltaport.server.tables.errors import table_failure
 from deltaport.storage import StorageError
 
@@ -71,10 +76,15 @@ class IcebergCatalog:
     (the Iceberg metadata of the Delta tables)."""
 
     def __init__(
-        self, source: CatalogSource, tables: IcebergTables, audit: AuditLog | None = None
+        self,
+        source: CatalogSource,
+        tables: IcebergTables,
+        audit: AuditLog | None = None,
+        credentials: CredentialService | None = None,
     ) -> None:
         self._source = source
         self._tables = tables
+        self._credentials = credentials
         self._audit = SharingAudit(audit) if audit is not None else None
 
     def routes(self, base: str = BASE_PATH) -> list[BaseRoute]:
@@ -194,19 +204,32 @@ class IcebergCatalog:
         etag = f'"{loaded.etag}-{snapshots}"'
         if request.headers.get("if-none-match") == etag:
             return Response(status_code=304, headers={"ETag": etag})
+        vended = await self._vend(table, recipient)
         body = {
             "metadata-location": loaded.metadata_location,
             "metadata": loaded.metadata,
-            "config": {},
-            "storage-credentials": [],
+            "config": file_io_properties(vended) if vended else {},
+            "storage-credentials": storage_credentials(vended) if vended else [],
         }
         return Response(
             msgspec.json.encode(body), media_type="application/json", headers={"ETag": etag}
         )
 
     async def load_credentials(self, request: Request, recipient: Recipient) -> Response:
-        self._table(request, recipient)
-        return JSONResponse({"storage-credentials": []})
+        vended = await self._vend(self._table(request, recipient), recipient)
+        return JSONResponse({"storage-credentials": storage_credentials(vended) if vended else []})
+
+    async def _vend(self, table: SharedTable, recipient: Recipient) -> TemporaryCredentials | None:
+        """The credential for a cloud table's location (renewed by the credential cache
+        before it expires); None for a table on local disk."""
+        if table.location.kind == "local":
+            return None
+        if self._credentials is None:
+            raise ServiceUnavailable("temporary credentials are not served by this catalog")
+        answer = await run_in_threadpool(
+            self._credentials.vend, table, recipient, TemporaryCredentialsRequest()
+        )
+        return answer.credentials
 
     async def report_metrics(self, request: Request, recipient: Recipient) -> Response:
         self._table(request, recipient)
@@ -255,8 +278,11 @@ _ALL_METHODS = ["GET", "HEAD", "POST", "PUT", "DELETE", "PATCH"]
 
 def offered(table: SharedTable) -> bool:
     """Whether Iceberg readers are offered ``table``: not with a partition filter (its
-    readers would reach every partition), and only on local disk for now."""
-    return table.partition_filter is None and table.location.kind == "local"
+    readers would reach every partition); on cloud storage only in ``dir`` mode (the mode
+    whose credentials its readers are given)."""
+    if table.partition_filter is not None:
+        return False
+    return table.location.kind == "local" or table.access.offers(DIR)
 
 
 def _namespace(text: str) -> str:

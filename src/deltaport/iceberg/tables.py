@@ -1,12 +1,12 @@
 """Delta tables as Iceberg tables: for each table location, its field ids, manifests and
-one Iceberg snapshot per Delta version served, kept in a metadata directory of the server
-and built only for versions not built before."""
+one Iceberg snapshot per Delta version served, built only for versions not built before.
+The files readers open lie in a metadata directory of the server for a local table, and
+under the table's own location for a cloud table (see :mod:`deltaport.iceberg.files`)."""
 
 from __future__ import annotations
 
 import hashlib
 import json
-import os
 import threading
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -22,6 +22,7 @@ from deltaport.delta.model import DeletionVector
 from deltaport.iceberg.bounds import stats_columns
 from deltaport.iceberg.errors import UnsupportedTable
 from deltaport.iceberg.field_ids import ASSIGNED_FROM_WITH_MAPPING, FieldIds
+from deltaport.iceberg.files import MetadataFiles, name_in, reader_path
 from deltaport.iceberg.manifests import DataFiles, ManifestStore, typed_partitions
 from deltaport.iceberg.metadata import (
     SnapshotEntry,
@@ -52,8 +53,8 @@ class LoadedTable:
 
 
 class IcebergTables:
-    """Iceberg metadata for every table served, under ``root`` (one directory per table
-    location)."""
+    """Iceberg metadata for every table served; the server's bookkeeping under ``root``
+    (one directory per table location)."""
 
     def __init__(self, root: Path, opener: OpenTable = open_table) -> None:
         self._root = root
@@ -66,15 +67,21 @@ class IcebergTables:
         from its start version when its history is shared (``all_snapshots``), else only
         the latest."""
         delta_table = self._open(table.location.uri, table.storage_options)
-        state = self._state(table.location)
+        state = self._state(table)
         return state.load(delta_table, table, all_snapshots)
 
-    def _state(self, location: Location) -> _TableState:
+    def _state(self, table: SharedTable) -> _TableState:
+        location = table.location
         with self._lock:
             state = self._states.get(location.uri)
             if state is None:
                 name = hashlib.sha256(location.uri.encode()).hexdigest()[:24]
-                state = self._states[location.uri] = _TableState(self._root / name, location)
+                directory = self._root / name
+                if location.kind == "local":
+                    files = MetadataFiles.local(directory)
+                else:
+                    files = MetadataFiles.cloud(location, table.storage_options)
+                state = self._states[location.uri] = _TableState(directory, location, files)
             return state
 
 
@@ -87,9 +94,10 @@ class _Built:
 
 
 class _TableState:
-    def __init__(self, directory: Path, location: Location) -> None:
+    def __init__(self, directory: Path, location: Location, files: MetadataFiles) -> None:
         self.directory = directory
         self.location = location
+        self._files = files
         self._lock = threading.Lock()
         self._built: dict[int, _Built] = {}
         self._schemas: dict[str, IcebergSchema] = {}
@@ -102,7 +110,7 @@ class _TableState:
             for line in self._index.read_text().splitlines():
                 item = json.loads(line)
                 entry = SnapshotEntry(**item["entry"])
-                if Path(entry.manifest_list).exists():
+                if files.exists(name_in(entry.manifest_list)):
                     self._built[entry.version] = _Built(
                         entry, item["schema"], tuple(item["partitions"]), item["mapped"]
                     )
@@ -224,6 +232,7 @@ class _TableState:
             ]
             self._manifests = ManifestStore(
                 self.directory,
+                self._files,
                 partition,
                 json.dumps(spec["fields"]),
                 json.dumps(schema.schema),
@@ -255,7 +264,7 @@ class _TableState:
         found = self._resolved.get(raw)
         if found is None:
             where = resolve_log_path(self.location, raw)
-            found = self._resolved[raw] = where.key if where.kind == "local" else where.uri
+            found = self._resolved[raw] = reader_path(where)
         return found
 
     def _count_rows(self, path: str) -> int:
@@ -282,7 +291,7 @@ class _TableState:
                 for b in built
             ],
         )
-        location = self.location.key if self.location.kind == "local" else self.location.uri
+        location = reader_path(self.location)
         properties = {
             "schema.name-mapping.default": json.dumps(name_mapping),
             "delta.version": str(latest.version),
@@ -302,13 +311,10 @@ class _TableState:
         )
         body = canonical(metadata)
         digest = hashlib.sha256(body).hexdigest()[:32]
-        path = self.directory / "metadata" / f"{latest.version:020d}-{digest}.metadata.json"
-        if not path.exists():
-            path.parent.mkdir(parents=True, exist_ok=True)
-            partial = path.with_name(f".{path.name}.{os.getpid()}")
-            partial.write_bytes(body)
-            os.replace(partial, path)
-        return LoadedTable(str(path), metadata, digest)
+        name = f"metadata/{latest.version:020d}-{digest}.metadata.json"
+        if not self._files.exists(name):
+            self._files.write(name, body)
+        return LoadedTable(self._files.path(name), metadata, digest)
 
 
 def _union_mapping(

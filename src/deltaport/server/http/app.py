@@ -184,6 +184,7 @@ def create_app(
     app.router.redirect_slashes = False
     app.state.openapi = api.openapi
     app.state.catalog = catalog
+    app.state.credentials = credentials
     app.state.readiness = readiness
     app.state.async_queries = queries
     return app
