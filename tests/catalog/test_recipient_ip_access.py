@@ -26,15 +26,17 @@ RECIPIENT_ROUTES = [
     ("GET", "/shares/{share}/schemas"),
     ("GET", "/shares/{share}/schemas/{schema}/tables"),
     ("GET", "/shares/{share}/all-tables"),
+    ("GET", TABLE_ROUTE),
     ("HEAD", TABLE_ROUTE),
     ("GET", f"{TABLE_ROUTE}/version"),
     ("GET", f"{TABLE_ROUTE}/metadata"),
     ("POST", f"{TABLE_ROUTE}/query"),
+    ("POST", f"{TABLE_ROUTE}/queries/{{queryId}}"),
     ("GET", f"{TABLE_ROUTE}/changes"),
     ("POST", f"{TABLE_ROUTE}/temporary-table-credentials"),
 ]
 """Every route a recipient's token opens (the file routes are tried with a file URL)."""
-NAMES = {"share": "s", "schema": "sc", "table": "t"}
+NAMES = {"share": "s", "schema": "sc", "table": "t", "queryId": "a-query-id"}
 TABLE = TABLE_ROUTE.format(**NAMES)
 LIVE_SECONDS = 5
 
