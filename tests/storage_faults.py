@@ -33,6 +33,9 @@ class StorageFaults:
     """Number of next reads whose body leaves in small pieces with pauses between them."""
     slow_piece: int = 512
     slow_pause: float = 0.005
+    only: str = ""
+    """Break only reads whose path holds this text (``.parquet``: the recipients' downloads,
+    not the server's reads of the log)."""
 
 
 @dataclass
@@ -66,11 +69,13 @@ class FaultyStorageProxy:
             self.faults = StorageFaults()
             self.record = StorageRecord()
 
-    def _take(self, method: str) -> tuple[int | None, bool, bool]:
+    def _take(self, method: str, path: str) -> tuple[int | None, bool, bool]:
         """The fault for the next request: (status to answer, hang, slow)."""
         if method not in ("GET", "HEAD"):
             return None, False, False
         with self._lock:
+            if self.faults.only not in path:
+                return None, False, False
             if self.faults.statuses:
                 self.record.failed += 1
                 return self.faults.statuses.pop(0), False, False
@@ -102,7 +107,7 @@ class FaultyStorageProxy:
             def _answer(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 body = self.rfile.read(length) if length else None
-                status, hang, slow = proxy._take(self.command)
+                status, hang, slow = proxy._take(self.command, self.path)
                 if status is not None:
                     payload = b"<Error><Code>InternalError</Code></Error>"
                     self.send_response(status)

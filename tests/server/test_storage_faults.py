@@ -171,6 +171,31 @@ def test_slow_reads_give_the_whole_table(faulty: FaultyCloud, tmp_path: Path) ->
     assert faulty.proxy.record.slowed > 2  # the log and both data files came slowly
 
 
+@pytest.mark.parametrize("status", [500, 503])
+def test_download_bursts_from_the_store_are_retried_by_the_client(
+    faulty: FaultyCloud, tmp_path: Path, status: int
+) -> None:
+    faulty.proxy.faults.only = ".parquet"
+    faulty.proxy.faults.statuses = [status] * 3
+    with SharingClient(profile(tmp_path, faulty.server)) as c:
+        got = c.table("s.sc.t").snapshot().to_arrow()
+    assert sorted(got.column("id").to_pylist()) == list(range(40))
+    assert faulty.proxy.record.failed == 3
+
+
+def test_urls_refused_as_expired_by_the_store_are_asked_for_again(
+    faulty: FaultyCloud, tmp_path: Path
+) -> None:
+    """The store refuses a pre-signed URL (403, as an expired one): the client asks the server
+    for new URLs and reads the whole table."""
+    faulty.proxy.faults.only = ".parquet"
+    faulty.proxy.faults.statuses = [403]
+    with SharingClient(profile(tmp_path, faulty.server)) as c:
+        got = c.table("s.sc.t").snapshot().to_arrow()
+    assert sorted(got.column("id").to_pylist()) == list(range(40))
+    assert faulty.proxy.record.failed == 1
+
+
 def test_a_file_deleted_before_its_download_is_a_clear_error(
     faulty: FaultyCloud, tmp_path: Path
 ) -> None:
@@ -179,7 +204,13 @@ def test_a_file_deleted_before_its_download_is_a_clear_error(
     kept = faulty.storage.read(location)
     obstore.delete(faulty.storage.object_store(location), location.key)
     try:
-        with SharingClient(profile(tmp_path, faulty.server)) as c, pytest.raises(SharingError):
+        with (
+            SharingClient(profile(tmp_path, faulty.server)) as c,
+            pytest.raises(SharingError) as info,
+        ):
             c.table("s.sc.t").snapshot().to_arrow()
+        assert info.value.status == 404
+        assert "the file is gone" in str(info.value)
+        assert "<?xml" not in str(info.value)
     finally:
         obstore.put(faulty.storage.object_store(location), location.key, kept)
