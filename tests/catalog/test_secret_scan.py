@@ -2,9 +2,10 @@
 or answered besides the answers meant to carry a secret.
 
 The scenario: recipients with a token, an OAuth client and an activation link; a table in
-S3 (moto) read through pre-signed URLs and through vended STS credentials (dir access);
-refused requests of every kind (wrong token, wrong client secret, a used link, a forged
-page token, an ungranted table, a bad body, a wrong admin token); the console's pages.
+S3 (moto) read through pre-signed URLs and through vended STS credentials (dir access), and
+a local table through the server's own signed file URLs; refused requests of every kind
+(wrong token, wrong client secret, a used link, a forged page token, an unknown share, bad
+bodies, a wrong admin token); the console's pages.
 Scanned: the server log (both listeners, one file), every error body, the audit records in
 the database and as JSON lines, ``/metrics`` and the console pages. Searched for: bearer
 tokens, the OAuth client secret and access token, the activation token, admin tokens, the
@@ -24,7 +25,9 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
+import pyarrow as pa
 import pytest
+from deltalake import write_deltalake
 
 from admin_support import ADMIN_TOKEN, AdminServer, login
 from catalog_lake import storage_entry, write_lake_table
@@ -48,6 +51,7 @@ class Scan:
     admin: AdminServer
     catalog: str
     audit_lines: Path
+    local: Path
     secrets: set[str] = field(default_factory=set)
     error_bodies: list[str] = field(default_factory=list)
     pages: list[str] = field(default_factory=list)
@@ -65,6 +69,8 @@ def scan(s3_emulator: S3Emulator, tmp_path_factory: pytest.TempPathFactory) -> I
     tmp = tmp_path_factory.mktemp("secret-scan")
     s3_emulator.create_bucket(BUCKET)
     write_lake_table(s3_emulator, LOCATION)
+    local = tmp / "local"
+    write_deltalake(str(local), pa.table({"id": [1, 2, 3]}))
     entry = storage_entry(s3_emulator, BUCKET)
     entry["options"] = {**entry["options"], "aws_secret_access_key": STORAGE_SECRET}
     port = free_port()
@@ -80,7 +86,7 @@ def scan(s3_emulator: S3Emulator, tmp_path_factory: pytest.TempPathFactory) -> I
     server = start_server(config, tmp / "server", catalog=catalog)
     try:
         admin = AdminServer(server, f"http://127.0.0.1:{port}")
-        scan = Scan(server, admin, catalog, audit_lines)
+        scan = Scan(server, admin, catalog, audit_lines, local=local)
         scan.keep(ADMIN_TOKEN, SIGNING_KEY, STORAGE_SECRET)
         _scenario(scan)
         yield scan
@@ -99,6 +105,7 @@ def _scenario(scan: Scan) -> None:
             "historyShared": True,
         }
         _made(api.post("/api/tables", json=body))
+        _made(api.post("/api/tables", json={"name": "s.sc.local", "location": str(scan.local)}))
         plain = _made(api.post("/api/recipients", json={"name": "plain"}))["profile"]
         oauth = _made(
             api.post(
@@ -151,6 +158,12 @@ def _scenario(scan: Scan) -> None:
                 signatures = [p for p in query.split("&") if p.lower().startswith(SIGNED)]
                 assert signatures, query
                 scan.keep(query, *(part.split("=", 1)[1] for part in signatures))
+                assert httpx.get(line["file"]["url"]).status_code == 200
+        local = _lines(c.post("/shares/s/schemas/sc/tables/local/query", json={}))
+        for line in local:
+            if "file" in line:
+                query = urlsplit(line["file"]["url"]).query
+                scan.keep(query, query.split("sig=", 1)[1].split("&")[0])
                 assert httpx.get(line["file"]["url"]).status_code == 200
         vended = c.post(f"{TABLE}/temporary-table-credentials", json={})
         assert vended.status_code == 200, vended.text
@@ -209,7 +222,8 @@ def test_no_secret_in_logs_error_bodies_audit_metrics_or_pages(scan: Scan) -> No
     with sqlite3.connect(sqlite_path(scan.catalog)) as db:
         records = db.execute("SELECT * FROM audit_records").fetchall()
     log = scan.server.log()
-    assert "GET /shares" in log or "shares" in log
+    assert "/public/data_sharing_activation/REDACTED HTTP/1.1" in log  # access lines kept
+    assert "sig=REDACTED" in log  # the downloads of local files
     audit_lines = scan.audit_lines.read_text()
     assert len(records) >= 15 and len(audit_lines.splitlines()) >= 15
     leaks = [
