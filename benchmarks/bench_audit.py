@@ -7,7 +7,11 @@
    first alternating); the ratio of the medians (target: at least 0.9x). On a machine
    shared with other work one rate moved between 400 and 720 requests/s from round to
    round: read the ratio with that in mind.
-2. A filtered page of 100 records out of :data:`N_RECORDS` in the catalog database:
+2. What the record path costs a ``/query``, in CPU microseconds, steadier than the rates:
+   the sharing listener's hook on a streamed answer (kept against the same answer not
+   audited), and the writer's work for a record (a batch of :data:`RECORDS_A_FLUSH`
+   written to SQLite in one transaction).
+3. A filtered page of 100 records out of :data:`N_RECORDS` in the catalog database:
    by recipient, by table, by recipient and time range, and by a status no record has,
    median of 5 (target: under 100 ms).
 
@@ -16,23 +20,34 @@ Run: ``uv run python benchmarks/bench_audit.py`` (about two minutes).
 
 from __future__ import annotations
 
+import asyncio
 import statistics
 import sys
 import tempfile
 import time
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pyarrow as pa
 import yaml
 from bench_server import free_port, requests_per_second, serving
 from deltalake import write_deltalake
+from starlette.requests import Request
+from starlette.responses import StreamingResponse
 
+from deltaport.catalog.database import Database
+from deltaport.catalog.migrations import migrate
 from deltaport.catalog.sql_store import SqlCatalog
+from deltaport.observe.audit_log import AuditLog
 from deltaport.observe.audit_record import QUERIED_TABLE, AuditRecord
 from deltaport.observe.audit_store import AuditFilter, read_page, write
+from deltaport.server.http.audited import SharingAudit
 
 ROUNDS = 5
+RECORDS_A_FLUSH = 1000
 N_RECORDS = 1_000_000
+START_MS = 1_790_000_000_000
+STEP_MS = 30 * 86_400_000 // N_RECORDS
 PAGE_TARGET_MS = 100
 QUERY = "/delta-sharing/shares/bench/schemas/default/tables/small/query"
 
@@ -62,32 +77,96 @@ def query_rate(tmp: Path, url: str, token: str, audit: bool) -> float:
         return requests_per_second(port, QUERY, token, b"{}")
 
 
+def _answer() -> AsyncIterator[bytes]:
+    """A small table's snapshot answer, a line a chunk."""
+
+    async def lines() -> AsyncIterator[bytes]:
+        yield b'{"protocol":{"minReaderVersion":1}}\n'
+        yield b'{"metaData":{"id":"t","format":{"provider":"parquet"}}}\n'
+        for i in range(3):
+            yield b'{"file":{"url":"u","id":"%d","size":700}}\n' % i
+
+    return lines()
+
+
+def _request() -> Request:
+    scope = {
+        "type": "http",
+        "method": "POST",
+        "path": QUERY,
+        "headers": [(b"user-agent", b"bench/1"), (b"content-type", b"application/json")],
+        "client": ("127.0.0.1", 50000),
+        "path_params": {"share": "bench", "schema": "default", "table": "small"},
+        "query_string": b"",
+    }
+    request = Request(scope)
+    request._body = b"{}"
+    return request
+
+
+async def _hook_us(audit: SharingAudit | None, n: int = 5000) -> float:
+    began = time.process_time()
+    for _ in range(n):
+        request = _request()
+        response = StreamingResponse(_answer(), headers={"delta-table-version": "3"})
+        if audit is not None:
+            started = audit.start()
+            response = await audit.answered(request, QUERIED_TABLE, started, "r", response, None)
+        async for _ in response.body_iterator:
+            pass
+    return (time.process_time() - began) / n * 1e6
+
+
+def record_path_us(tmp: Path) -> tuple[float, float]:
+    """CPU microseconds a ``/query`` record costs: on the request path (the hook and the
+    buffer), and on the writer's thread."""
+    database = Database(f"sqlite:///{tmp}/path.db", create=True)
+    migrate(database)
+    log = AuditLog(database, flush_seconds=3600)
+    hook = statistics.median(
+        asyncio.run(_hook_us(SharingAudit(log))) - asyncio.run(_hook_us(None)) for _ in range(3)
+    )
+    writes = []
+    for _ in range(3):
+        log.flush()
+        for _ in range(RECORDS_A_FLUSH):
+            log.record(_bench_record(0))
+        began = time.process_time()
+        log.flush()
+        writes.append((time.process_time() - began) / RECORDS_A_FLUSH * 1e6)
+    log.close()
+    database.close()
+    return hook, statistics.median(writes)
+
+
+def _bench_record(i: int) -> AuditRecord:
+    """The ``i``-th of :data:`N_RECORDS` records over 30 days: 100 recipients, 1,000
+    tables."""
+    return AuditRecord(
+        time_ms=START_MS + i * STEP_MS,
+        operation=QUERIED_TABLE,
+        status=200,
+        duration_ms=3,
+        recipient=f"r{i % 100}",
+        client_address="10.0.0.1",
+        share=f"s{i % 10}",
+        table=f"s{i % 10}.d.t{i % 1000}",
+        version=i % 50,
+        files=2,
+        bytes=4096,
+    )
+
+
 def fill(catalog: SqlCatalog) -> int:
     """:data:`N_RECORDS` records over 30 days: 100 recipients, 1,000 tables; returns the
     time of the last."""
-    start = 1_790_000_000_000
-    step = 30 * 86_400_000 // N_RECORDS
     batch = []
     for i in range(N_RECORDS):
-        batch.append(
-            AuditRecord(
-                time_ms=start + i * step,
-                operation=QUERIED_TABLE,
-                status=200,
-                duration_ms=3,
-                recipient=f"r{i % 100}",
-                client_address="10.0.0.1",
-                share=f"s{i % 10}",
-                table=f"s{i % 10}.d.t{i % 1000}",
-                version=i % 50,
-                files=2,
-                bytes=4096,
-            )
-        )
+        batch.append(_bench_record(i))
         if len(batch) == 50_000:
             write(catalog.database, batch)
             batch = []
-    return start + (N_RECORDS - 1) * step
+    return START_MS + (N_RECORDS - 1) * STEP_MS
 
 
 def page_ms(catalog: SqlCatalog, where: AuditFilter) -> tuple[float, int]:
@@ -112,6 +191,12 @@ def main() -> None:
         print(
             f"/query requests/s: audit off {statistics.median(off):.0f}, "
             f"on {statistics.median(on):.0f}, ratio {ratio:.2f}x (target >= 0.9x)"
+        )
+
+        hook, writer = record_path_us(tmp)
+        print(
+            f"/query record path: {hook:.1f} us of CPU on the request path, "
+            f"{writer:.1f} us on the writer's thread"
         )
 
         catalog = SqlCatalog(f"sqlite:///{tmp}/records.db")

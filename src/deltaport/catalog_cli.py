@@ -16,6 +16,8 @@ from collections.abc import Callable
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
+from deltaport.profile_addresses import explicit_endpoint, fallback_endpoint, iceberg_endpoint
+
 if TYPE_CHECKING:
     from deltaport.catalog.access import SettingsFor
     from deltaport.catalog.remote import RemoteCatalog
@@ -23,7 +25,6 @@ if TYPE_CHECKING:
     from deltaport.config.model import ServerConfig
 
 DEFAULT_CATALOG = "sqlite:///deltaport-data/catalog.db"
-DEFAULT_ENDPOINT = "http://localhost:8080/delta-sharing"
 Handler = Callable[[argparse.Namespace], str]
 
 
@@ -85,7 +86,7 @@ def add_catalog_commands(
     share_cmds = share.add_subparsers(dest="share_command", required=True, metavar="ACTION")
     create = share_cmds.add_parser("create", help="create a share")
     create.add_argument("name")
-    create.add_argument("--comment")
+    add_details_options(create)
     listed = share_cmds.add_parser("list", help="shares, their tables and grants")
     drop = share_cmds.add_parser("drop", help="drop a share (its tables and grants too)")
     drop.add_argument("name")
@@ -127,6 +128,7 @@ def add_catalog_commands(
         dest="auxiliary_locations",
         help="another location of the table's files (dir credentials for it too)",
     )
+    add_details_options(add)
     remove = table_actions.add_parser("remove", help="stop sharing a table (catalog)")
     remove.add_argument("name", help="SHARE.SCHEMA.TABLE")
     for p, fn in ((add, _table_add), (remove, _table_remove)):
@@ -235,8 +237,19 @@ def _local(args: argparse.Namespace, create: bool = False) -> SqlCatalog:
     return store
 
 
+def add_details_options(parser: argparse.ArgumentParser) -> None:
+    """The command-line options of what recipients see of a share or table."""
+    parser.add_argument("--comment")
+    parser.add_argument("--display-name", help="the name recipients' tools show")
+    parser.add_argument(
+        "--property", action="append", default=[], metavar="KEY=VALUE", help="(repeatable)"
+    )
+
+
 def _share_create(args: argparse.Namespace) -> str:
-    _store(args).create_share(args.name, args.comment)
+    from deltaport.catalog.commands import details_from_args
+
+    _store(args).create_share(args.name, args.comment, details_from_args(args))
     return f"created share {args.name}"
 
 
@@ -262,7 +275,7 @@ def _share_revoke(args: argparse.Namespace) -> str:
 
 
 def _table_add(args: argparse.Namespace) -> str:
-    from deltaport.catalog.commands import add_table
+    from deltaport.catalog.commands import add_table, details_from_args
     from deltaport.catalog.remote import RemoteCatalog
     from deltaport.storage.uri import absolute_location
 
@@ -278,6 +291,8 @@ def _table_add(args: argparse.Namespace) -> str:
             partition_filter=args.partition_filter,
             access_modes=modes,
             auxiliary_locations=args.auxiliary_locations,
+            comment=args.comment,
+            details=details_from_args(args),
         )
     options, settings_for = _server_storage(args.config, args.location)
     return add_table(
@@ -291,6 +306,8 @@ def _table_add(args: argparse.Namespace) -> str:
         auxiliary_locations=args.auxiliary_locations,
         storage_options=options,
         settings_for=settings_for,
+        comment=args.comment,
+        details=details_from_args(args),
     )
 
 
@@ -304,23 +321,18 @@ def _table_remove(args: argparse.Namespace) -> str:
 def _recipient_create(args: argparse.Namespace) -> str:
     """Everything that can fail is checked before the recipient is written: the arguments,
     the configuration, the endpoint (by the store) and the profile path."""
-    from deltaport.catalog.commands import ProfileOutput
+    from deltaport.catalog.commands import ProfileOutput, parse_properties
     from deltaport.catalog.remote import RemoteCatalog
     from deltaport.catalog.rows import CatalogError
     from deltaport.catalog.store_checks import expiry_text
 
-    properties = {}
-    for item in args.property:
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            raise CatalogError(f"--property expects KEY=VALUE, got {item!r}")
-        properties[key] = value
+    properties = parse_properties(args.property)
     lifetime = _lifetime(args.expires)
     kind = "OAUTH_CLIENT_CREDENTIALS" if args.oauth else "TOKEN"
     store = _store(args)
-    fallback = _fallback_endpoint(args)
+    fallback = fallback_endpoint(args)
     # through --server, the server says where recipients reach it
-    endpoint = _explicit_endpoint(args) or (None if isinstance(store, RemoteCatalog) else fallback)
+    endpoint = explicit_endpoint(args) or (None if isinstance(store, RemoteCatalog) else fallback)
     if args.activation:
         if args.output:
             raise CatalogError(
@@ -361,7 +373,8 @@ def _recipient_create(args: argparse.Namespace) -> str:
             authentication_type=kind,
             max_ip_entries=_configured(args).max_ip_access_list_entries,
         )
-        return profile.write(issued, issued.endpoint or fallback)
+        endpoint = issued.endpoint or fallback
+        return profile.write(issued, endpoint, iceberg_endpoint(args, endpoint))
 
 
 def _recipient_rotate(args: argparse.Namespace) -> str:
@@ -372,12 +385,13 @@ def _recipient_rotate(args: argparse.Namespace) -> str:
     grace = timedelta(0) if args.now else parse_duration(args.grace)
     lifetime = KEEP if args.expires is None else _lifetime(args.expires)
     store = _store(args)
-    fallback = _fallback_endpoint(args)
+    fallback = fallback_endpoint(args)
     with ProfileOutput(args.output) as profile:
         issued = store.rotate(
-            args.name, grace, lifetime, endpoint=_explicit_endpoint(args), default_endpoint=fallback
+            args.name, grace, lifetime, endpoint=explicit_endpoint(args), default_endpoint=fallback
         )
-        return profile.write(issued, issued.endpoint or fallback)
+        endpoint = issued.endpoint or fallback
+        return profile.write(issued, endpoint, iceberg_endpoint(args, endpoint))
 
 
 def _recipient_revoke(args: argparse.Namespace) -> str:
@@ -429,27 +443,14 @@ def _shown(url: str) -> str:
 
 
 def _import(args: argparse.Namespace) -> str:
+    from deltaport.config.catalog_import import import_shares
     from deltaport.config.model import load_config
     from deltaport.text.wording import count
 
     config = load_config(args.yaml)
     store = _local(args)
     with store.batch():
-        for share in config.shares:
-            store.create_share(share.name, share.comment)
-            for schema in share.schemas:
-                for t in schema.tables:
-                    store.add_table(
-                        share.name,
-                        schema.name,
-                        t.name,
-                        t.location,
-                        history_shared=t.shares_history,
-                        start_version=t.start_version,
-                        partition_filter=t.partition_filter,
-                        access_modes=t.access_modes,
-                        auxiliary_locations=t.auxiliary_locations,
-                    )
+        import_shares(store, config)
         lines = [f"imported {count(len(config.shares), 'share')} from {args.yaml}"]
         token = config.authorization.bearer_token if config.authorization else None
         if token:
@@ -465,23 +466,6 @@ def _lifetime(text: str | None) -> timedelta | None:
     if text is None or text.strip().lower() == "never":
         return None
     return parse_duration(text)
-
-
-def _explicit_endpoint(args: argparse.Namespace) -> str | None:
-    return str(args.endpoint).rstrip("/") if args.endpoint else None
-
-
-def _fallback_endpoint(args: argparse.Namespace) -> str:
-    """The server's sharing URL as ``--config`` says (its ``publicUrl`` and ``endpoint``;
-    read now, so that a configuration that cannot be loaded stops the command before the
-    catalog changes), else ``http://localhost:8080/delta-sharing``."""
-    if args.config:
-        from deltaport.config.model import load_config
-        from deltaport.config.urls import public_url
-
-        config = load_config(args.config)
-        return public_url(config) + config.endpoint
-    return DEFAULT_ENDPOINT
 
 
 def _server_storage(

@@ -212,6 +212,31 @@ def test_a_day_in_the_console(
         )
         assert "rows" not in refused and "401" in refused["error"]
 
+        # all of it on the audit page and in its CSV export
+        def audit_page_shows(query: str, text: str) -> bool:
+            shown = console.open(f"/console/audit?{query}")
+            return text in (shown.text_content("main") or "")
+
+        until(
+            lambda: audit_page_shows("recipient=acme", "deltaSharingQueriedTable"),
+            "acme's queries on the audit page",
+        )
+        for change in ("createShare", "updatePermissions", "rotateRecipientToken"):
+            query = f"operation={change}"
+            until(lambda q=query: audit_page_shows(q, "token-1"), change)
+        revoked = "operation=revokeRecipientTokens"
+        until(lambda: audit_page_shows(revoked, "token-1"), "the revocation")
+        console.open("/console/audit")
+        with page.expect_download() as download:
+            page.click("#export-csv")
+        exported = tmp_path / "audit.csv"
+        download.value.save_as(exported)
+        text = exported.read_text()
+        for operation in ("createShare", "createRecipient", "rotateRecipientToken"):
+            assert operation in text
+        assert "deltaSharingQueriedTable" in text and "acme" in text
+        assert first_token not in text and second_token not in text
+
         console.open("/console/shares")
         console.shot("shares")
         console.open("/console/recipients")

@@ -78,6 +78,12 @@ SNAPSHOTS: list[tuple[str, dict[str, Any]]] = [
     ("cdf.cdf", {}),
     ("cdf.cdf_dv", {"use_delta_format": True}),
     ("cdf.cdf_cm", {"use_delta_format": True}),
+    # every table above in the delta response format too
+    ("default.parted", {"version": 1, "use_delta_format": True}),
+    ("default.small_files", {"use_delta_format": True}),
+    ("default.basic", {"use_delta_format": True}),
+    ("default.small_files", {"limit": 120, "use_delta_format": True}),
+    ("cdf.cdf", {"use_delta_format": True}),
 ]
 CHANGES: list[tuple[str, dict[str, Any]]] = [
     ("cdf.cdf", {"starting_version": 0}),
@@ -86,6 +92,7 @@ CHANGES: list[tuple[str, dict[str, Any]]] = [
     ("cdf.cdf_dv", {"starting_version": 0, "use_delta_format": True}),
     ("cdf.cdf_dv_pairs", {"starting_version": 0, "use_delta_format": True}),
     ("cdf.cdf_cm", {"starting_version": 2, "use_delta_format": True}),
+    ("cdf.cdf", {"starting_version": 1, "ending_version": 2, "use_delta_format": True}),
 ]
 TYPED = {
     "primitives": "dat__all_primitive_types",
@@ -102,7 +109,10 @@ CASES = (
     [("load_as_pandas", f"share1.{t}", k) for t, k in SNAPSHOTS]
     + [("load_table_changes_as_pandas", f"share1.{t}", k) for t, k in CHANGES]
     + [("load_as_pandas", f"typed.all.{t}", {}) for t in [*TYPED, "by_deltalake", "mixed"]]
-    + [("load_as_pandas", f"typed.all.{t}", {"use_delta_format": True}) for t in TYPED]
+    + [
+        ("load_as_pandas", f"typed.all.{t}", {"use_delta_format": True})
+        for t in [*TYPED, "by_deltalake", "mixed"]
+    ]
     + [
         ("load_table_changes_as_pandas", "typed.all.mixed", {"starting_version": 0}),
         ("load_table_changes_as_pandas", "typed.all.mixed", {"starting_version": 1}),

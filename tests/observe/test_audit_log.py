@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 
 import msgspec
+import pytest
 
 from deltaport.admin.openapi import admin_openapi
 from deltaport.catalog.database import Database
@@ -17,6 +18,7 @@ from deltaport.catalog.migrations import migrate
 from deltaport.observe.audit_log import DAY_MS, AuditLog
 from deltaport.observe.audit_record import AuditRecord
 from deltaport.observe.audit_store import AuditFilter, read_page
+from deltaport.observe.metrics import REGISTRY
 from sharing_server import TOKEN, start_server, stop_server, table_entry, write_partitioned_table
 
 NOW_MS = 1_800_000_000_000
@@ -70,6 +72,36 @@ def test_a_database_that_refuses_keeps_the_records_for_the_next_write(tmp_path: 
     log.close()
     assert [r.time_ms for r in _stored(database)] == [NOW_MS + 1, NOW_MS]
     assert len(lines.getvalue().splitlines()) == 2
+
+
+def _counted(name: str) -> float:
+    return REGISTRY.get_sample_value(name) or 0.0
+
+
+def test_records_written_and_dropped_are_counted_in_the_metrics(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past the buffer's bound the oldest records are dropped; a stop while the database
+    still refuses loses the rest: both counted, and what is written too."""
+    monkeypatch.setattr("deltaport.observe.audit_log.MAX_BUFFERED", 3)
+    written = _counted("deltaport_audit_records_written_total")
+    dropped = _counted("deltaport_audit_records_dropped_total")
+    database = _database(tmp_path, migrated=False)  # inserts fail
+    log = AuditLog(database, flush_seconds=HOUR)
+    for i in range(5):
+        log.record(_record(NOW_MS + i))
+    log.flush()
+    assert log.dropped == 2
+    assert _counted("deltaport_audit_records_dropped_total") - dropped == 2
+    migrate(database)
+    log.flush()
+    assert _counted("deltaport_audit_records_written_total") - written == 3
+    with database.transaction() as tx:
+        tx.execute("DROP TABLE audit_records")
+    log.record(_record(NOW_MS + 9))
+    log.close()
+    assert log.written == 3 and log.dropped == 3
+    assert _counted("deltaport_audit_records_dropped_total") - dropped == 3
 
 
 def test_retention_removes_what_is_older_by_the_clock(tmp_path: Path) -> None:

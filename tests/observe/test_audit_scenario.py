@@ -1,7 +1,8 @@
 """The audit log of a real server (SQLite and PostgreSQL catalogs): a scripted scenario of
-recipient reads and admin changes yields exactly its records, in the database and as JSON
-lines, none holding a secret; then the filters and paging of ``GET /api/audit`` and of
-``deltaport audit`` (on the database and through ``--server``) answer over them."""
+recipient reads, admin changes (deltaport's API and the provider API in Unity Catalog's
+shape), OAuth tokens and activation links yields exactly its records, in the database and
+as JSON lines, none holding a secret; then the filters and paging of ``GET /api/audit`` and
+of ``deltaport audit`` (on the database and through ``--server``) answer over them."""
 
 from __future__ import annotations
 
@@ -26,6 +27,8 @@ ADMIN = "audit-admin-token-7c1f0b9e"
 SECOND_ADMIN = "audit-second-admin-token-2a94"
 SIGNING_KEY = "audit-signing-key-40e8a7"
 Q = "deltaSharingQueriedTable"
+OAUTH = "generateRecipientOAuthToken"
+UNITY = "/api/2.1/unity-catalog/"
 
 
 @pytest.fixture(scope="module")
@@ -124,13 +127,150 @@ def _play(sharing: RunningServer, admin: str, lake: Path) -> dict[str, Any]:
     rotated = api.post("/api/recipients/acme/rotate", json={"graceSeconds": 0})
     assert rotated.status_code == 200
     secrets = [token, rotated.json()["profile"]["bearerToken"], ADMIN, SECOND_ADMIN, SIGNING_KEY]
+    secrets += _play_unity(api, admin, lake)
+    oauth_refused, oauth_secrets = _play_oauth(api, sharing)
+    secrets += oauth_secrets + _play_activation(api)
     return {
         "secrets": secrets,
         "refused": refused,
+        "oauth_refused": oauth_refused,
         "query_bytes": len(query.content),
         "changes_bytes": len(changes.content),
         "change_files": change_files,
     }
+
+
+def _play_unity(api: httpx.Client, admin: str, lake: Path) -> list[str]:
+    """The provider API in Unity Catalog's shape; returns the tokens it made."""
+    shares, recipients = UNITY + "shares", UNITY + "recipients"
+    assert api.post(shares, json={"name": "marketing"}).status_code == 200
+    assert api.get(shares).status_code == 200
+    add = {"action": "ADD", "data_object": {"name": str(lake), "shared_as": "web.visits"}}
+    assert api.patch(shares + "/marketing", json={"updates": [add]}).status_code == 200
+    assert api.get(shares + "/marketing").status_code == 200
+    created = api.post(recipients, json={"name": "globex", "authentication_type": "TOKEN"})
+    assert created.status_code == 200
+    grant = {"changes": [{"principal": "globex", "add": ["SELECT"]}]}
+    assert api.patch(shares + "/marketing/permissions", json=grant).status_code == 200
+    assert api.get(shares + "/marketing/permissions").status_code == 200
+    assert api.get(recipients + "/globex").status_code == 200
+    assert api.get(recipients).status_code == 200
+    assert api.patch(recipients + "/globex", json={"comment": "a partner"}).status_code == 200
+    grace = {"existing_token_expire_in_seconds": 0}
+    rotated = api.post(recipients + "/globex/rotate-token", json=grace)
+    assert rotated.status_code == 200
+    assert api.get(recipients + "/globex/share-permissions").status_code == 200
+    assert api.get(shares + "/nope").status_code == 404
+    wrong = httpx.post(admin + shares, json={"name": "y"}, headers={"Authorization": "Bearer nope"})
+    assert wrong.status_code == 401
+    assert api.delete(recipients + "/globex").status_code == 200
+    assert api.delete(shares + "/marketing").status_code == 200
+    # the Unity API hands credentials over by activation link: the link's token is the secret
+    links = [created.json()["activation_url"], rotated.json()["activation_url"]]
+    return [link.rstrip("/").rsplit("/", 1)[1] for link in links]
+
+
+def _play_oauth(api: httpx.Client, sharing: RunningServer) -> tuple[int, list[str]]:
+    """An OAuth recipient asks for tokens, with a wrong secret first; returns how many
+    right asks were refused (until the sharing listener sees the new client) and the
+    secrets."""
+    kind = {"authenticationType": "OAUTH_CLIENT_CREDENTIALS"}
+    created = api.post("/api/recipients", json={"name": "robot", **kind})
+    assert created.status_code == 201
+    profile = created.json()["profile"]
+
+    def ask(secret: str) -> httpx.Response:
+        return httpx.post(
+            profile["tokenEndpoint"],
+            data={"grant_type": "client_credentials"},
+            auth=(profile["clientId"], secret),
+            headers={"User-Agent": "audit-test/1"},
+        )
+
+    assert ask("dps_wrong").status_code == 401
+    refused = 0
+    while (issued := ask(profile["clientSecret"])).status_code == 401:
+        refused += 1
+        time.sleep(0.2)
+    assert issued.status_code == 200
+    assert sharing.client(issued.json()["access_token"]).get("/shares").status_code == 200
+    return refused, [profile["clientSecret"], issued.json()["access_token"]]
+
+
+def _play_activation(api: httpx.Client) -> list[str]:
+    """An activation link looked at, downloaded, and downloaded again, and one opened from
+    outside its recipient's IP access list; returns their secrets."""
+    created = api.post("/api/recipients", json={"name": "linked", "activation": True})
+    assert created.status_code == 201
+    link = created.json()["activation"]
+    info = link["url"].replace("/data_sharing_activation/", "/data_sharing_activation_info/")
+    agent = {"User-Agent": "audit-test/1"}
+    assert httpx.get(info, headers=agent).status_code == 200
+    profile = httpx.get(link["url"], headers=agent)
+    assert profile.status_code == 200
+    assert httpx.get(link["url"], headers=agent).status_code == 404
+    fenced = {"name": "fenced", "activation": True, "ipAccessList": ["192.0.2.0/24"]}
+    outside = api.post("/api/recipients", json=fenced).json()["activation"]
+    assert httpx.get(outside["url"], headers=agent).status_code == 403
+    return [link["token"], profile.json()["bearerToken"], outside["token"]]
+
+
+def _expected_unity() -> list[dict[str, Any]]:
+    admin = {"admin": "token-1"}
+    marketing = {"share": "marketing", **admin}
+    globex = {"target": "globex", **admin}
+    return [
+        {"operation": "createShare", "status": 200, **marketing},
+        {"operation": "listShares", "status": 200, **admin},
+        {"operation": "updateShare", "status": 200, "table": "marketing.web.visits", **marketing},
+        {"operation": "getShare", "status": 200, **marketing},
+        {"operation": "createRecipient", "status": 200, **globex},
+        {"operation": "updatePermissions", "status": 200, "target": "globex", **marketing},
+        {"operation": "getSharePermissions", "status": 200, **marketing},
+        {"operation": "getRecipient", "status": 200, **globex},
+        {"operation": "listRecipients", "status": 200, **admin},
+        {"operation": "updateRecipient", "status": 200, **globex},
+        {"operation": "rotateRecipientToken", "status": 200, **globex},
+        {"operation": "getRecipientSharePermissions", "status": 200, **globex},
+        {
+            "operation": "getShare",
+            "status": 404,
+            "errorCode": "RESOURCE_DOES_NOT_EXIST",
+            "share": "nope",
+            **admin,
+        },
+        {"operation": "createShare", "status": 401, "errorCode": "UNAUTHENTICATED", "share": "y"},
+        {"operation": "deleteRecipient", "status": 200, **globex},
+        {"operation": "deleteShare", "status": 200, **marketing},
+    ]
+
+
+def _expected_recipient_access(played: dict[str, Any]) -> list[dict[str, Any]]:
+    agent = {"userAgent": "audit-test/1"}
+    refused = {"status": 401, "errorCode": "UNAUTHENTICATED", **agent}
+    return [
+        {"operation": "createRecipient", "status": 201, "admin": "token-1", "target": "robot"},
+        *[{"operation": OAUTH, **refused}] * (1 + played["oauth_refused"]),
+        {"operation": OAUTH, "status": 200, "recipient": "robot", **agent},
+        {"operation": "deltaSharingListShares", "status": 200, "recipient": "robot"},
+        {"operation": "createRecipient", "status": 201, "admin": "token-1", "target": "linked"},
+        {"operation": "getActivationUrlInfo", "status": 200, "recipient": "linked", **agent},
+        {"operation": "retrieveRecipientToken", "status": 200, "recipient": "linked", **agent},
+        {
+            "operation": "retrieveRecipientToken",
+            "status": 404,
+            "errorCode": "RESOURCE_DOES_NOT_EXIST",
+            **agent,
+        },
+        {"operation": "createRecipient", "status": 201, "admin": "token-1", "target": "fenced"},
+        {
+            "operation": "retrieveRecipientToken",
+            "status": 403,
+            "errorCode": "PERMISSION_DENIED",
+            "recipient": "fenced",
+            **agent,
+        },
+    ]
 
 
 def _expected(played: dict[str, Any]) -> list[dict[str, Any]]:
@@ -193,6 +333,8 @@ def _expected(played: dict[str, Any]) -> list[dict[str, Any]]:
         },
         {"operation": "deltaSharingListShares", "status": 401, "errorCode": "UNAUTHENTICATED"},
         {"operation": "rotateRecipientToken", "status": 200, "admin": "token-1", "target": "acme"},
+        *_expected_unity(),
+        *_expected_recipient_access(played),
     ]
 
 
@@ -255,8 +397,8 @@ def test_filters_and_pages(scenario: dict[str, Any], capsys: pytest.CaptureFixtu
         "deltaSharingQueriedTableChanges",
     ]
     failed = _audit(admin, status=401).json()["records"]
-    lists = ["deltaSharingListShares"] * (1 + scenario["refused"])
-    assert [r["operation"] for r in failed] == [*lists, "createShare"]
+    refusals = [e["operation"] for e in _expected(scenario) if e["status"] == 401]
+    assert [r["operation"] for r in failed] == refusals[::-1]
     assert [r["operation"] for r in _audit(admin, operation=Q).json()["records"]] == [Q]
     everything = _audit(admin, operation="deltaSharingGetShare").json()["records"]
     middle = everything[0]["time"]

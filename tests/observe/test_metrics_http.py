@@ -117,6 +117,12 @@ def test_the_counters_match_a_scripted_scenario(served: MetricsServer) -> None:
         assert stranger.get("/shares").status_code == 401
         assert stranger.post(f"{TABLE}/query", json={}).status_code == 401
         assert acme.get("/no/such/route/here").status_code == 404
+        wrong_client = httpx.post(
+            served.sharing.url + "/oauth/token",
+            data={"grant_type": "client_credentials"},
+            auth=("dpc_nobody", "dps_wrong"),
+        )
+        assert wrong_client.status_code == 401
         first = acme.post(f"{TABLE}/query", json={})
         second = acme.post(f"{TABLE}/query", json={})
     assert first.status_code == second.status_code == 200
@@ -138,13 +144,14 @@ def test_the_counters_match_a_scripted_scenario(served: MetricsServer) -> None:
     assert delta("/shares/{share}/schemas/{schema}/tables/{table}/query", "POST", 200) == 2
     assert delta("/shares/{share}/schemas/{schema}/tables/{table}/query", "POST", 401) == 1
     assert requests(after, "sharing", "other", "GET", 404) == 1
+    assert delta("/oauth/token", "POST", 401) == 1
     assert delta("/metrics", "GET", 401, listener="admin") == 1
     assert delta("/metrics", "GET", 200, listener="admin") == 1  # the first scrape
 
     def counted(name: str, **labels: str) -> float:
         return value(after, name, **labels) - value(before, name, **labels)
 
-    assert counted("deltaport_token_failures_total", listener="sharing") == 2
+    assert counted("deltaport_token_failures_total", listener="sharing") == 3
     assert counted("deltaport_token_failures_total", listener="admin") == 1
     served_labels = {"recipient": "acme", "table": "sales.eu.orders"}
     assert counted("deltaport_served_files_total", **served_labels) == 4
@@ -159,6 +166,17 @@ def test_the_counters_match_a_scripted_scenario(served: MetricsServer) -> None:
     assert value(after, "deltaport_catalog_recipients") == 2
     assert "nowhere" not in text and "/no/such" not in text  # no raw paths as labels
     assert served.token not in text and ADMIN_TOKEN not in text and "wrong" not in text
+
+    # one audit record for each request a route answered (not the unknown path), written
+    # by the audit log's thread within a second or so
+    audited = 9
+    written = "deltaport_audit_records_written_total"
+    deadline = time.monotonic() + 30
+    while counted(written) < audited and time.monotonic() < deadline:
+        time.sleep(0.2)
+        _, after = scrape(served.admin)
+    assert counted(written) == audited
+    assert counted("deltaport_audit_records_dropped_total") == 0
 
 
 @pytest.mark.parametrize("listener", ["sharing", "admin"])

@@ -132,6 +132,10 @@ def test_predicate_hints_prune_files(spark: SparkSession, profile: str) -> None:
     assert hinted().filter("region in ('eu', 'us') and id >= 3").count() == 7
     assert hinted().filter("region is null").count() == 0
     assert hinted().count() == 15
+    for pushed in ("region like 'e%'", "startswith(region, 'e')", "region <=> 'eu'"):
+        filtered = hinted().filter(pushed)
+        assert filtered.rdd.getNumPartitions() == 1, pushed
+        assert sorted(r.id for r in filtered.collect()) == list(range(5)), pushed
 
 
 def test_user_schema_must_match(spark: SparkSession, profile: str) -> None:

@@ -115,6 +115,12 @@ def test_filters_become_json_hints() -> None:
         "or",
         "not",
         "lessThanOrEqual",
+        "and",  # startsWith "e": >= "e" and < "f"
+    ]
+    prefix = parsed["children"][5]["children"]
+    assert [(c["op"], c["children"][1]["value"]) for c in prefix] == [
+        ("greaterThanOrEqual", "e"),
+        ("lessThan", "f"),
     ]
     assert parsed["children"][4]["children"][0] == {
         "op": "column",
@@ -123,6 +129,29 @@ def test_filters_become_json_hints() -> None:
     }
     parse_json_predicate(hint)
     assert filters_to_json([ds.StringContains(("region",), "u")], schema) is None
+    assert filters_to_json([ds.StringStartsWith(("region",), "")], schema) is None
+    assert filters_to_json([ds.StringStartsWith(("id",), "1")], schema) is None
+    null_safe = json.loads(filters_to_json([ds.EqualNullSafe(("id",), 4)], schema) or "")
+    assert (null_safe["op"], null_safe["children"][1]["value"]) == ("equal", "4")
+    assert json.loads(filters_to_json([ds.EqualNullSafe(("id",), None)], schema) or "") == {
+        "op": "isNull",
+        "children": [{"op": "column", "name": "id", "valueType": "long"}],
+    }
+
+
+@pytest.mark.parametrize(
+    ("prefix", "upper"),
+    [("ab", "ac"), ("a\U0010ffff", "b"), ("\U0010ffff", None), ("\ud7ff", "\ue000")],
+)
+def test_a_prefix_is_the_range_below_its_successor(prefix: str, upper: str | None) -> None:
+    schema = pa.schema([pa.field("s", pa.string())])
+    parsed = json.loads(filters_to_json([ds.StringStartsWith(("s",), prefix)], schema) or "")
+    bounds = parsed["children"] if parsed["op"] == "and" else [parsed]
+    assert [c["children"][1]["value"] for c in bounds] == [prefix, *([upper] if upper else [])]
+    assert all(
+        value.startswith(prefix) == (prefix <= value < (upper or "\U0010ffff\U0010ffff"))
+        for value in (prefix, prefix + "z", upper or "", "a", "b", "ab\U0010ffff")
+    )
     assert filters_to_json([ds.EqualTo(("x",), float("nan"))], schema) is None
 
 

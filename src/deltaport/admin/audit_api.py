@@ -1,6 +1,8 @@
 """The audit log on the admin listener: ``GET /api/audit`` (filtered, paged newest first),
-and the hook that keeps one record for each request to the catalog routes (and to the
-audit log itself), naming the admin token that made it, never the token."""
+and the hook that keeps one record for each request to the catalog routes (deltaport's and
+the provider API in Unity Catalog's shape, and the audit log itself), naming the admin
+token that made it, never the token. The operations are
+:data:`deltaport.observe.audit_operations.OPERATIONS`."""
 
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ from deltaport.admin.tokens import AdminTokens
 from deltaport.catalog.database import Database, DatabaseUnavailableError
 from deltaport.observe import audit_record as ops
 from deltaport.observe.audit_log import AuditLog
+from deltaport.observe.audit_operations import operation_of
 from deltaport.observe.audit_record import USER_AGENT_LENGTH, AuditRecord, as_json, parse_time
 from deltaport.observe.audit_store import AuditFilter, read_page
 from deltaport.protocol.errors import InvalidParameterError, TemporarilyUnavailableError
@@ -27,52 +30,67 @@ Guard = Callable[[Handler], Handler]
 JSON = "application/json; charset=utf-8"
 T = TypeVar("T", bound=msgspec.Struct)
 
-OPERATIONS = {
-    "contents": ops.GET_CATALOG,
-    "create_share": ops.CREATE_SHARE,
-    "drop_share": ops.DELETE_SHARE,
-    "add_table": ops.UPDATE_SHARE,
-    "remove_table": ops.UPDATE_SHARE,
-    "grant": ops.UPDATE_PERMISSIONS,
-    "revoke_grant": ops.UPDATE_PERMISSIONS,
-    "create_recipient": ops.CREATE_RECIPIENT,
-    "rotate": ops.ROTATE_RECIPIENT_TOKEN,
-    "revoke": ops.REVOKE_RECIPIENT_TOKENS,
-    "set_ip_access_list": ops.UPDATE_RECIPIENT,
-    "audit_page": ops.LIST_AUDIT,
-    "retrieve": ops.RETRIEVE_RECIPIENT_TOKEN,
-    "info": ops.GET_ACTIVATION_URL_INFO,
-}
-"""The audit operation of each admin route handler."""
+
+class _Principal(msgspec.Struct):
+    principal: str | None = None
+
+
+class _SharedAs(msgspec.Struct):
+    shared_as: str | None = None
+
+
+class _Update(msgspec.Struct):
+    data_object: _SharedAs = msgspec.field(default_factory=_SharedAs)
 
 
 class _Named(msgspec.Struct):
-    """The names a request body may hold (nothing else of it is kept)."""
+    """The names a request body may hold (nothing else of it is kept): deltaport's
+    ``name`` and ``recipient``, Unity Catalog's ``changes[].principal`` and
+    ``updates[].data_object.shared_as``."""
 
     name: str | None = None
     recipient: str | None = None
+    changes: list[_Principal] = msgspec.field(default_factory=list)
+    updates: list[_Update] = msgspec.field(default_factory=list)
+
+    def only_principal(self) -> str | None:
+        """The recipient a permissions change concerns, when it concerns one."""
+        names = {c.principal for c in self.changes}
+        return names.pop() if len(names) == 1 else None
+
+    def only_table(self, share: str) -> str | None:
+        """``share.schema.table`` of a share update that names one table."""
+        names = {u.data_object.shared_as for u in self.updates}
+        name = names.pop() if len(names) == 1 else None
+        return f"{share}.{name}" if name else None
 
 
 class _Error(msgspec.Struct):
     errorCode: str | None = None
+    error_code: str | None = None
+    """Unity Catalog's spelling, in the provider API's answers."""
 
 
 class AdminAudit:
-    def __init__(self, log: AuditLog, tokens: AdminTokens) -> None:
+    def __init__(self, log: AuditLog | None, tokens: AdminTokens) -> None:
         self._log = log
         self._tokens = tokens
 
     def audited(self, guard: Guard) -> Guard:
-        """``guard``, keeping one record for each request to the routes it guards."""
+        """``guard``, keeping one record for each request to the routes it guards (none
+        without a log); a handler with no operation stops the app from being built."""
 
         def audited_guard(handler: Handler) -> Handler:
-            operation = OPERATIONS[handler.__name__]
+            operation = operation_of(handler)
             guarded = guard(handler)
+            log = self._log
+            if log is None:
+                return guarded
 
             async def endpoint(request: Request) -> Response:
-                started = self._log.now_ms()
+                started = log.now_ms()
                 response = await guarded(request)
-                self._log.record(await self._record(request, operation, started, response))
+                log.record(await self._record(log, request, operation, started, response))
                 return response
 
             return endpoint
@@ -80,17 +98,19 @@ class AdminAudit:
         return audited_guard
 
     async def _record(
-        self, request: Request, operation: str, started: int, response: Response
+        self, log: AuditLog, request: Request, operation: str, started: int, response: Response
     ) -> AuditRecord:
         hashed = self._tokens.bearer(request.headers.get("authorization"))
         body = _decoded(await request.body(), _Named) if request.method != "GET" else _Named()
         error = _decoded(response.body, _Error) if response.status_code >= 400 else _Error()
         path = request.path_params
-        table = path.get("table") or (body.name if operation == ops.UPDATE_SHARE else None)
         share = path.get("share") or (body.name if operation == ops.CREATE_SHARE else None)
+        table = path.get("table")
+        if operation == ops.UPDATE_SHARE and table is None:
+            table = body.only_table(share) if share is not None else body.name
         if share is None and table is not None:
             share = table.partition(".")[0]
-        target = path.get("recipient") or body.recipient
+        target = path.get("recipient") or body.recipient or body.only_principal()
         if operation == ops.CREATE_RECIPIENT:
             target = body.name
         agent = request.headers.get("user-agent")
@@ -98,14 +118,14 @@ class AdminAudit:
             time_ms=started,
             operation=operation,
             status=response.status_code,
-            duration_ms=self._log.now_ms() - started,
+            duration_ms=log.now_ms() - started,
             admin=self._tokens.name(hashed) if hashed is not None else None,
             client_address=request.client.host if request.client else None,
             user_agent=agent[:USER_AGENT_LENGTH] if agent is not None else None,
             share=share,
             table=table,
             target=target,
-            error_code=error.errorCode,
+            error_code=error.errorCode or error.error_code,
         )
 
 

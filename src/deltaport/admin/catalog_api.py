@@ -30,13 +30,16 @@ from deltaport.catalog.limits import grace_problem, lifetime_problem
 from deltaport.catalog.recipient_access import ActivationLink
 from deltaport.catalog.rows import (
     KEEP,
+    NO_DETAILS,
     CatalogNotFoundError,
+    Details,
     IssuedToken,
     Keep,
 )
 from deltaport.catalog.sql_store import SqlCatalog
 from deltaport.catalog.tokens import TOKEN
 from deltaport.config.model import ServerConfig
+from deltaport.config.urls import iceberg_endpoint_for
 from deltaport.protocol.credentials import URL
 from deltaport.protocol.errors import (
     InvalidParameterError,
@@ -51,6 +54,8 @@ Guard = Callable[[Handler], Handler]
 class _Share(msgspec.Struct, forbid_unknown_fields=True):
     name: str
     comment: str | None = None
+    displayName: str | None = None
+    properties: dict[str, str] = msgspec.field(default_factory=dict)
 
 
 class _Grant(msgspec.Struct, forbid_unknown_fields=True):
@@ -65,6 +70,9 @@ class _Table(msgspec.Struct, forbid_unknown_fields=True):
     partitionFilter: str | None = None
     accessModes: list[str] = msgspec.field(default_factory=lambda: [URL])
     auxiliaryLocations: list[str] = msgspec.field(default_factory=list)
+    comment: str | None = None
+    displayName: str | None = None
+    properties: dict[str, str] = msgspec.field(default_factory=dict)
 
 
 class _Recipient(msgspec.Struct, forbid_unknown_fields=True):
@@ -112,6 +120,8 @@ class CatalogService:
         partition_filter: str | None = None,
         access_modes: Sequence[str] = (URL,),
         auxiliary_locations: Sequence[str] = (),
+        comment: str | None = None,
+        details: Details | None = None,
     ) -> str:
         """Share the table at ``location`` as ``full_name`` after checking it (reading it
         with the server's storage settings); returns what was done, in words."""
@@ -127,6 +137,8 @@ class CatalogService:
             auxiliary_locations=auxiliary_locations,
             storage_options=options,
             settings_for=self._config.location_settings,
+            comment=comment,
+            details=details or NO_DETAILS,
         )
 
     def update_table(
@@ -239,7 +251,8 @@ class CatalogService:
 
     def profile(self, issued: IssuedToken) -> dict[str, object]:
         """The profile of a credential just issued (the only time its secret is known)."""
-        return profile_document(issued, issued.endpoint or self.sharing_url)
+        endpoint = issued.endpoint or self.sharing_url
+        return profile_document(issued, endpoint, iceberg_endpoint_for(endpoint, self._config))
 
 
 class CatalogApi:
@@ -276,7 +289,14 @@ class CatalogApi:
             {
                 "generation": contents.generation,
                 "shares": [
-                    {"name": s.name, "id": s.id, "comment": s.comment} for s in contents.shares
+                    {
+                        "name": s.name,
+                        "id": s.id,
+                        "comment": s.comment,
+                        "displayName": s.display_name,
+                        "properties": dict(s.properties),
+                    }
+                    for s in contents.shares
                 ],
                 "tables": [_table_json(t) for t in contents.tables],
                 "recipients": [
@@ -304,7 +324,8 @@ class CatalogApi:
 
     async def create_share(self, request: Request) -> Response:
         body = await _body(request, _Share)
-        row = await run_in_threadpool(self._store.create_share, body.name, body.comment)
+        details = Details.of(body.displayName, body.properties)
+        row = await run_in_threadpool(self._store.create_share, body.name, body.comment, details)
         return _json({"name": row.name, "id": row.id}, 201)
 
     async def drop_share(self, request: Request) -> Response:
@@ -332,6 +353,8 @@ class CatalogApi:
                 partition_filter=body.partitionFilter,
                 access_modes=body.accessModes,
                 auxiliary_locations=body.auxiliaryLocations,
+                comment=body.comment,
+                details=Details.of(body.displayName, body.properties),
             )
         )
         return _json({"message": message}, 201)
@@ -421,6 +444,9 @@ def _table_json(t: Any) -> dict[str, Any]:
         "partitionFilter": t.partition_filter,
         "accessModes": list(t.access_modes),
         "auxiliaryLocations": list(t.auxiliary_locations),
+        "comment": t.comment,
+        "displayName": t.display_name,
+        "properties": dict(t.properties),
     }
 
 

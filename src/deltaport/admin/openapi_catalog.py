@@ -13,6 +13,7 @@ from deltaport.catalog.limits import (
     MAX_TEXT_LENGTH,
     MAX_VERSION,
 )
+from deltaport.catalog.rows import MAX_DISPLAY_NAME_LENGTH
 from deltaport.catalog.tokens import AUTHENTICATION_TYPES
 
 _NOTE = " Only on a server with a catalog database (404 otherwise)."
@@ -49,6 +50,17 @@ _IP_ACCESS_LIST = {
     "description": "IPv4 and IPv6 addresses and CIDR ranges; at most maxIpAccessListEntries",
 }
 _PROFILE = "The recipient's profile file, with its token: shown this once."
+_PROPERTIES = {
+    "type": "object",
+    "maxProperties": MAX_PROPERTIES,
+    "additionalProperties": {"type": "string", "maxLength": MAX_PROPERTY_VALUE_LENGTH},
+}
+_SEEN = {
+    "comment": _TEXT,
+    "displayName": {"type": "string", "maxLength": MAX_DISPLAY_NAME_LENGTH},
+    "properties": _PROPERTIES,
+}
+"""What recipients see of a share or table besides its name (in their listings)."""
 
 
 def catalog_paths() -> dict[str, Any]:
@@ -60,7 +72,7 @@ def catalog_paths() -> dict[str, Any]:
                 "createShare",
                 "Create a share",
                 "201",
-                requestBody=_body({"name": _STRING, "comment": _TEXT}, ["name"]),
+                requestBody=_body({"name": _STRING, **_SEEN}, ["name"]),
             )
         },
         "/api/shares/{share}": {
@@ -109,6 +121,7 @@ def catalog_paths() -> dict[str, Any]:
                             "items": _TEXT,
                             "maxItems": MAX_AUXILIARY_LOCATIONS,
                         },
+                        **_SEEN,
                     },
                     ["name", "location"],
                 ),
@@ -125,14 +138,7 @@ def catalog_paths() -> dict[str, Any]:
                 requestBody=_body(
                     {
                         "name": _STRING,
-                        "properties": {
-                            "type": "object",
-                            "maxProperties": MAX_PROPERTIES,
-                            "additionalProperties": {
-                                "type": "string",
-                                "maxLength": MAX_PROPERTY_VALUE_LENGTH,
-                            },
-                        },
+                        "properties": _PROPERTIES,
                         "expiresInSeconds": _LIFETIME,
                         "endpoint": _STRING,
                         "ipAccessList": _IP_ACCESS_LIST,

@@ -3,11 +3,12 @@ returns the text to print. The argument parsing is in :mod:`deltaport.catalog_cl
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import re
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import timedelta
 from pathlib import Path
 from types import TracebackType
@@ -16,7 +17,7 @@ from deltaport.catalog.access import SettingsFor
 from deltaport.catalog.limits import MAX_DURATION_SECONDS
 from deltaport.catalog.partition_filter import PartitionFilterError, check
 from deltaport.catalog.remote import RemoteCatalog
-from deltaport.catalog.rows import CatalogError, IssuedToken, TokenRow
+from deltaport.catalog.rows import NO_DETAILS, CatalogError, Details, IssuedToken, TokenRow
 from deltaport.catalog.sql_store import SqlCatalog
 from deltaport.catalog.store_checks import check_table_fields, expiry_text
 from deltaport.catalog.tokens import OAUTH, TOKEN_ENDPOINT_PATH
@@ -60,8 +61,11 @@ def add_table(
     auxiliary_locations: Sequence[str] = (),
     storage_options: Mapping[str, str] | None = None,
     settings_for: SettingsFor | None = None,
+    comment: str | None = None,
+    details: Details = NO_DETAILS,
 ) -> str:
-    """Add a table after checking it (see :func:`check_table`)."""
+    """Add a table after checking it (see :func:`check_table`); ``comment`` and
+    ``details`` are what recipients see of it besides its name."""
     share, schema, name = split_table_name(full_name)
     check_table(
         full_name,
@@ -84,6 +88,8 @@ def add_table(
         partition_filter=partition_filter,
         access_modes=access_modes,
         auxiliary_locations=auxiliary_locations,
+        comment=comment,
+        details=details,
     )
     return f"added table {share}.{schema}.{name} ({location})"
 
@@ -208,10 +214,13 @@ def _duration_text(lifetime: timedelta) -> str:
     return count(seconds, "second")
 
 
-def profile_document(issued: IssuedToken, endpoint: str) -> dict[str, object]:
+def profile_document(
+    issued: IssuedToken, endpoint: str, iceberg_endpoint: str | None = None
+) -> dict[str, object]:
     """A recipient's profile for a credential just issued: ``shareCredentialsVersion`` 1
     with a bearer token, or 2 of type ``oauth_client_credentials`` for an OAuth client
-    (whose token endpoint is under the sharing endpoint)."""
+    (whose token endpoint is under the sharing endpoint). ``iceberg_endpoint``: where the
+    server's Iceberg catalog is, for a bearer token (an Iceberg reader signs in with it)."""
     if issued.client_id is not None:
         return {
             "shareCredentialsVersion": 2,
@@ -226,6 +235,8 @@ def profile_document(issued: IssuedToken, endpoint: str) -> dict[str, object]:
         "endpoint": endpoint,
         "bearerToken": issued.token,
     }
+    if iceberg_endpoint is not None:
+        profile["icebergEndpoint"] = iceberg_endpoint
     if issued.expires_at is not None:
         profile["expirationTime"] = _iso_utc(issued.expires_at)
     return profile
@@ -271,10 +282,11 @@ class ProfileOutput:
             if kind is not None and self._path is not None:
                 self._path.unlink(missing_ok=True)
 
-    def write(self, issued: IssuedToken, endpoint: str) -> str:
+    def write(self, issued: IssuedToken, endpoint: str, iceberg_endpoint: str | None = None) -> str:
         """Write the profile; returns what to tell the provider."""
         secret = "client secret" if issued.client_id else "token"
-        text = json.dumps(profile_document(issued, endpoint), indent=2) + "\n"
+        document = profile_document(issued, endpoint, iceberg_endpoint)
+        text = json.dumps(document, indent=2) + "\n"
         if self._fd is None or self._path is None:
             return text + f"(keep this profile: its {secret} cannot be shown again)"
         try:
@@ -296,3 +308,18 @@ def _iso_utc(millis: int) -> str:
     from datetime import UTC, datetime
 
     return datetime.fromtimestamp(millis / 1000, UTC).strftime("%Y-%m-%dT%H:%M:%S.000Z")
+
+
+def parse_properties(items: Iterable[str]) -> dict[str, str]:
+    """``KEY=VALUE`` command-line arguments as properties."""
+    properties = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise CatalogError(f"--property expects KEY=VALUE, got {item!r}")
+        properties[key] = value
+    return properties
+
+
+def details_from_args(args: argparse.Namespace) -> Details:
+    return Details.of(args.display_name, parse_properties(args.property))

@@ -138,6 +138,14 @@ MIGRATIONS: tuple[Migration, ...] = (
         "CREATE INDEX audit_records_volume ON audit_records (time_ms, status, bytes)",
         "CREATE INDEX audit_records_errors ON audit_records (time_ms, id) WHERE status >= 400",
     ),
+    # 9: a display name and properties (JSON) on shares and shared tables, which recipients
+    # see in listings (the protocol's displayName, properties)
+    (
+        "ALTER TABLE shares ADD COLUMN display_name TEXT",
+        "ALTER TABLE shares ADD COLUMN properties TEXT NOT NULL DEFAULT '{}'",
+        "ALTER TABLE shared_tables ADD COLUMN display_name TEXT",
+        "ALTER TABLE shared_tables ADD COLUMN properties TEXT NOT NULL DEFAULT '{}'",
+    ),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

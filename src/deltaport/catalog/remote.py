@@ -14,10 +14,12 @@ import httpx
 from deltaport.catalog.recipient_access import ActivationLink
 from deltaport.catalog.rows import (
     KEEP,
+    NO_DETAILS,
     CatalogConflictError,
     CatalogContents,
     CatalogError,
     CatalogNotFoundError,
+    Details,
     IssuedToken,
     Keep,
     RecipientRow,
@@ -54,14 +56,31 @@ class RemoteCatalog:
                 tokens[f"{key}#{i}"] = TokenRow(key, t["expiresAt"], t["revokedAt"])
         return CatalogContents(
             body["generation"],
-            tuple(ShareRow(s["name"], s["id"], s["comment"]) for s in body["shares"]),
+            tuple(
+                ShareRow(
+                    s["name"],
+                    s["id"],
+                    s["comment"],
+                    s.get("displayName"),
+                    tuple((s.get("properties") or {}).items()),
+                )
+                for s in body["shares"]
+            ),
             tuple(_table(t) for t in body["tables"]),
             recipients,
             tokens,
         )
 
-    def create_share(self, name: str, comment: str | None = None) -> None:
-        self._call("POST", "/api/shares", {"name": name, "comment": comment})
+    def create_share(
+        self, name: str, comment: str | None = None, details: Details = NO_DETAILS
+    ) -> None:
+        body = {
+            "name": name,
+            "comment": comment,
+            "displayName": details.display_name,
+            "properties": dict(details.properties),
+        }
+        self._call("POST", "/api/shares", body)
 
     def drop_share(self, name: str) -> None:
         self._call("DELETE", f"/api/shares/{_q(name)}")
@@ -82,10 +101,15 @@ class RemoteCatalog:
         partition_filter: str | None,
         access_modes: Sequence[str],
         auxiliary_locations: Sequence[str],
+        comment: str | None = None,
+        details: Details = NO_DETAILS,
     ) -> str:
         """Add a table; the server checks the location, the filter and the access modes
         (with its storage configuration)."""
         body = {
+            "comment": comment,
+            "displayName": details.display_name,
+            "properties": dict(details.properties),
             "name": full_name,
             "location": location,
             "historyShared": history_shared,
@@ -232,6 +256,9 @@ def _table(t: Mapping[str, Any]) -> TableRow:
         t["partitionFilter"],
         tuple(t["accessModes"]),
         tuple(t["auxiliaryLocations"]),
+        t.get("comment"),
+        t.get("displayName"),
+        tuple((t.get("properties") or {}).items()),
     )
 
 

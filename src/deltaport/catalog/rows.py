@@ -4,11 +4,13 @@ whole contents of one read, a token just issued; and the errors of a change refu
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import timedelta
 from enum import Enum
 
 from deltaport.catalog.database import Database, DatabaseUnavailableError, Row
+from deltaport.catalog.limits import properties_problem
 from deltaport.protocol.credentials import URL
 from deltaport.protocol.errors import (
     InvalidParameterError,
@@ -59,11 +61,60 @@ class Keep(Enum):
 KEEP = Keep.KEEP
 
 
+MAX_DISPLAY_NAME_LENGTH = 255
+"""The protocol's bound: a longer display name may be cut by clients."""
+
+
+@dataclass(frozen=True)
+class Details:
+    """A display name and properties (pairs in the order given: the rows stay hashable)."""
+
+    display_name: str | None = None
+    properties: tuple[tuple[str, str], ...] = ()
+
+    @classmethod
+    def of(cls, display_name: str | None, properties: Mapping[str, str] | None) -> Details:
+        return cls(display_name, tuple((properties or {}).items()))
+
+    @property
+    def fields(self) -> tuple[str | None, tuple[tuple[str, str], ...]]:
+        """The ``display_name`` and ``properties`` of a row."""
+        return self.display_name, self.properties
+
+    @property
+    def columns(self) -> tuple[str | None, str]:
+        """The ``display_name`` and ``properties`` (JSON) columns."""
+        return self.display_name, json.dumps(dict(self.properties))
+
+    @property
+    def property_map(self) -> dict[str, str] | None:
+        """The properties as a recipient's listing carries them (None: none)."""
+        return dict(self.properties) or None
+
+    def check(self) -> None:
+        """Refuse what cannot be stored, naming the field."""
+        name = self.display_name
+        if name is not None and len(name) > MAX_DISPLAY_NAME_LENGTH:
+            raise CatalogError(
+                f"displayName is {len(name)} characters long; at most "
+                f"{MAX_DISPLAY_NAME_LENGTH} are allowed"
+            )
+        problem = properties_problem(dict(self.properties))
+        if problem is not None:
+            raise CatalogError(f"properties: {problem}")
+
+
+NO_DETAILS = Details()
+
+
 @dataclass(frozen=True)
 class ShareRow:
     name: str
     id: str
     comment: str | None
+    display_name: str | None = None
+    properties: tuple[tuple[str, str], ...] = ()
+    """Pairs in the order given (the row stays hashable)."""
 
 
 @dataclass(frozen=True)
@@ -79,6 +130,28 @@ class TableRow:
     access_modes: tuple[str, ...] = (URL,)
     auxiliary_locations: tuple[str, ...] = ()
     comment: str | None = None
+    display_name: str | None = None
+    properties: tuple[tuple[str, str], ...] = ()
+
+    def insert_values(self, key: str, share_key: str, ordinal: int) -> tuple[object, ...]:
+        """Its ``shared_tables`` columns in the order the store inserts them."""
+        return (
+            key,
+            share_key,
+            self.schema,
+            self.name,
+            self.location,
+            self.id,
+            int(self.history_shared),
+            self.start_version,
+            self.partition_filter,
+            json.dumps(self.access_modes),
+            json.dumps(self.auxiliary_locations),
+            ordinal,
+            self.comment,
+            self.display_name,
+            json.dumps(dict(self.properties)),
+        )
 
 
 @dataclass(frozen=True)
@@ -167,7 +240,27 @@ class LastRows:
 def table_row(r: Row) -> TableRow:
     """A ``shared_tables`` row as :meth:`SqlCatalog.contents` selects it."""
     modes, auxiliary = tuple(json.loads(r[8])), tuple(json.loads(r[9]))
-    return TableRow(r[0], r[1], r[2], r[3], r[4], bool(r[5]), r[6], r[7], modes, auxiliary, r[10])
+    properties = tuple(json.loads(r[12]).items())
+    return TableRow(
+        r[0],
+        r[1],
+        r[2],
+        r[3],
+        r[4],
+        bool(r[5]),
+        r[6],
+        r[7],
+        modes,
+        auxiliary,
+        r[10],
+        r[11],
+        properties,
+    )
+
+
+def share_row(r: Row) -> ShareRow:
+    """A ``shares`` row as :meth:`SqlCatalog.contents` selects it."""
+    return ShareRow(r[0], r[1], r[2], r[3], tuple(json.loads(r[4]).items()))
 
 
 def recipient_row(r: Row, shares: tuple[str, ...]) -> RecipientRow:
@@ -199,7 +292,7 @@ def converted(
     token_rows = {r: before.tokens.get(r) or TokenRow(r[1], r[2], r[3]) for r in tokens}
     contents = CatalogContents(
         generation,
-        tuple(ShareRow(*r) for r in shares),
+        tuple(share_row(r) for r in shares),
         tuple(table_rows.values()),
         {key[0][0]: row for key, row in recipient_rows.items()},
         {r[0]: row for r, row in token_rows.items()},

@@ -32,9 +32,11 @@ from deltaport.catalog.recipient_access import (
 )
 from deltaport.catalog.rows import (
     KEEP,
+    NO_DETAILS,
     CatalogConflictError,
     CatalogContents,
     CatalogNotFoundError,
+    Details,
     IssuedToken,
     Keep,
     LastRows,
@@ -94,11 +96,14 @@ class SqlCatalog(RecipientAccess):
             generation = int(
                 tx.execute("SELECT value FROM deltaport_meta WHERE key = 'generation'")[0][0]
             )
-            shares = tx.execute("SELECT name, id, comment FROM shares ORDER BY created_at, name")
+            shares = tx.execute(
+                "SELECT name, id, comment, display_name, properties FROM shares "
+                "ORDER BY created_at, name"
+            )
             tables = tx.execute(
                 "SELECT s.name, t.schema_name, t.name, t.location, t.id, t.history_shared, "
                 "t.start_version, t.partition_filter, t.access_modes, t.auxiliary_locations, "
-                "t.comment FROM shared_tables t "
+                "t.comment, t.display_name, t.properties FROM shared_tables t "
                 "JOIN shares s ON s.name_key = t.share_key ORDER BY t.ordinal"
             )
             recipients = tx.execute(
@@ -120,16 +125,20 @@ class SqlCatalog(RecipientAccess):
         return contents
 
     # -- shares and tables ---------------------------------------------------------------
-    def create_share(self, name: str, comment: str | None = None) -> ShareRow:
+    def create_share(
+        self, name: str, comment: str | None = None, details: Details = NO_DETAILS
+    ) -> ShareRow:
         _check_name(name, "share")
         _check("comment", text_problem(comment))
-        row = ShareRow(name, str(uuid.uuid4()), comment)
+        details.check()
+        row = ShareRow(name, str(uuid.uuid4()), comment, *details.fields)
         with self._change() as tx:
             if tx.execute("SELECT 1 FROM shares WHERE name_key = ?", (name_key(name),)):
                 raise CatalogConflictError(f"share {name!r} exists already")
             tx.execute(
-                "INSERT INTO shares (name_key, name, id, comment, created_at) VALUES (?,?,?,?,?)",
-                (name_key(name), name, row.id, comment, _now()),
+                "INSERT INTO shares (name_key, name, id, comment, created_at, display_name, "
+                "properties) VALUES (?,?,?,?,?,?,?)",
+                (name_key(name), name, row.id, comment, _now(), *details.columns),
             )
         return row
 
@@ -159,12 +168,14 @@ class SqlCatalog(RecipientAccess):
         access_modes: Sequence[str] = (URL,),
         auxiliary_locations: Sequence[str] = (),
         comment: str | None = None,
+        details: Details = NO_DETAILS,
     ) -> TableRow:
         """Share a table. Its access modes are checked as far as they can be without the
         server's storage configuration (see :func:`~deltaport.catalog.access.access_problem`)."""
         _check_name(schema, "schema")
         _check_name(name, "table")
         _check("comment", text_problem(comment))
+        details.check()
         check_table_fields(
             f"{share}.{schema}.{name}",
             location,
@@ -187,6 +198,7 @@ class SqlCatalog(RecipientAccess):
             tuple(access_modes),
             tuple(auxiliary_locations),
             comment,
+            *details.fields,
         )
         with self._change() as tx:
             share_key = self._share_key(tx, share)
@@ -196,22 +208,9 @@ class SqlCatalog(RecipientAccess):
             tx.execute(
                 "INSERT INTO shared_tables (name_key, share_key, schema_name, name, location, id, "
                 "history_shared, start_version, partition_filter, access_modes, "
-                "auxiliary_locations, ordinal, comment) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                (
-                    key,
-                    share_key,
-                    schema,
-                    name,
-                    location,
-                    row.id,
-                    int(history_shared),
-                    start_version,
-                    partition_filter,
-                    json.dumps(row.access_modes),
-                    json.dumps(row.auxiliary_locations),
-                    ordinal,
-                    comment,
-                ),
+                "auxiliary_locations, ordinal, comment, display_name, properties) "
+                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                row.insert_values(key, share_key, ordinal),
             )
         return row
 

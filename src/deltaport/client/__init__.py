@@ -34,7 +34,15 @@ from deltaport.client.base.errors import (
     SharingError,
     UrlExpiredError,
 )
-from deltaport.client.base.models import QuerySpec, RemoteFile, ScanPlan, Schema, Share, Table
+from deltaport.client.base.models import (
+    QuerySpec,
+    RemoteFile,
+    ScanPlan,
+    Schema,
+    Share,
+    Table,
+    TableInfo,
+)
 from deltaport.client.files.fetch import is_expired
 from deltaport.client.files.file_batches import batched_files, fetched_in_batch
 from deltaport.client.files.remote_file import (
@@ -79,6 +87,7 @@ __all__ = [
     "SharingError",
     "Table",
     "TableHandle",
+    "TableInfo",
     "TableScan",
     "UrlExpiredError",
     "batched_files",

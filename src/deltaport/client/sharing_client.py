@@ -11,7 +11,7 @@ import httpx
 
 from deltaport.client.access import AccessMode, check_mode
 from deltaport.client.base.errors import SharingError
-from deltaport.client.base.models import ScanPlan, Schema, Share, Table, TableAccess
+from deltaport.client.base.models import ScanPlan, Schema, Share, Table, TableAccess, described
 from deltaport.client.dir_access.directory import RenewalSettings
 from deltaport.client.files.scan import DEFAULT_CONCURRENCY
 from deltaport.client.remote.planning import refresh_plan
@@ -84,12 +84,20 @@ class SharingClient:
                 return
 
     def list_shares(self) -> list[Share]:
-        return [Share(i["name"], i.get("id")) for i in self._pages("/shares")]
+        return [Share(i["name"], i.get("id"), **described(i)) for i in self._pages("/shares")]
+
+    def get_share(self, name: str) -> Share:
+        """One share (Get Share); a share this token may not read is a 404."""
+        body = self.rest.get_json(f"/shares/{path_segment(name)}")
+        item = body.get("share") if isinstance(body, dict) else None
+        if not isinstance(item, dict):
+            raise SharingError("Get Share answered without a share object")
+        return Share(item["name"], item.get("id"), **described(item))
 
     def list_schemas(self, share: Share | str) -> list[Schema]:
         name = share.name if isinstance(share, Share) else share
         path = f"/shares/{path_segment(name)}/schemas"
-        return [Schema(i["name"], i.get("share", name)) for i in self._pages(path)]
+        return [Schema(i["name"], i.get("share", name), **described(i)) for i in self._pages(path)]
 
     def list_tables(self, schema: Schema) -> list[Table]:
         path = f"/shares/{path_segment(schema.share)}/schemas/{path_segment(schema.name)}/tables"
@@ -134,4 +142,5 @@ def _table(item: dict[str, Any], share: str, schema: str) -> Table:
         item.get("share", share),
         item.get("schema", schema),
         TableAccess.from_json(item),
+        **described(item),
     )

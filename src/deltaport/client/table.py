@@ -3,13 +3,14 @@ snapshots and change data."""
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from deltaport.client.access import AccessMode, choose_mode, fetch_table_access
 from deltaport.client.base.errors import SharingError
-from deltaport.client.base.models import ScanPlan, Table, TableAccess
+from deltaport.client.base.models import ScanPlan, Table, TableAccess, TableInfo
 from deltaport.client.dir_access.dir_scan import DirectoryScan
 from deltaport.client.dir_access.directory import DirectoryTable, RenewalSettings
 from deltaport.client.files.scan import DEFAULT_CONCURRENCY, TableScan
@@ -67,11 +68,8 @@ class TableHandle:
     def access(self) -> TableAccess:
         """What the table offers: from the listing that named it, else from ``/metadata``."""
         if self.table.access is None:
-            self.table = Table(
-                self.table.name,
-                self.table.share,
-                self.table.schema,
-                fetch_table_access(self._rest, self.table),
+            self.table = dataclasses.replace(
+                self.table, access=fetch_table_access(self._rest, self.table)
             )
         assert self.table.access is not None
         return self.table.access
@@ -116,6 +114,14 @@ class TableHandle:
     def __repr__(self) -> str:
         return f"TableHandle({self.table.full_name!r})"
 
+    def info(self) -> TableInfo:
+        """The table's identifiers and formats (OpenSharing's Get Table; servers that only
+        speak Delta Sharing answer 404)."""
+        body = self._rest.get_json(table_path(self.table))
+        if not isinstance(body, dict):
+            raise SharingError(f"Get Table answered {type(body).__name__}, not a JSON object")
+        return TableInfo.from_json(body)
+
     def version(self, starting_timestamp: str | None = None) -> int:
         """The latest version, or the first one at or after ``starting_timestamp``."""
         return self._rest.table_version(self.table, starting_timestamp)
@@ -151,12 +157,15 @@ class TableHandle:
         columns: Sequence[str] | None = None,
         max_files: int | None = DEFAULT_MAX_FILES,
         async_query: bool | None = None,
+        file_id_hash: str | None = None,
     ) -> TableScan | DirectoryScan:
         """A scan of the table at ``version`` / ``timestamp`` (default: latest);
         ``predicate`` is a JSON predicate, sent as a hint (or used to skip files in
         directory mode) and applied to the rows. ``async_query``: ask the server to
         prepare the files while the client polls (None: for tables known to hold 100,000
-        files or more, from an earlier answer in this process)."""
+        files or more, from an earlier answer in this process). ``file_id_hash``
+        (``parquet`` or ``delta``) asks for file ids in that ``fileidhash`` scheme (url mode
+        only); a server that does not echo it is an error."""
         directory = self.directory()
         if directory is not None:
             expr = parse_json_predicate(predicate) if predicate else None
@@ -177,6 +186,7 @@ class TableHandle:
             use_delta_format=use_delta_format,
             max_files=max_files,
             async_query=wants_async(self._rest.profile.endpoint, self.table, async_query),
+            file_id_hash=file_id_hash,
         )
         return TableScan(
             self._rest,
@@ -196,8 +206,10 @@ class TableHandle:
         use_delta_format: bool | None = None,
         *,
         columns: Sequence[str] | None = None,
+        file_id_hash: str | None = None,
     ) -> TableScan | DirectoryScan:
-        """A scan of the change data feed between two versions or timestamps (inclusive)."""
+        """A scan of the change data feed between two versions or timestamps (inclusive);
+        ``file_id_hash`` as for ``snapshot()``."""
         directory = self.directory()
         if directory is not None:
             return DirectoryScan(
@@ -215,6 +227,7 @@ class TableHandle:
             starting_timestamp=starting_timestamp,
             ending_timestamp=ending_timestamp,
             use_delta_format=use_delta_format,
+            file_id_hash=file_id_hash,
         )
         return TableScan(self._rest, query, columns=columns, concurrency=self.concurrency)
 
@@ -225,13 +238,16 @@ class TableHandle:
         *,
         use_delta_format: bool | None = None,
         max_files: int | None = DEFAULT_MAX_FILES,
+        file_id_hash: str | None = None,
     ) -> ScanPlan:
         """The files each version from ``starting_version`` to ``ending_version``
         (default: the latest) added or removed, in commit order: a plan whose files are
         ``add`` and ``remove`` actions carrying their ``version`` and ``timestamp``, read
         as table rows (not change data). ``metadata_changes`` holds the metadata in
-        effect at ``starting_version``, then each later version that changed it. The
-        table must be shared with history. Pass the plan to
+        effect at ``starting_version``, then each later version that changed it;
+        ``protocol_changes`` each later version that changed the protocol (delta format;
+        a protocol this client cannot read is an error). The table must be shared with
+        history; ``file_id_hash`` as for ``snapshot()``. Pass the plan to
         [`refresh_plan`][deltaport.client.SharingClient.refresh_plan] for fresh URLs."""
         query = versions_query(
             self.table,
@@ -239,6 +255,7 @@ class TableHandle:
             ending_version=ending_version,
             use_delta_format=use_delta_format,
             max_files=max_files,
+            file_id_hash=file_id_hash,
         )
         return fetch_plan(self._rest, query)
 

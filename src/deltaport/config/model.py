@@ -160,6 +160,16 @@ class AsyncQueriesConfig(_Config):
     workers: int = 2
 
 
+class IcebergConfig(_Config):
+    """The Iceberg REST catalog on the sharing listener (see docs/iceberg.md): served at
+    ``path``; ``metadata_directory`` holds the Iceberg metadata made from the Delta logs
+    (null: beside a SQLite catalog, else in the user's cache directory)."""
+
+    enabled: bool = True
+    path: str = "/iceberg"
+    metadata_directory: str | None = None
+
+
 class ServerConfig(_Config):
     version: int = 1
     shares: list[ShareConfig] = msgspec.field(default_factory=list)
@@ -185,6 +195,7 @@ class ServerConfig(_Config):
     catalog_max_stale_seconds: int = 30
     admin: AdminConfig | None = None
     audit: AuditConfig = msgspec.field(default_factory=AuditConfig)
+    iceberg: IcebergConfig = msgspec.field(default_factory=IcebergConfig)
     trusted_proxies: list[str] = msgspec.field(default_factory=list)
     max_ip_access_list_entries: int = DEFAULT_MAX_ENTRIES
     activation_link_lifetime_seconds: int = int(DEFAULT_LINK_LIFETIME.total_seconds())
@@ -280,6 +291,11 @@ def _check(config: ServerConfig) -> None:
         raise ConfigError(f"version: only version 1 is supported, got {config.version}")
     if not config.endpoint.startswith("/"):
         raise ConfigError(f"endpoint: must start with '/', got {config.endpoint!r}")
+    iceberg_path = config.iceberg.path
+    if not iceberg_path.startswith("/") or iceberg_path.rstrip("/") in ("", config.endpoint):
+        raise ConfigError(
+            f"iceberg.path: must start with '/' and differ from endpoint, got {iceberg_path!r}"
+        )
     if config.pre_signed_url_timeout_seconds <= 0:
         raise ConfigError("preSignedUrlTimeoutSeconds: must be positive")
     for key in (

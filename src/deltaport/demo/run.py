@@ -60,6 +60,7 @@ def prepare_demo(directory: str | Path, host: str, port: int) -> tuple[Path, Pat
         "endpoint": "/delta-sharing",
         "authorization": {"bearerToken": token},
         "signingKey": _signing_key(config_path),
+        "iceberg": {"metadataDirectory": str(root / "iceberg")},
         "shares": [
             {
                 "name": SHARE,
@@ -85,6 +86,7 @@ def prepare_demo(directory: str | Path, host: str, port: int) -> tuple[Path, Pat
     profile = {
         "shareCredentialsVersion": 1,
         "endpoint": f"http://{host}:{port}/delta-sharing",
+        "icebergEndpoint": f"http://{host}:{port}/iceberg",
         "bearerToken": token,
     }
     profile_path = root / "profile.share"

@@ -15,7 +15,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from deltaport.admin.api import AdminApi, error_json
-from deltaport.admin.audit_api import AdminAudit, AuditApi
+from deltaport.admin.audit_api import AdminAudit, AuditApi, Guard
 from deltaport.admin.catalog_api import CatalogApi, CatalogService
 from deltaport.admin.diff_service import DiffService
 from deltaport.admin.errors import as_sharing_error
@@ -95,11 +95,12 @@ def create_admin_app(
         *console_routes(tables, diffs, tokens, sessions, limit, catalog, manage),
     ]
     routes += [*metrics_routes(api.guard), *health_routes(readiness or Readiness())]
+    audited = AdminAudit(audit, tokens).audited
     if catalog is not None:
-        guard = AdminAudit(audit, tokens).audited(api.guard) if audit else api.guard
+        guard = audited(api.guard)
         routes += CatalogApi(catalog, config, sharing_url).routes(guard)
         routes += AuditApi(catalog.database).routes(guard)
-    routes += unity_routes(catalog, config, sharing_url, lambda h: api.guard(h, unity_error))
+    routes += unity_routes(catalog, config, sharing_url, audited(_unity_guard(api)), audit)
     app = Starlette(
         routes=routes,
         middleware=[
@@ -117,6 +118,11 @@ def create_admin_app(
     )
     app.router.redirect_slashes = False
     return app
+
+
+def _unity_guard(api: AdminApi) -> Guard:
+    """The admin token's guard, answering errors in Unity Catalog's shape."""
+    return lambda handler: api.guard(handler, unity_error)
 
 
 def _answer(request: Request, error: SharingError) -> Response:

@@ -19,6 +19,7 @@ from deltaport.config.model import ServerConfig, load_config
 from deltaport.config.urls import public_url
 from deltaport.listeners.admin_app import create_admin_app
 from deltaport.listeners.audit import open_audit_log
+from deltaport.listeners.iceberg_mount import mount_iceberg
 from deltaport.listeners.servers import serve_all
 from deltaport.observe.audit_log import AuditLog
 from deltaport.observe.health import Readiness
@@ -61,6 +62,7 @@ def run(
     audit = open_audit_log(config)
     try:
         app = create_app(config, audit.log if audit else None)
+        mount_iceberg(app, config, audit.log if audit else None)
         with tempfile.TemporaryDirectory(prefix="deltaport-tls-") as keys:
             _serve(config, app, Path(keys), audit.log if audit else None)
     finally:

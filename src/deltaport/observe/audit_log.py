@@ -23,6 +23,7 @@ import msgspec
 from deltaport.catalog.database import Database
 from deltaport.observe.audit_record import AuditRecord, as_json
 from deltaport.observe.audit_store import new_id, remove_before, write
+from deltaport.observe.metrics import AUDIT_DROPPED, AUDIT_WRITTEN
 
 log = logging.getLogger(__name__)
 
@@ -92,11 +93,13 @@ class AuditLog:
                 self._lines.write("".join(_line(r) for r in batch))
                 self._lines.flush()
             self.written += len(batch)
+            AUDIT_WRITTEN.inc(len(batch))
 
     def _bound(self) -> None:
         while len(self._buffer) > MAX_BUFFERED:
             self._buffer.popleft()
             self.dropped += 1
+            AUDIT_DROPPED.inc()
 
     def remove_expired(self) -> int:
         """Remove the database's records past the retention; returns how many."""
@@ -112,6 +115,8 @@ class AuditLog:
         self.flush()
         if self._buffer:
             log.error("%d audit records could not be written before the stop", len(self._buffer))
+            self.dropped += len(self._buffer)
+            AUDIT_DROPPED.inc(len(self._buffer))
 
     def _run(self) -> None:
         while not self._stop.wait(self._flush_seconds):

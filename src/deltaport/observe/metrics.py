@@ -73,6 +73,18 @@ SNAPSHOT_CACHE = Counter(
     registry=REGISTRY,
 )
 
+AUDIT_WRITTEN = Counter(
+    "deltaport_audit_records_written",
+    "Audit records written (to the catalog database and, where configured, as JSON lines)",
+    registry=REGISTRY,
+)
+AUDIT_DROPPED = Counter(
+    "deltaport_audit_records_dropped",
+    "Audit records lost: dropped past the buffer's bound while the database could not be "
+    "reached, or still unwritten when the process stopped",
+    registry=REGISTRY,
+)
+
 
 def table_label(table: SharedTable) -> str:
     """``share.schema.table`` as the catalog names it."""

@@ -28,6 +28,7 @@ class QueryTableRequest(msgspec.Struct, omit_defaults=True):
     includeRefreshToken: bool | None = None
     refreshToken: str | None = None
     idempotencyKey: str | None = None
+    includeHistoricalProtocol: bool | None = None
     idempotency_key: str | None = None
     """The reference Spark client's spelling of ``idempotencyKey``."""
 
@@ -83,6 +84,17 @@ class TableItem(msgspec.Struct, omit_defaults=True):
     location: str | None = None
     auxiliaryLocations: list[str] | None = None
     accessModes: list[str] | None = None
+
+
+class GetTableResponse(msgspec.Struct, omit_defaults=True):
+    """OpenSharing's Get Table: a table's identifiers and the format it is read in."""
+
+    name: str
+    schema: str
+    share: str
+    format: str
+    shareId: str | None = None
+    id: str | None = None
 
 
 class ListSharesResponse(msgspec.Struct, omit_defaults=True):
@@ -141,8 +153,12 @@ class ParquetFile(msgspec.Struct, omit_defaults=True):
 
 
 # -- delta response format -----------------------------------------------------------------
-class DeltaProtocol(msgspec.Struct):
+class DeltaProtocol(msgspec.Struct, omit_defaults=True):
+    """``version``: the log version of the protocol, only when the client asked for
+    historical protocols (``includeHistoricalProtocol``)."""
+
     deltaProtocol: dict[str, Any]
+    version: int | None = None
 
 
 class DeltaMetadata(msgspec.Struct, omit_defaults=True):

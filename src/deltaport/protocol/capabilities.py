@@ -26,13 +26,16 @@ PARQUET_SAFE_READER_FEATURES = frozenset({"timestampntz", "v2checkpoint", "vacuu
 
 @dataclass(frozen=True)
 class Capabilities:
-    """What a client declared it can handle."""
+    """What a client declared it can handle. ``file_id_hash`` is the scheme of file ids
+    it asked for in its own header (:mod:`deltaport.protocol.file_id_hash`), not in
+    this one."""
 
     response_formats: tuple[str, ...] = (PARQUET,)
     reader_features: frozenset[str] | None = None
     include_end_stream_action: bool = False
     async_query: bool = False
     """``asyncquery=true``: the client can poll a query id (Get Query Info)."""
+    file_id_hash: str | None = None
 
 
 def parse_capabilities(header: str | None) -> Capabilities:

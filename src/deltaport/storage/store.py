@@ -175,6 +175,25 @@ class Storage:
             int(meta["last_modified"].timestamp() * 1000),
         )
 
+    # -- writes ---------------------------------------------------------------------
+    def write(self, location: Location, data: bytes) -> None:
+        """Write the whole object at once: a reader sees it whole or not at all (a local
+        file is written beside and renamed; an object store's put is atomic)."""
+        if location.kind == "local":
+            try:
+                os.makedirs(os.path.dirname(location.key), exist_ok=True)
+                partial = f"{location.key}.{os.getpid()}.{threading.get_ident()}.partial"
+                with open(partial, "wb") as fh:
+                    fh.write(data)
+                os.replace(partial, location.key)
+            except OSError as exc:
+                raise StorageError(f"cannot write {location.uri}: {exc.strerror}") from exc
+            return
+        try:
+            obstore.put(self.object_store(location), location.key, data)
+        except Exception as exc:
+            raise _storage_error(exc, location) from exc
+
     def exists(self, location: Location) -> bool:
         try:
             self.head(location)

@@ -22,6 +22,9 @@ from deltaport.admin.unity.recipients import RecipientsApi
 from deltaport.admin.unity.shares import SharesApi
 from deltaport.catalog.sql_store import SqlCatalog
 from deltaport.config.model import ServerConfig
+from deltaport.config.urls import iceberg_endpoint_for
+from deltaport.observe.audit_log import AuditLog
+from deltaport.server.http.audited import SharingAudit, public_routes
 from deltaport.server.oauth.activation import Activation
 
 Handler = Callable[[Request], Awaitable[Response]]
@@ -29,9 +32,15 @@ Guard = Callable[[Handler], Handler]
 
 
 def unity_routes(
-    store: SqlCatalog | None, config: ServerConfig, sharing_url: str, guard: Guard
+    store: SqlCatalog | None,
+    config: ServerConfig,
+    sharing_url: str,
+    guard: Guard,
+    audit: AuditLog | None = None,
 ) -> list[BaseRoute]:
-    """The routes; only ``/.well-known/databricks-config`` without a catalog database."""
+    """The routes; only ``/.well-known/databricks-config`` without a catalog database.
+    The activation routes take no admin token: each of their requests is recorded in
+    ``audit`` as the sharing listener records them."""
     routes: list[BaseRoute] = [
         Route("/.well-known/databricks-config", no_databricks_config, methods=["GET"])
     ]
@@ -41,7 +50,14 @@ def unity_routes(
     recipients = RecipientsApi(store, config, sharing_url)
     for prefix in (PREFIX, OPENSHARING_PREFIX):
         routes += shares.routes(guard, prefix) + recipients.routes(guard, prefix)
-    activation = Activation(store, sharing_url, unity_error)
-    routes += activation.routes()
-    routes.append(Route(OPENSHARING_ACTIVATION + "/{link}", activation.retrieve, methods=["GET"]))
-    return routes
+    activation = Activation(
+        store,
+        sharing_url,
+        unity_error,
+        iceberg_for=lambda endpoint: iceberg_endpoint_for(endpoint, config),
+    )
+    public = [
+        *activation.routes(),
+        Route(OPENSHARING_ACTIVATION + "/{link}", activation.retrieve, methods=["GET"]),
+    ]
+    return routes + public_routes(public, SharingAudit(audit) if audit is not None else None)

@@ -15,6 +15,7 @@ from deltaport.catalog.rows import (
     TableRow,
     TokenRow,
     recipient_row,
+    share_row,
     table_row,
 )
 
@@ -90,11 +91,11 @@ def _generation(tx: Transaction) -> int:
     return int(tx.execute("SELECT value FROM deltaport_meta WHERE key = 'generation'")[0][0])
 
 
-_SHARES = "SELECT name_key, created_at, name, id, comment FROM shares"
+_SHARES = "SELECT name_key, created_at, name, id, comment, display_name, properties FROM shares"
 _TABLES = (
     "SELECT t.name_key, t.share_key, t.ordinal, s.name, t.schema_name, t.name, t.location, "
     "t.id, t.history_shared, t.start_version, t.partition_filter, t.access_modes, "
-    "t.auxiliary_locations, t.comment FROM shared_tables t "
+    "t.auxiliary_locations, t.comment, t.display_name, t.properties FROM shared_tables t "
     "JOIN shares s ON s.name_key = t.share_key"
 )
 _RECIPIENTS = (
@@ -125,10 +126,7 @@ def _rows(
         clients.setdefault(r[0], {})[r[1]] = ClientRow(r[2], TokenRow(r[0], r[3], r[4]))
     return Rows(
         generation,
-        {
-            r[0]: ((r[1], r[2]), ShareRow(r[2], r[3], r[4]))
-            for r in _select(tx, _SHARES, "name_key", shares)
-        },
+        {r[0]: ((r[1], r[2]), share_row(r[2:])) for r in _select(tx, _SHARES, "name_key", shares)},
         {r[0]: (r[1], r[2], table_row(r[3:])) for r in _select(tx, _TABLES, "t.name_key", tables)},
         {
             r[0]: recipient_row(r, tuple(sorted(granted.get(r[0], ()))))

@@ -184,7 +184,13 @@ def _no_reuse(key: str, row: TableRow, share: Share) -> SharedTable | None:
 
 def _share(row: ShareRow, tables: TablesOfShare, options_for: OptionsFor, reuse: Reuse) -> Share:
     """The share with its schemas and tables, in the order of the tables' ordinals."""
-    share = Share(row.name, id=row.id, comment=row.comment)
+    share = Share(
+        row.name,
+        id=row.id,
+        display_name=row.display_name,
+        comment=row.comment,
+        properties=dict(row.properties) or None,
+    )
     for key, (_, t) in sorted(tables.items(), key=lambda item: item[1][0]):
         schema = share.schemas.setdefault(name_key(t.schema), SharedSchema(share.name, t.schema))
         schema.tables[name_key(t.name)] = reuse(key, t, share) or _table(t, share, options_for)
@@ -224,6 +230,9 @@ def _table(t: TableRow, share: Share, options_for: OptionsFor) -> SharedTable:
         share_id=share.id,
         history_shared=t.history_shared,
         start_version=t.start_version,
+        display_name=t.display_name,
+        comment=t.comment,
+        properties=dict(t.properties) or None,
         access=table_access(location, t.location, t.access_modes, t.auxiliary_locations),
         partition_filter=t.partition_filter,
     )

@@ -33,27 +33,78 @@ class TableAccess:
 
 @dataclass(frozen=True)
 class Share:
+    """``display_name``, ``comment`` and ``properties``: what the server's listing says of
+    it besides its name (None when it says nothing); they are not part of its identity."""
+
     name: str
     id: str | None = None
+    display_name: str | None = field(default=None, compare=False)
+    comment: str | None = field(default=None, compare=False)
+    properties: Mapping[str, str] | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
 class Schema:
+    """As ``Share``: ``display_name``, ``comment``, ``properties`` from the listing."""
+
     name: str
     share: str
+    display_name: str | None = field(default=None, compare=False)
+    comment: str | None = field(default=None, compare=False)
+    properties: Mapping[str, str] | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
 class Table:
+    """As ``Share``: ``display_name``, ``comment``, ``properties`` from the listing."""
+
     name: str
     share: str
     schema: str
     access: TableAccess | None = field(default=None, compare=False)
     """How the table may be read, when a listing said so (None: not known yet)."""
+    display_name: str | None = field(default=None, compare=False)
+    comment: str | None = field(default=None, compare=False)
+    properties: Mapping[str, str] | None = field(default=None, compare=False)
 
     @property
     def full_name(self) -> str:
         return f"{self.share}.{self.schema}.{self.name}"
+
+
+def described(item: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``displayName``, ``comment`` and ``properties`` of a listing item, as keyword
+    arguments of ``Share``, ``Schema`` and ``Table``."""
+    return {
+        "display_name": item.get("displayName"),
+        "comment": item.get("comment"),
+        "properties": item.get("properties"),
+    }
+
+
+@dataclass(frozen=True)
+class TableInfo:
+    """A table as OpenSharing's Get Table describes it: its identifiers and ``formats``
+    (``delta``, ``iceberg``: which APIs read it)."""
+
+    name: str
+    schema: str
+    share: str
+    formats: tuple[str, ...]
+    share_id: str | None = None
+    id: str | None = None
+
+    @classmethod
+    def from_json(cls, item: Mapping[str, Any]) -> TableInfo:
+        formats = str(item.get("format") or "")
+        return cls(
+            str(item["name"]),
+            str(item["schema"]),
+            str(item["share"]),
+            tuple(f.strip() for f in formats.split(",") if f.strip()),
+            item.get("shareId"),
+            item.get("id"),
+        )
 
 
 @dataclass(frozen=True)
@@ -108,6 +159,8 @@ class QuerySpec:
     response_formats: tuple[str, ...]
     async_query: bool = False
     """Ask for an asynchronous query (``asyncquery=true``; snapshot queries only)."""
+    file_id_hash: str | None = None
+    """The ``fileidhash`` scheme of the file ids asked for (None: the server's own)."""
 
 
 @dataclass(frozen=True)
@@ -130,6 +183,10 @@ class ScanPlan:
     query: QuerySpec
     refresh_token: str | None = None
     metadata_changes: tuple[tuple[int, Metadata], ...] = ()
+    protocol_changes: tuple[tuple[int, Protocol], ...] = ()
+    """For a range read in the delta format, each later version in it that changed the
+    table's protocol (``includeHistoricalProtocol``), with that protocol, in version order;
+    every one of them is readable by this client (else the plan is refused)."""
     file_batch_url: str | None = None
     """Where the server sends many of its files at once (its ``Deltaport-File-Batch``
     header, see ``deltaport.protocol.file_batch``); None: it does not."""

@@ -14,8 +14,9 @@ from deltaport.client.remote.responses import Page, parse_page
 from deltaport.client.remote.rest import CAPABILITIES_HEADER, RestClient, table_path
 from deltaport.delta.errors import UnsupportedFeatureError
 from deltaport.delta.features import SUPPORTED_READER_FEATURES, check_readable
-from deltaport.delta.model import Metadata
+from deltaport.delta.model import Metadata, Protocol
 from deltaport.protocol.capabilities import DELTA, PARQUET
+from deltaport.protocol.file_id_hash import HEADER as FILE_ID_HASH_HEADER
 
 DEFAULT_MAX_FILES = 100_000
 """Files per page asked of servers that page query answers."""
@@ -54,6 +55,7 @@ def snapshot_query(
     use_delta_format: bool | None = None,
     max_files: int | None = DEFAULT_MAX_FILES,
     async_query: bool = False,
+    file_id_hash: str | None = None,
 ) -> QuerySpec:
     body: dict[str, Any] = {}
     if json_predicate_hints is not None:
@@ -68,7 +70,14 @@ def snapshot_query(
         body["maxFiles"] = max_files
     if version is None and timestamp is None:
         body["includeRefreshToken"] = True
-    return QuerySpec(table, SNAPSHOT, body, response_formats(use_delta_format), async_query)
+    return QuerySpec(
+        table,
+        SNAPSHOT,
+        body,
+        response_formats(use_delta_format),
+        async_query=async_query,
+        file_id_hash=file_id_hash,
+    )
 
 
 def versions_query(
@@ -78,15 +87,18 @@ def versions_query(
     ending_version: int | None = None,
     use_delta_format: bool | None = None,
     max_files: int | None = DEFAULT_MAX_FILES,
+    file_id_hash: str | None = None,
 ) -> QuerySpec:
     """``/query`` with ``startingVersion``: the files each version of the range added or
-    removed."""
-    body: dict[str, Any] = {"startingVersion": starting_version}
+    removed, with the protocol of each version that changed it (delta format)."""
+    body: dict[str, Any] = {"startingVersion": starting_version, "includeHistoricalProtocol": True}
     if ending_version is not None:
         body["endingVersion"] = ending_version
     if max_files is not None:
         body["maxFiles"] = max_files
-    return QuerySpec(table, VERSIONS, body, response_formats(use_delta_format))
+    return QuerySpec(
+        table, VERSIONS, body, response_formats(use_delta_format), file_id_hash=file_id_hash
+    )
 
 
 def changes_query(
@@ -97,6 +109,7 @@ def changes_query(
     starting_timestamp: str | None = None,
     ending_timestamp: str | None = None,
     use_delta_format: bool | None = None,
+    file_id_hash: str | None = None,
 ) -> QuerySpec:
     if starting_version is None and starting_timestamp is None:
         raise ValueError("either starting_version or starting_timestamp must be given")
@@ -108,16 +121,23 @@ def changes_query(
     }
     clean: dict[str, Any] = {k: v for k, v in params.items() if v is not None}
     clean["includeHistoricalMetadata"] = True  # the metadata of each version that set it
-    return QuerySpec(table, CHANGES, clean, response_formats(use_delta_format))
+    clean["includeHistoricalProtocol"] = True  # and the protocol (delta format)
+    return QuerySpec(
+        table, CHANGES, clean, response_formats(use_delta_format), file_id_hash=file_id_hash
+    )
 
 
 def fetch_plan(rest: RestClient, spec: QuerySpec, refresh_token: str | None = None) -> ScanPlan:
     """Run a query to its last page and gather its files into a plan."""
     headers = {CAPABILITIES_HEADER: capabilities(spec.response_formats)}
+    if spec.file_id_hash is not None:
+        headers[FILE_ID_HASH_HEADER] = spec.file_id_hash
     path = table_path(spec.table)
     if spec.kind == CHANGES:
         answer = rest.lines("GET", path + "/changes", params=spec.body, headers=headers)
-        pages = [parse_page(answer, spec.response_formats, cdf=True)]
+        pages = [
+            parse_page(answer, spec.response_formats, cdf=True, file_id_hash=spec.file_id_hash)
+        ]
     else:
         pages = _query_pages(rest, path, spec, headers, refresh_token)
     first, last = pages[0], pages[-1]
@@ -133,6 +153,7 @@ def fetch_plan(rest: RestClient, spec: QuerySpec, refresh_token: str | None = No
         files = _pair_changes(files)
     metadata_changes = _metadata_changes(pages) if spec.kind != SNAPSHOT else ()
     metadata = metadata_changes[-1][1] if metadata_changes else first.metadata
+    protocol_changes = _protocol_changes(pages)
     return ScanPlan(
         table=spec.table,
         version=first.version,
@@ -144,8 +165,23 @@ def fetch_plan(rest: RestClient, spec: QuerySpec, refresh_token: str | None = No
         query=spec,
         refresh_token=last.refresh_token,
         metadata_changes=metadata_changes,
+        protocol_changes=protocol_changes,
         file_batch_url=first.file_batch_url,
     )
+
+
+def _protocol_changes(pages: list[Page]) -> tuple[tuple[int, Protocol], ...]:
+    """The protocols set inside a range (``includeHistoricalProtocol``), in version order;
+    refused when this client cannot read one of them."""
+    by_version = {v: p for page in pages for v, p in page.protocol_versions}
+    for version, protocol in sorted(by_version.items()):
+        try:
+            check_readable(protocol, version)
+        except UnsupportedFeatureError as exc:
+            raise SharingError(
+                f"this client cannot read the table from version {version} on: {exc}"
+            ) from None
+    return tuple(sorted(by_version.items(), key=lambda item: item[0]))
 
 
 def _metadata_changes(pages: list[Page]) -> tuple[tuple[int, Metadata], ...]:
@@ -177,7 +213,12 @@ def _query_pages(
             answer = rest.lines("POST", path + "/query", json=body, headers=headers)
         else:
             answer = asynchronous.next_page(body["pageToken"], body.get("maxFiles"))
-        page = parse_page(answer, spec.response_formats, cdf=spec.kind == VERSIONS)
+        page = parse_page(
+            answer,
+            spec.response_formats,
+            cdf=spec.kind == VERSIONS,
+            file_id_hash=spec.file_id_hash,
+        )
         if pages and (page.version, page.response_format) != (
             pages[0].version,
             pages[0].response_format,

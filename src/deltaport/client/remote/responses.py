@@ -15,6 +15,7 @@ from deltaport.client.remote.rest import CAPABILITIES_HEADER, LinesResponse, ver
 from deltaport.delta.model import DeletionVector, Metadata, Protocol
 from deltaport.protocol.capabilities import DELTA, PARQUET
 from deltaport.protocol.file_batch import HEADER as FILE_BATCH_HEADER
+from deltaport.protocol.file_id_hash import HEADER as FILE_ID_HASH_HEADER
 
 MAX_PARQUET_READER_VERSION = 1
 _PARQUET_CHANGE_ACTIONS = {"add": "add", "cdf": "cdc", "remove": "remove"}
@@ -30,6 +31,7 @@ class Page:
     protocol: Protocol | None = None
     metadata: Metadata | None = None
     metadata_versions: list[tuple[int, Metadata]] = field(default_factory=list)
+    protocol_versions: list[tuple[int, Protocol]] = field(default_factory=list)
     files: list[RemoteFile] = field(default_factory=list)
     end_expected: bool = False
     end_seen: bool = False
@@ -49,9 +51,23 @@ def response_capabilities(headers: httpx.Headers) -> dict[str, str]:
     return pairs
 
 
-def parse_page(response: LinesResponse, asked_formats: tuple[str, ...], *, cdf: bool) -> Page:
+def parse_page(
+    response: LinesResponse,
+    asked_formats: tuple[str, ...],
+    *,
+    cdf: bool,
+    file_id_hash: str | None = None,
+) -> Page:
     """Decode one NDJSON answer, checking its headers and its end-of-stream action;
-    with ``cdf`` the files are change files (add, remove, cdc)."""
+    with ``cdf`` the files are change files (add, remove, cdc); with ``file_id_hash``
+    the server must have echoed that ``fileidhash``."""
+    if file_id_hash is not None:
+        echoed = response.headers.get(FILE_ID_HASH_HEADER)
+        if echoed != file_id_hash:
+            raise ResponseError(
+                f"asked for file ids as {FILE_ID_HASH_HEADER}={file_id_hash}, the server "
+                f"answered with {FILE_ID_HASH_HEADER}={echoed}: it does not support them"
+            )
     caps = response_capabilities(response.headers)
     fmt = caps.get("responseformat", PARQUET)
     if fmt not in (PARQUET, DELTA):
@@ -85,7 +101,11 @@ def parse_page(response: LinesResponse, asked_formats: tuple[str, ...], *, cdf: 
 
 def _apply_line(page: Page, key: str, value: Any, cdf: bool) -> None:
     if key == "protocol":
-        page.protocol = _protocol(value, page.response_format)
+        protocol = _protocol(value, page.response_format)
+        if page.protocol is None:
+            page.protocol = protocol
+        elif value.get("version") is not None:
+            page.protocol_versions.append((int(value["version"]), protocol))
     elif key == "metaData":
         metadata, version = _metadata(value, page.response_format)
         if page.metadata is None:

@@ -15,7 +15,7 @@ import pyarrow as pa
 
 from deltaport.protocol.actions import DeltaFile, FileLine
 from deltaport.protocol.capabilities import DELTA
-from deltaport.server.answers.file_ids import file_ids
+from deltaport.server.answers.file_ids import hashed_file_ids
 from deltaport.server.answers.lines import SignPaths, deletion_vector_json, signed_deletion_vectors
 
 
@@ -45,12 +45,17 @@ class RemoveLine(msgspec.Struct):
 
 
 def change_file_lines(
-    files: pa.Table, response_format: str, sign: SignPaths, expiration_ms: int
+    files: pa.Table,
+    response_format: str,
+    sign: SignPaths,
+    expiration_ms: int,
+    id_scheme: str | None = None,
 ) -> list[Any]:
-    """One line per row of ``files`` (CHANGE_SCHEMA), in the given response format."""
+    """One line per row of ``files`` (CHANGE_SCHEMA), in the given response format, with
+    file ids in the ``fileidhash`` ``id_scheme``."""
     rows = files.to_pylist()
     urls = sign([row["path"] for row in rows])
-    ids = file_ids(files.column("path").combine_chunks()).to_pylist()
+    ids = hashed_file_ids(files.column("path").combine_chunks(), id_scheme).to_pylist()
     if response_format == DELTA:
         dv_urls = signed_deletion_vectors(rows, sign)
         return [

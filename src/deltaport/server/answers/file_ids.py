@@ -6,6 +6,10 @@ replica and restart, and different for different paths (two paths share an id on
 made to on purpose, as with any 128-bit fingerprint that is not secret). It replaced the
 reference server's MD5 of the path because :func:`~deltaport.storage.cmac.cmacs` computes
 the ids of a whole snapshot at once, outside the GIL, while MD5 takes one call per file.
+
+A client that sends the ``fileidhash`` header (:mod:`deltaport.protocol.file_id_hash`)
+gets the reference server's schemes instead: the MD5 (``parquet``) or SHA-256 (``delta``)
+of the same path, in hex.
 """
 
 from __future__ import annotations
@@ -14,9 +18,12 @@ import hashlib
 
 import pyarrow as pa
 
+from deltaport.protocol.file_id_hash import DELTA, PARQUET
 from deltaport.storage.cmac import CmacMessages, cmac, cmacs, hex_strings
 
 FILE_ID_KEY = hashlib.sha256(b"deltaport file id").digest()[:16]
+
+_DIGESTS = {PARQUET: hashlib.md5, DELTA: hashlib.sha256}
 
 
 def file_id(path: str) -> str:
@@ -28,3 +35,15 @@ def file_ids(paths: pa.Array | CmacMessages) -> pa.StringArray:
     """:func:`file_id` of each of ``paths`` (or of the paths laid out for CMAC already),
     computed together."""
     return hex_strings(cmacs(FILE_ID_KEY, paths))
+
+
+def hashed_file_ids(paths: pa.Array, scheme: str | None) -> pa.StringArray:
+    """The ids of ``paths`` in the ``fileidhash`` ``scheme`` (None: :func:`file_ids`)."""
+    if scheme is None:
+        return file_ids(paths)
+    digest = _DIGESTS[scheme]
+    ids = [
+        None if path is None else digest(path.encode(), usedforsecurity=False).hexdigest()
+        for path in paths.to_pylist()
+    ]
+    return pa.array(ids, pa.string())

@@ -25,9 +25,13 @@ SignPaths = Callable[[Sequence[str]], list[str]]
 """Signs paths as written in the log (relative ones URL-encoded) into fetchable URLs."""
 
 
-def protocol_line(protocol: Protocol, response_format: str) -> ProtocolLine:
+def protocol_line(
+    protocol: Protocol, response_format: str, version: int | None = None
+) -> ProtocolLine:
+    """``version`` is set on delta-format lines of ranges asked with
+    ``includeHistoricalProtocol``."""
     if response_format == DELTA:
-        return ProtocolLine(DeltaProtocol(protocol.to_json()))
+        return ProtocolLine(DeltaProtocol(protocol.to_json(), version))
     return ProtocolLine(ParquetProtocol(1))
 
 

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import logging
-import os
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from datetime import timedelta
 from typing import TypeVar
 
@@ -19,25 +17,24 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import BaseRoute, Route
 
-from deltaport.catalog.model import CatalogView, Recipient, Share, SharedSchema, SharedTable
+from deltaport.catalog.model import CatalogView, Recipient, SharedTable
 from deltaport.catalog.tokens import TOKEN_ENDPOINT_PATH
 from deltaport.config.model import ServerConfig
-from deltaport.config.urls import public_url
+from deltaport.config.urls import iceberg_endpoint_for, public_url
 from deltaport.observe.audit_log import AuditLog
+from deltaport.observe.audit_operations import operation_of
 from deltaport.observe.health import Readiness
 from deltaport.observe.metrics import CATALOG_SIZES, CatalogCounts, count_served, count_vended
 from deltaport.protocol.actions import (
     GetShareResponse,
+    GetTableResponse,
     ListSchemasResponse,
     ListSharesResponse,
     ListTablesResponse,
     QueryTableRequest,
-    SchemaItem,
-    ShareItem,
-    TableItem,
 )
 from deltaport.protocol.capabilities import HEADER as CAPABILITIES_HEADER
-from deltaport.protocol.capabilities import parse_capabilities, response_header
+from deltaport.protocol.capabilities import Capabilities, parse_capabilities, response_header
 from deltaport.protocol.credentials import URL
 from deltaport.protocol.echo import echo
 from deltaport.protocol.errors import (
@@ -48,6 +45,8 @@ from deltaport.protocol.errors import (
     TooManyRequestsError,
 )
 from deltaport.protocol.file_batch import HEADER as FILE_BATCH_HEADER
+from deltaport.protocol.file_id_hash import HEADER as FILE_ID_HASH_HEADER
+from deltaport.protocol.file_id_hash import parse_file_id_hash
 from deltaport.protocol.params import int_param, json_body
 from deltaport.server.answers.client_gone import ClientGone, closing_body, while_connected
 from deltaport.server.answers.ndjson import CONTENT_TYPE as NDJSON
@@ -55,13 +54,15 @@ from deltaport.server.files.endpoint import FilesFirst, files_path, files_routes
 from deltaport.server.files.reader_seal import ReaderSeal
 from deltaport.server.files.signing import TableUrlSigner
 from deltaport.server.http.async_query import AsyncQueryAnswers
-from deltaport.server.http.audited import OPERATIONS, SharingAudit
+from deltaport.server.http.audited import SharingAudit, public_routes
 from deltaport.server.http.body_limit import BodyLimit
 from deltaport.server.http.header_limit import HeaderLimit
 from deltaport.server.http.health import health_routes
 from deltaport.server.http.hot_routes import HotRoutesFirst
 from deltaport.server.http.hsts import StrictTransport
+from deltaport.server.http.items import schema_item, share_item, table_item
 from deltaport.server.http.request_metrics import RequestMetrics
+from deltaport.server.http.server_keys import derive_key, server_key
 from deltaport.server.http.warm_up import warmed_up
 from deltaport.server.oauth.activation import Activation
 from deltaport.server.oauth.client_address import ClientAddresses, client_host
@@ -90,6 +91,8 @@ log = logging.getLogger(__name__)
 JSON = "application/json; charset=utf-8"
 VERSION_HEADER = "Delta-Table-Version"
 FILES_PATH = "/files"
+TABLE_FORMAT = "delta"
+"""The format OpenSharing's Get Table names: every shared table is a Delta table."""
 
 T = TypeVar("T")
 
@@ -105,13 +108,13 @@ def create_app(
     """The ASGI app serving ``config`` (the sharing API under ``config.endpoint``), keeping
     an audit record of each request in ``audit``; ``queries`` prepares asynchronous
     queries (default: as ``config.asyncQueries`` says)."""
-    key = _server_key(config)
-    seal = ReaderSeal(_derive(key, "file-url-readers"))
+    key = server_key(config)
+    seal = ReaderSeal(derive_key(key, "file-url-readers"))
     catalog = catalog_source(config, seal)
-    local_signer = LocalUrlSigner(_derive(key, "local-file-urls"), _files_url(config))
+    local_signer = LocalUrlSigner(derive_key(key, "local-file-urls"), _files_url(config))
     url_signer = TableUrlSigner(local_signer, seal)
     url_lifetime = timedelta(seconds=config.pre_signed_url_timeout_seconds)
-    table_tokens = TableTokens(TokenSigner(_derive(key, "table-tokens")))
+    table_tokens = TableTokens(TokenSigner(derive_key(key, "table-tokens")))
     service = TableService(
         url_signer,
         url_lifetime,
@@ -125,10 +128,10 @@ def create_app(
         pages=SnapshotPages(table_tokens),
     )
     changes = ChangeService(url_signer, url_lifetime, table_tokens)
-    pages = PageTokens(_derive(key, "page-tokens"))
+    pages = PageTokens(derive_key(key, "page-tokens"))
     credentials = CredentialService(config)
     queries = queries or AsyncQueries(async_settings(config))
-    ids = QueryIds(TokenSigner(_derive(key, "async-query-ids")))
+    ids = QueryIds(TokenSigner(derive_key(key, "async-query-ids")))
     answers = AsyncQueryAnswers(service, ids, queries)
     api = _Api(catalog, pages, service, changes, credentials, config, audit, answers)
 
@@ -144,9 +147,14 @@ def create_app(
         *health_routes(readiness),
     ]
     if isinstance(catalog, DatabaseCatalog):
-        routes += Activation(catalog.live.store, public_url(config) + config.endpoint).routes()
+        activation = Activation(
+            catalog.live.store,
+            public_url(config) + config.endpoint,
+            iceberg_for=lambda endpoint: iceberg_endpoint_for(endpoint, config),
+        )
         tokens = TokenEndpoint(catalog.live, config.oauth_access_token_lifetime_seconds)
-        routes.append(Route(config.endpoint + TOKEN_ENDPOINT_PATH, tokens.answer, methods=["POST"]))
+        token_route = Route(config.endpoint + TOKEN_ENDPOINT_PATH, tokens.answer, methods=["POST"])
+        routes += public_routes([*activation.routes(), token_route], api.audit)
     app = Starlette(
         routes=routes,
         middleware=[
@@ -176,6 +184,7 @@ def create_app(
     app.router.redirect_slashes = False
     app.state.openapi = api.openapi
     app.state.catalog = catalog
+    app.state.credentials = credentials
     app.state.readiness = readiness
     app.state.async_queries = queries
     return app
@@ -188,21 +197,6 @@ def files_path_prefix(config: ServerConfig) -> str:
 
 def _files_url(config: ServerConfig) -> str:
     return public_url(config) + config.endpoint + FILES_PATH
-
-
-def _server_key(config: ServerConfig) -> bytes:
-    if config.signing_key:
-        return hashlib.sha256(config.signing_key.encode()).digest()
-    log.warning(
-        "signingKey is not set: page tokens, refresh tokens and local file URLs are only "
-        "valid on this server process until it restarts; set signingKey (the same on every "
-        "replica) to make them work across replicas and restarts"
-    )
-    return os.urandom(32)
-
-
-def _derive(key: bytes, purpose: str) -> bytes:
-    return hmac.digest(key, purpose.encode(), "sha256")
 
 
 class _Api:
@@ -252,6 +246,7 @@ class _Api:
                 methods=["POST"],
             ),
             Route(table, guard(self.head_table), methods=["HEAD"]),
+            Route(table, guard(self.get_table), methods=["GET"]),
             Route(shares, guard(self.list_shares), methods=["GET"]),
             Route(f"{shares}/{{share}}", guard(self.get_share), methods=["GET"]),
             Route(f"{shares}/{{share}}/schemas", guard(self.list_schemas), methods=["GET"]),
@@ -266,7 +261,7 @@ class _Api:
 
     def guard(self, handler: Handler) -> Callable[[Request], Awaitable[Response]]:
         audit = self.audit
-        operation = OPERATIONS[handler.__name__]
+        operation = operation_of(handler)
 
         async def endpoint(request: Request) -> Response:
             started, name, code = audit.start() if audit else 0, None, None
@@ -294,31 +289,31 @@ class _Api:
     async def list_shares(self, request: Request, recipient: Recipient) -> Response:
         shares = self.catalog.shares(recipient)
         page, token = self._page(request, recipient, "shares", shares)
-        return _json(ListSharesResponse([_share_item(s) for s in page], token))
+        return _json(ListSharesResponse([share_item(s) for s in page], token))
 
     async def get_share(self, request: Request, recipient: Recipient) -> Response:
         share = self.catalog.share(recipient, request.path_params["share"])
-        return _json(GetShareResponse(_share_item(share)))
+        return _json(GetShareResponse(share_item(share)))
 
     async def list_schemas(self, request: Request, recipient: Recipient) -> Response:
         share = request.path_params["share"]
         schemas = self.catalog.schemas(recipient, share)
         page, token = self._page(request, recipient, f"schemas\0{share.casefold()}", schemas)
-        return _json(ListSchemasResponse([_schema_item(s) for s in page], token))
+        return _json(ListSchemasResponse([schema_item(s) for s in page], token))
 
     async def list_tables(self, request: Request, recipient: Recipient) -> Response:
         share, schema = request.path_params["share"], request.path_params["schema"]
         tables = self.catalog.tables(recipient, share, schema)
         scope = f"tables\0{share.casefold()}\0{schema.casefold()}"
         page, token = self._page(request, recipient, scope, tables)
-        return _json(ListTablesResponse([_table_item(t) for t in page], token))
+        return _json(ListTablesResponse([table_item(t) for t in page], token))
 
     async def list_all_tables(self, request: Request, recipient: Recipient) -> Response:
         share = request.path_params["share"]
         tables = self.catalog.all_tables(recipient, share)
         listing = f"all-tables\0{share.casefold()}"
         page, token = self._page(request, recipient, listing, tables)
-        return _json(ListTablesResponse([_table_item(t) for t in page], token))
+        return _json(ListTablesResponse([table_item(t) for t in page], token))
 
     def _page(
         self, request: Request, recipient: Recipient, listing: str, items: list[T]
@@ -334,6 +329,15 @@ class _Api:
     def _table(self, request: Request, recipient: Recipient) -> SharedTable:
         p = request.path_params
         return self.catalog.table(recipient, p["share"], p["schema"], p["table"])
+
+    async def get_table(self, request: Request, recipient: Recipient) -> Response:
+        """OpenSharing's Get Table: the table's identifiers and format."""
+        table = self._table(request, recipient)
+        return _json(
+            GetTableResponse(
+                table.name, table.schema, table.share, TABLE_FORMAT, table.share_id, table.id
+            )
+        )
 
     async def head_table(self, request: Request, recipient: Recipient) -> Response:
         table = self._table(request, recipient)
@@ -371,7 +375,7 @@ class _Api:
     async def query_table(self, request: Request, recipient: Recipient) -> Response:
         table = self._table(request, recipient)
         require_mode(table, URL)
-        caps = parse_capabilities(request.headers.get(CAPABILITIES_HEADER))
+        caps = _file_capabilities(request)
         body = await request.body()
         query = json_body(body, _query_decoder, QueryTableRequest())
         if caps.async_query:
@@ -396,7 +400,7 @@ class _Api:
     async def table_changes(self, request: Request, recipient: Recipient) -> Response:
         table = self._table(request, recipient)
         require_mode(table, URL)
-        caps = parse_capabilities(request.headers.get(CAPABILITIES_HEADER))
+        caps = _file_capabilities(request)
         query = changes_query(request.query_params)
         answer = await while_connected(request, self.changes.changes, table, caps, query)
         return self._files_stream(recipient, table, answer)
@@ -422,6 +426,13 @@ class _Api:
         return Response(self._openapi_bytes, media_type=JSON)
 
 
+def _file_capabilities(request: Request) -> Capabilities:
+    """The capabilities of a request answered with files, with its ``fileidhash``."""
+    caps = parse_capabilities(request.headers.get(CAPABILITIES_HEADER))
+    file_id_hash = parse_file_id_hash(request.headers.get(FILE_ID_HASH_HEADER))
+    return replace(caps, file_id_hash=file_id_hash) if file_id_hash else caps
+
+
 def _stream(answer: TableResponse, extra_headers: dict[str, str] | None = None) -> Response:
     headers = {
         **(extra_headers or {}),
@@ -430,6 +441,8 @@ def _stream(answer: TableResponse, extra_headers: dict[str, str] | None = None) 
             answer.response_format, answer.include_end_stream_action
         ),
     }
+    if answer.file_id_hash is not None:
+        headers[FILE_ID_HASH_HEADER] = answer.file_id_hash
     return StreamingResponse(closing_body(answer.body), media_type=NDJSON, headers=headers)
 
 
@@ -461,29 +474,3 @@ async def _unexpected_error(request: Request, exc: Exception) -> Response:
 def _what(request: Request) -> tuple[str, str]:
     """Method and path of ``request`` for a log line (the path cut short)."""
     return request.method, echo(request.url.path)
-
-
-def _share_item(share: Share) -> ShareItem:
-    return ShareItem(share.name, share.id, share.display_name, share.comment, share.properties)
-
-
-def _schema_item(schema: SharedSchema) -> SchemaItem:
-    return SchemaItem(
-        schema.name, schema.share, schema.display_name, schema.comment, schema.properties
-    )
-
-
-def _table_item(table: SharedTable) -> TableItem:
-    return TableItem(
-        table.name,
-        table.schema,
-        table.share,
-        table.share_id,
-        table.id,
-        table.display_name,
-        table.comment,
-        table.properties,
-        table.access.location,
-        list(table.access.auxiliary_locations) or None,
-        list(table.access.modes),
-    )

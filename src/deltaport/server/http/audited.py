@@ -2,39 +2,31 @@
 (or, for a streamed answer, once the stream ended, with the files and bytes it carried).
 
 Only names, versions, counts and codes are taken from the request and the answer: never
-the ``Authorization`` header, a body, a URL or its query string.
+the ``Authorization`` header, a body, a URL or its query string, nor a path parameter other
+than a share, schema or table name (an activation link's path is its secret).
+
+The routes that take no bearer token (the OAuth token endpoint, activation links) are
+audited by :func:`public_routes`; their handlers name the recipient they served, once they
+know it, in ``request.state.recipient``.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterable, AsyncIterator
+from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any
 
 import msgspec
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
+from starlette.routing import BaseRoute, Route
 
 from deltaport.observe import audit_record as ops
 from deltaport.observe.audit_log import AuditLog
+from deltaport.observe.audit_operations import operation_of
 from deltaport.observe.audit_record import USER_AGENT_LENGTH, AuditRecord
 
 VERSION_HEADER = "delta-table-version"
-OPERATIONS = {
-    "list_shares": ops.LIST_SHARES,
-    "get_share": ops.GET_SHARE,
-    "list_schemas": ops.LIST_SCHEMAS,
-    "list_tables": ops.LIST_TABLES,
-    "list_all_tables": ops.LIST_ALL_TABLES,
-    "head_table": ops.GET_TABLE_VERSION,
-    "table_version": ops.GET_TABLE_VERSION,
-    "table_metadata": ops.GET_TABLE_METADATA,
-    "query_table": ops.QUERIED_TABLE,
-    "query_info": ops.QUERIED_TABLE,
-    "table_changes": ops.QUERIED_TABLE_CHANGES,
-    "table_credentials": ops.TEMPORARY_CREDENTIAL,
-}
-"""The audit operation of each route handler of :mod:`deltaport.server.http.app`."""
 
 _FILE_LINE = re.compile(rb'(?:^|\n)\{"(?:file|add|cdf|remove)"')
 
@@ -46,6 +38,14 @@ class _Versions(msgspec.Struct):
 
 
 _versions = msgspec.json.Decoder(_Versions)
+
+
+class _Error(msgspec.Struct):
+    errorCode: str | None = None
+
+
+_error = msgspec.json.Decoder(_Error)
+Endpoint = Callable[[Request], Awaitable[Response]]
 
 
 class SharingAudit:
@@ -84,6 +84,23 @@ class SharingAudit:
         record.duration_ms = self._log.now_ms() - started_ms
         self._log.record(record)
 
+    def public(self, handler: Endpoint, operation: str) -> Endpoint:
+        """``handler`` (a route without a bearer token), each request recorded."""
+
+        async def endpoint(request: Request) -> Response:
+            started = self.start()
+            try:
+                response = await handler(request)
+            except Exception:
+                self.failed(request, operation, started, _served(request))
+                raise
+            code = _error_code(response) if response.status_code >= 400 else None
+            return await self.answered(
+                request, operation, started, _served(request), response, code
+            )
+
+        return endpoint
+
     async def _counted(self, body: AsyncIterable[Any], record: AuditRecord) -> AsyncIterator[Any]:
         files = size = 0
         try:
@@ -95,6 +112,30 @@ class SharingAudit:
             record.files, record.bytes = files, size
             record.duration_ms = self._log.now_ms() - record.time_ms
             self._log.record(record)
+
+
+def public_routes(routes: Sequence[BaseRoute], audit: SharingAudit | None) -> list[Route]:
+    """``routes`` (without a bearer token), each request recorded in ``audit``; a route
+    whose handler has no operation stops the app from being built, audit or not."""
+    audited = []
+    for route in routes:
+        if not isinstance(route, Route):
+            raise TypeError(f"not a route of one endpoint: {route!r}")
+        operation = operation_of(route.endpoint)
+        endpoint = route.endpoint if audit is None else audit.public(route.endpoint, operation)
+        audited.append(Route(route.path, endpoint, methods=sorted(route.methods or ())))
+    return audited
+
+
+def _served(request: Request) -> str | None:
+    return getattr(request.state, "recipient", None)
+
+
+def _error_code(response: Response) -> str | None:
+    try:
+        return _error.decode(response.body).errorCode
+    except msgspec.DecodeError:
+        return None
 
 
 def _record(

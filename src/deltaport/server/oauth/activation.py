@@ -50,8 +50,12 @@ class Activation:
         store: SqlCatalog,
         default_endpoint: str,
         answer: ErrorAnswer = error_answer,
+        iceberg_for: Callable[[str], str | None] = lambda _: None,
     ) -> None:
+        """``iceberg_for``: the Iceberg catalog's URI beside a sharing endpoint, for the
+        profile's ``icebergEndpoint``."""
         self._store = store
+        self._iceberg_for = iceberg_for
         self._default_endpoint = default_endpoint
         self._answer_error = answer
 
@@ -66,12 +70,14 @@ class Activation:
         address = client_host(request.scope)
 
         def admit(linked: LinkedRecipient) -> None:
+            request.state.recipient = linked.name  # for its audit record
             IpAccessList.of(linked.ip_access_list).admit(address)
 
         def profile() -> bytes:
             issued = self._store.activate(link, admit)
             endpoint = issued.endpoint or self._default_endpoint
-            return msgspec.json.encode(profile_document(issued, endpoint))
+            document = profile_document(issued, endpoint, self._iceberg_for(endpoint))
+            return msgspec.json.encode(document)
 
         return await self._answered(profile)
 
@@ -81,6 +87,7 @@ class Activation:
 
         def check() -> bytes:
             linked = self._store.activation_link(link)
+            request.state.recipient = linked.name  # for its audit record
             IpAccessList.of(linked.ip_access_list).admit(address)
             return b"{}"
 

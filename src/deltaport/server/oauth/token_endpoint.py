@@ -71,6 +71,7 @@ class TokenEndpoint:
                 if exc.status != 401:
                     raise
                 raise _OAuthError(401, "invalid_client", exc.message, exc.error_code) from None
+            request.state.recipient = recipient.name  # for its audit record
             recipient.ip_access.admit(client_host(request.scope))
         except _OAuthError as exc:
             return _error(exc, basic=exc.status == 401)

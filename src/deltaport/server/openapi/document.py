@@ -65,6 +65,15 @@ _CAPABILITIES = {
     "readerfeatures=..., includeendstreamaction=true; separated by ';'.",
     "schema": {"type": "string"},
 }
+_FILE_ID_HASH = {
+    "name": "fileidhash",
+    "in": "header",
+    "required": False,
+    "description": "File ids as the MD5 (parquet) or SHA-256 (delta) of the file's path in "
+    "the Delta log, in hex; echoed in the answer's fileidhash header. Any other value is a "
+    "400 (INVALID_PARAMETER_VALUE).",
+    "schema": {"type": "string", "enum": ["parquet", "delta"]},
+}
 
 
 _CHANGES_PARAMS = [
@@ -82,6 +91,11 @@ _CHANGES_PARAMS = [
     ),
     _query_param(
         "includeHistoricalMetadata", "boolean", "Send metaData lines where the metadata changed."
+    ),
+    _query_param(
+        "includeHistoricalProtocol",
+        "boolean",
+        "Send protocol lines, with their version, where the protocol changed (delta format).",
     ),
     _query_param("maxFiles", "integer", "Files per page (positive)."),
     _query_param("pageToken", "string", "endStreamAction.nextPageToken of the previous page."),
@@ -126,6 +140,10 @@ def _ndjson_ok(text: str) -> dict[str, Any]:
                 "Delta-Table-Version": {"schema": {"type": "integer"}},
                 "delta-sharing-capabilities": {
                     "description": "The response format used: responseformat=parquet|delta.",
+                    "schema": {"type": "string"},
+                },
+                "fileidhash": {
+                    "description": "The request's fileidhash, in lowercase, when it sent one.",
                     "schema": {"type": "string"},
                 },
             },
@@ -179,7 +197,15 @@ def openapi_document(endpoint: str, *, catalog: bool = False) -> dict[str, Any]:
             )
         },
         _TABLE: {
-            "head": _op("headTable", "Table version (legacy HEAD form)", table_names, _version_ok())
+            "get": _op(
+                "getTable",
+                "A table's identifiers and format (OpenSharing's Get Table)",
+                table_names,
+                _json_ok("GetTable"),
+            ),
+            "head": _op(
+                "headTable", "Table version (legacy HEAD form)", table_names, _version_ok()
+            ),
         },
         f"{_TABLE}/version": {
             "get": _op(
@@ -220,7 +246,7 @@ def openapi_document(endpoint: str, *, catalog: bool = False) -> dict[str, Any]:
                 **_op(
                     "queryTable",
                     "Files of a table snapshot",
-                    [*table_names, _CAPABILITIES],
+                    [*table_names, _CAPABILITIES, _FILE_ID_HASH],
                     _ndjson_ok(
                         "A protocol line, a metaData line and one file line per file; with "
                         "asyncquery=true in delta-sharing-capabilities, one queryStatus line "
@@ -259,7 +285,7 @@ def openapi_document(endpoint: str, *, catalog: bool = False) -> dict[str, Any]:
             "get": _op(
                 "getTableChanges",
                 "Change data feed of a version range (history sharing)",
-                [*table_names, _CAPABILITIES, *_CHANGES_PARAMS],
+                [*table_names, _CAPABILITIES, _FILE_ID_HASH, *_CHANGES_PARAMS],
                 _ndjson_ok(
                     "A protocol line, a metaData line, then one add, cdf or remove line per "
                     "file with its version and timestamp; an endStreamAction line last when "
@@ -411,6 +437,17 @@ _SCHEMAS: dict[str, Any] = {
         }
     ),
     "GetShare": _obj({"share": {"$ref": "#/components/schemas/Share"}}, ["share"]),
+    "GetTable": _obj(
+        {
+            "name": _STR,
+            "schema": _STR,
+            "share": _STR,
+            "shareId": _STR,
+            "id": _STR,
+            "format": {"type": "string", "enum": ["delta"]},
+        },
+        ["name", "schema", "share", "format"],
+    ),
     "ListSchemas": _obj(
         {
             "items": {"type": "array", "items": {"$ref": "#/components/schemas/Schema"}},
@@ -437,6 +474,7 @@ _SCHEMAS: dict[str, Any] = {
             "includeRefreshToken": {"type": "boolean"},
             "refreshToken": _STR,
             "idempotencyKey": _STR,
+            "includeHistoricalProtocol": {"type": "boolean"},
         }
     ),
     "QueryInfo": _obj(

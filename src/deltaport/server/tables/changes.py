@@ -21,7 +21,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from deltaport.catalog.model import SharedTable, TableAccess
+from deltaport.catalog.model import SharedTable
 from deltaport.catalog.partition_filter import filter_files
 from deltaport.delta import DeltaTable, TableChanges, open_table
 from deltaport.delta.errors import (
@@ -63,6 +63,7 @@ class ChangesQuery:
     ending_version: int | None = None
     ending_timestamp: str | None = None
     include_historical_metadata: bool = False
+    include_historical_protocol: bool = False
     max_files: int | None = None
     page_token: str | None = None
 
@@ -104,6 +105,7 @@ class ChangeService:
                 query.ending_version,
                 query.ending_timestamp,
                 query.include_historical_metadata,
+                query.include_historical_protocol,
                 caps.response_formats,
             )
             span = self._resolve(
@@ -130,6 +132,7 @@ class ChangeService:
             query.max_files,
             paged=query.max_files is not None or query.page_token is not None,
             historical=query.include_historical_metadata,
+            protocols=query.include_historical_protocol,
         )
 
     def query_range(
@@ -154,7 +157,12 @@ class ChangeService:
         with _delta_errors(table):
             delta_table = self._table(table)
             digest = query_digest(
-                "range", table.scope, starting, request.endingVersion, caps.response_formats
+                "range",
+                table.scope,
+                starting,
+                request.endingVersion,
+                bool(request.includeHistoricalProtocol),
+                caps.response_formats,
             )
             span = self._resolve(
                 table,
@@ -180,6 +188,7 @@ class ChangeService:
             request.maxFiles,
             paged=request.maxFiles is not None or request.pageToken is not None,
             historical=True,
+            protocols=bool(request.includeHistoricalProtocol),
         )
 
     # -- resolution ------------------------------------------------------------------------
@@ -229,7 +238,12 @@ class ChangeService:
         *,
         paged: bool,
         historical: bool,
+        protocols: bool,
     ) -> TableResponse:
+        """``historical``: with the metadata each version of the page set; ``protocols``:
+        with the protocol each set and the head protocol's version (delta format only, as
+        ``includeHistoricalProtocol`` asks)."""
+        protocols = protocols and fmt == DELTA
         first, last = page_bounds(files.num_rows, span.offset, max_files)
         page = files.slice(first, last - first)
         outside = self._signer.unservable(table, page.column("path").combine_chunks())
@@ -242,17 +256,15 @@ class ChangeService:
         versions = files.column("version")
         after = versions[first - 1].as_py() if first > 0 else span.start
         through = versions[last - 1].as_py() if next_token is not None else span.end
-        changed = (
-            [
-                (e.version, e.metadata)
-                for e in changes.versions
-                if e.metadata is not None and after < e.version <= through
-            ]
-            if historical
-            else []
-        )
+        changed: list[tuple[int, Any]] = []
+        for e in changes.versions:
+            if after < e.version <= through:
+                if protocols and e.protocol is not None:
+                    changed.append((e.version, protocol_line(e.protocol, fmt, e.version)))
+                if historical and e.metadata is not None:
+                    changed.append((e.version, _historical(e.version, e.metadata, fmt, table)))
         head = [
-            protocol_line(changes.protocol, fmt),
+            protocol_line(changes.protocol, fmt, span.start if protocols else None),
             metadata_line(
                 changes.metadata,
                 fmt,
@@ -277,21 +289,28 @@ class ChangeService:
             pending = list(changed)
             for offset in range(0, page.num_rows, FILES_PER_SLICE):
                 part = page.slice(offset, FILES_PER_SLICE)
-                lines = change_file_lines(part, fmt, sign, expiration_ms)
+                lines = change_file_lines(part, fmt, sign, expiration_ms, caps.file_id_hash)
                 out: list[Any] = []
                 for version, line in zip(part.column("version").to_pylist(), lines, strict=True):
                     while pending and pending[0][0] <= version:
-                        out.append(_historical(pending.pop(0), fmt, table.access))
+                        out.append(pending.pop(0)[1])
                     out.append(line)
                 yield encode_lines(out)
-            yield encode_lines([_historical(entry, fmt, table.access) for entry in pending])
+            yield encode_lines([line for _, line in pending])
 
         body = stream_body(encode_lines(head), segments(), end, table_name(table))
-        return TableResponse(span.start, fmt, end is not None, body, *listed(page))
+        return TableResponse(
+            span.start,
+            fmt,
+            end is not None,
+            body,
+            *listed(page),
+            file_id_hash=caps.file_id_hash,
+        )
 
 
-def _historical(entry: tuple[int, Metadata], fmt: str, access: TableAccess) -> Any:
-    version, metadata = entry
+def _historical(version: int, metadata: Metadata, fmt: str, table: SharedTable) -> Any:
+    access = table.access
     return metadata_line(metadata, fmt, version=version, size=None, num_files=None, access=access)
 
 
@@ -379,6 +398,9 @@ def changes_query(params: Mapping[str, str]) -> ChangesQuery:
         ending_timestamp=params.get("endingTimestamp") or None,
         include_historical_metadata=bool_param(
             params.get("includeHistoricalMetadata"), "includeHistoricalMetadata"
+        ),
+        include_historical_protocol=bool_param(
+            params.get("includeHistoricalProtocol"), "includeHistoricalProtocol"
         ),
         max_files=int_param(params.get("maxFiles"), "maxFiles"),
         page_token=params.get("pageToken") or None,

@@ -74,7 +74,8 @@ class Selection:
 @dataclass
 class TableResponse:
     """A table answer: its ``Delta-Table-Version``, the format used and the NDJSON body;
-    ``files`` and ``size``: how many data files it lists and their bytes in all."""
+    ``files`` and ``size``: how many data files it lists and their bytes in all;
+    ``file_id_hash``: the ``fileidhash`` scheme of its file ids, echoed in a header."""
 
     version: int
     response_format: str
@@ -82,6 +83,7 @@ class TableResponse:
     body: Iterator[Chunk]
     files: int = 0
     size: int = 0
+    file_id_hash: str | None = None
 
 
 def listed(files: pa.Table) -> tuple[int, int]:
@@ -169,7 +171,7 @@ class TableService:
             else self._pinned_snapshot(table, pinned)
         )
         fmt = _response_format(caps, snapshot)
-        prepared = self._lines.prepared(table, snapshot)
+        prepared = self._lines.prepared(table, snapshot, caps.file_id_hash)
         files = select_files(
             _visible_files(table, prepared.files, snapshot),
             snapshot.metadata,
@@ -200,7 +202,14 @@ class TableService:
         body = self._query_body(
             table, prepared, page.files, fmt, travelled, page.end, selection_key
         )
-        return TableResponse(snapshot.version, fmt, page.end is not None, body, *listed(page.files))
+        return TableResponse(
+            snapshot.version,
+            fmt,
+            page.end is not None,
+            body,
+            *listed(page.files),
+            file_id_hash=caps.file_id_hash,
+        )
 
     def resolve_version(self, table: SharedTable, request: QueryTableRequest) -> int | None:
         """The version ``request`` asks for, checked without reading the snapshot: what an

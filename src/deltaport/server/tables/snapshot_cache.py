@@ -26,7 +26,7 @@ from deltaport.catalog.model import SharedTable
 from deltaport.delta import Snapshot
 from deltaport.observe.metrics import count_snapshot_lookup
 from deltaport.protocol.capabilities import DELTA
-from deltaport.server.answers.file_ids import file_ids
+from deltaport.server.answers.file_ids import file_ids, hashed_file_ids
 from deltaport.server.answers.line_encoding import (
     Pieces,
     joined,
@@ -69,7 +69,8 @@ class PreparedSnapshot:
     """A snapshot's files with :data:`ROW_COLUMN`, and their line pieces (built lazily).
 
     ``files`` limits it to some of the snapshot's files (one slice of a huge answer);
-    ``whole`` says whether the pieces may be built for every file of the snapshot.
+    ``whole`` says whether the pieces may be built for every file of the snapshot;
+    ``id_scheme`` the ``fileidhash`` scheme of its file ids (None: deltaport's own).
     """
 
     def __init__(
@@ -78,8 +79,10 @@ class PreparedSnapshot:
         snapshot: Snapshot,
         signer: UrlSigner,
         files: pa.Table | None = None,
+        id_scheme: str | None = None,
     ) -> None:
         self.snapshot = snapshot
+        self.id_scheme = id_scheme
         self._source = snapshot.files if files is None else files
         self.whole = files is None and snapshot.files.num_rows <= WHOLE_SNAPSHOT_LIMIT
         rows = np.arange(self._source.num_rows, dtype=np.int64)
@@ -123,7 +126,7 @@ class PreparedSnapshot:
         signatures are both CMACs of the paths: the paths are laid out for them once."""
         with self._lock:
             both = "ids" not in self._built and "signable" not in self._built
-        if both:
+        if both and self.id_scheme is None:
             paths = self._column("path")
             messages = CmacMessages(paths)
             self._once("ids", lambda: file_ids(messages))
@@ -167,11 +170,15 @@ class PreparedSnapshot:
     def subset(self, files: pa.Table) -> PreparedSnapshot:
         """A preparation of just ``files`` (rows of :attr:`files`), renumbered from 0."""
         return PreparedSnapshot(
-            self._table, self.snapshot, self._signer, files.drop_columns([ROW_COLUMN])
+            self._table,
+            self.snapshot,
+            self._signer,
+            files.drop_columns([ROW_COLUMN]),
+            self.id_scheme,
         )
 
     def _ids(self) -> pa.Array:
-        return self._once("ids", lambda: file_ids(self._column("path")))
+        return self._once("ids", lambda: hashed_file_ids(self._column("path"), self.id_scheme))
 
     def _build_unservable(self) -> dict[int, Exception]:
         return self._signer.unservable(self._table, self._column("path"))
@@ -309,17 +316,19 @@ class SnapshotCache:
 
     An entry is reused only for the very snapshot object it was built from: when the
     engine replays the version again (its cache evicted it, or the table was replaced),
-    the pieces are rebuilt.
+    the pieces are rebuilt. Each ``fileidhash`` scheme has its own entry.
     """
 
     def __init__(self, signer: UrlSigner, size: int = SNAPSHOTS_KEPT) -> None:
         self._signer = signer
         self._size = size
-        self._entries: OrderedDict[tuple[str, int], PreparedSnapshot] = OrderedDict()
+        self._entries: OrderedDict[tuple[str, int, str | None], PreparedSnapshot] = OrderedDict()
         self._lock = threading.Lock()
 
-    def prepared(self, table: SharedTable, snapshot: Snapshot) -> PreparedSnapshot:
-        key = (table.key, snapshot.version)
+    def prepared(
+        self, table: SharedTable, snapshot: Snapshot, id_scheme: str | None = None
+    ) -> PreparedSnapshot:
+        key = (table.key, snapshot.version, id_scheme)
         with self._lock:
             entry = self._entries.get(key)
             hit = entry is not None and entry.snapshot is snapshot
@@ -327,7 +336,7 @@ class SnapshotCache:
             if entry is not None and hit:
                 self._entries.move_to_end(key)
                 return entry
-            entry = PreparedSnapshot(table, snapshot, self._signer)
+            entry = PreparedSnapshot(table, snapshot, self._signer, id_scheme=id_scheme)
             if not entry.whole:
                 return entry
             self._entries[key] = entry

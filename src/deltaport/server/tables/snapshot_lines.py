@@ -97,8 +97,11 @@ class SnapshotLines:
         self._snapshots = snapshots or SnapshotCache(signer)
         self._answers = answers or AnswerCache()
 
-    def prepared(self, table: SharedTable, snapshot: Snapshot) -> PreparedSnapshot:
-        return self._snapshots.prepared(table, snapshot)
+    def prepared(
+        self, table: SharedTable, snapshot: Snapshot, id_scheme: str | None = None
+    ) -> PreparedSnapshot:
+        """The snapshot's prepared pieces, with file ids in ``id_scheme`` (``fileidhash``)."""
+        return self._snapshots.prepared(table, snapshot, id_scheme)
 
     def segments(
         self,
@@ -119,7 +122,14 @@ class SnapshotLines:
         suffix = file_line_suffix(version, timestamp, expires_at * 1000)
         key = None
         if selection is not None:
-            key = (table.key, prepared.snapshot.version, response_format, suffix, selection)
+            key = (
+                table.key,
+                prepared.snapshot.version,
+                response_format,
+                prepared.id_scheme,
+                suffix,
+                selection,
+            )
             cached = self._answers.get(key, prepared.snapshot)
             if cached is not None:
                 yield from cached

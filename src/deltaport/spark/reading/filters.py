@@ -3,6 +3,9 @@
 The predicate is only a hint for the server to skip files: Spark still evaluates every
 filter on the rows, so a filter that cannot be expressed is simply left out of the hint.
 Only comparisons of top-level or nested columns of types the JSON format knows are kept.
+A ``startsWith`` on a string column becomes the range of strings with that prefix
+(``>= prefix AND < the prefix with its last character incremented``), and ``<=>`` an
+``equal`` (or ``isNull`` against NULL).
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ MAX_IN_VALUES = 100
 
 _COMPARISONS: dict[type[ds.Filter], ComparisonOp] = {
     ds.EqualTo: "equal",
+    ds.EqualNullSafe: "equal",
     ds.GreaterThan: "greaterThan",
     ds.GreaterThanOrEqual: "greaterThanOrEqual",
     ds.LessThan: "lessThan",
@@ -64,6 +68,10 @@ def filter_to_expr(f: ds.Filter, schema: pa.Schema) -> Expr | None:
     if isinstance(f, ds.IsNotNull):
         return Not(IsNull(column))
     assert column.value_type is not None
+    if isinstance(f, ds.StringStartsWith):
+        return _prefix_range(column, f.value)
+    if isinstance(f, ds.EqualNullSafe) and f.value is None:
+        return IsNull(column)
     if isinstance(f, ds.In):
         values = [_literal(v, column.value_type) for v in f.value]
         if not values or len(values) > MAX_IN_VALUES or any(v is None for v in values):
@@ -75,6 +83,32 @@ def filter_to_expr(f: ds.Filter, schema: pa.Schema) -> Expr | None:
         return None
     literal = _literal(getattr(f, "value", None), column.value_type)
     return None if literal is None else Comparison(op, column, literal)
+
+
+def _prefix_range(column: Column, prefix: object) -> Expr | None:
+    """The strings that start with ``prefix``, as a range (None: no useful hint)."""
+    if column.value_type != "string" or not isinstance(prefix, str) or not prefix:
+        return None
+    lower = Comparison("greaterThanOrEqual", column, Literal(prefix, "string"))
+    upper = _successor(prefix)
+    if upper is None:
+        return lower
+    return And((lower, Comparison("lessThan", column, Literal(upper, "string"))))
+
+
+def _successor(prefix: str) -> str | None:
+    """The least string above every string starting with ``prefix`` (code point order,
+    which is UTF-8 byte order); None when there is none (every character is the last)."""
+    chars = list(prefix)
+    while chars:
+        code = ord(chars[-1]) + 1
+        if 0xD800 <= code <= 0xDFFF:  # surrogates are not characters
+            code = 0xE000
+        if code <= 0x10FFFF:
+            chars[-1] = chr(code)
+            return "".join(chars)
+        chars.pop()
+    return None
 
 
 def _column(path: tuple[str, ...], schema: pa.Schema) -> Column | None:

@@ -1,0 +1,30 @@
+"""``deltaport catalog import``: a YAML configuration's shares copied into a catalog."""
+
+from __future__ import annotations
+
+from deltaport.catalog.rows import Details
+from deltaport.catalog.sql_store import SqlCatalog
+from deltaport.config.model import ServerConfig
+
+
+def import_shares(store: SqlCatalog, config: ServerConfig) -> None:
+    """Create each share of ``config`` with its tables (in the caller's transaction)."""
+    for share in config.shares:
+        store.create_share(
+            share.name, share.comment, Details.of(share.display_name, share.properties)
+        )
+        for schema in share.schemas:
+            for t in schema.tables:
+                store.add_table(
+                    share.name,
+                    schema.name,
+                    t.name,
+                    t.location,
+                    history_shared=t.shares_history,
+                    start_version=t.start_version,
+                    partition_filter=t.partition_filter,
+                    access_modes=t.access_modes,
+                    auxiliary_locations=t.auxiliary_locations,
+                    comment=t.comment,
+                    details=Details.of(t.display_name, t.properties),
+                )

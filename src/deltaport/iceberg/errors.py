@@ -1,0 +1,59 @@
+"""Errors of the Iceberg catalog, in the REST specification's shape:
+``{"error": {"message", "type", "code"}}``."""
+
+from __future__ import annotations
+
+from starlette.responses import JSONResponse
+
+
+class IcebergError(Exception):
+    """An answer other than success: ``status`` and the specification's exception ``kind``."""
+
+    status = 400
+    kind = "BadRequestException"
+
+    def response(self) -> JSONResponse:
+        body = {"error": {"message": str(self), "type": self.kind, "code": self.status}}
+        return JSONResponse(body, status_code=self.status)
+
+
+class BadRequest(IcebergError):
+    pass
+
+
+class NotAuthorized(IcebergError):
+    status = 401
+    kind = "NotAuthorizedException"
+
+
+class Forbidden(IcebergError):
+    status = 403
+    kind = "ForbiddenException"
+
+
+class NoSuchNamespace(IcebergError):
+    status = 404
+    kind = "NoSuchNamespaceException"
+
+
+class NoSuchTable(IcebergError):
+    status = 404
+    kind = "NoSuchTableException"
+
+
+class UnsupportedOperation(IcebergError):
+    status = 406
+    kind = "UnsupportedOperationException"
+
+
+class UnsupportedTable(IcebergError):
+    """A table this catalog cannot offer to Iceberg readers (a type Iceberg cannot hold, a
+    partition filter): listed nowhere, and a load names the reason."""
+
+    status = 400
+    kind = "BadRequestException"
+
+
+class ServiceUnavailable(IcebergError):
+    status = 503
+    kind = "ServiceUnavailableException"

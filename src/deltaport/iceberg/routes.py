@@ -1,0 +1,345 @@
+"""The Iceberg REST catalog's routes (read-only), one catalog per share.
+
+Every route asks the same catalog question as the Delta Sharing routes: the recipient
+is the bearer token's, its IP access list applies, and a share, schema or table it was not
+granted answers exactly like one that does not exist. Tables with a partition filter are
+not offered (a reader would get every partition's files). A table on cloud storage is
+offered when it is shared in ``dir`` mode: its load answer carries the temporary
+credentials directory access vends, which reach its data files and its Iceberg files (kept
+under its own location); without ``dir`` mode no credential may be given, so it is not.
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+from collections.abc import Awaitable, Callable
+
+import msgspec
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import BaseRoute, Route
+
+from deltaport.catalog.model import Recipient, SharedTable
+from deltaport.delta.errors import DeltaError
+from deltaport.iceberg.credentials import file_io_properties, storage_credentials
+from deltaport.iceberg.errors import (
+    BadRequest,
+    Forbidden,
+    IcebergError,
+    NoSuchNamespace,
+    NoSuchTable,
+    NotAuthorized,
+    ServiceUnavailable,
+    UnsupportedOperation,
+)
+from deltaport.iceberg.tables import IcebergTables
+from deltaport.observe.audit_log import AuditLog
+from deltaport.observe.audit_operations import operation_of
+from deltaport.protocol.credentials import DIR, TemporaryCredentials, TemporaryCredentialsRequest
+from deltaport.protocol.errors import SharingError
+from deltaport.server.http.audited import SharingAudit
+from deltaport.server.oauth.client_address import client_host
+from deltaport.server.sources.catalog_source import CatalogSource
+from deltaport.server.tables.credentials import CredentialService
+from deltaport.server.tables.errors import table_failure
+from deltaport.storage import StorageError
+
+log = logging.getLogger(__name__)
+
+BASE_PATH = "/iceberg"
+DEFAULT_PAGE_SIZE = 100
+MAX_PAGE_SIZE = 1000
+
+_PREFIX = "/v1/shares/{share}"
+_NAMESPACE = _PREFIX + "/namespaces/{schema}"
+_TABLE = _NAMESPACE + "/tables/{table}"
+
+SERVED = [
+    ("GET", "/v1/{prefix}/namespaces"),
+    ("GET", "/v1/{prefix}/namespaces/{namespace}"),
+    ("HEAD", "/v1/{prefix}/namespaces/{namespace}"),
+    ("GET", "/v1/{prefix}/namespaces/{namespace}/tables"),
+    ("GET", "/v1/{prefix}/namespaces/{namespace}/tables/{table}"),
+    ("HEAD", "/v1/{prefix}/namespaces/{namespace}/tables/{table}"),
+    ("GET", "/v1/{prefix}/namespaces/{namespace}/tables/{table}/credentials"),
+    ("POST", "/v1/{prefix}/namespaces/{namespace}/tables/{table}/metrics"),
+]
+"""The routes below ``/v1/config``, as its ``endpoints`` list names them."""
+
+Handler = Callable[[Request, Recipient], Awaitable[Response]]
+
+
+class IcebergCatalog:
+    """The catalog's routes over ``source`` (who asks and what it may see) and ``tables``
+    (the Iceberg metadata of the Delta tables)."""
+
+    def __init__(
+        self,
+        source: CatalogSource,
+        tables: IcebergTables,
+        audit: AuditLog | None = None,
+        credentials: CredentialService | None = None,
+    ) -> None:
+        self._source = source
+        self._tables = tables
+        self._credentials = credentials
+        self._audit = SharingAudit(audit) if audit is not None else None
+
+    def routes(self, base: str = BASE_PATH) -> list[BaseRoute]:
+        g = self._guard
+        return [
+            Route(base + "/v1/config", g(self.config), methods=["GET"]),
+            Route(
+                base + _PREFIX + "/namespaces",
+                g(self.list_namespaces),
+                methods=["GET"],
+            ),
+            Route(
+                base + _NAMESPACE,
+                g(self.get_namespace),
+                methods=["GET", "HEAD"],
+            ),
+            Route(
+                base + _NAMESPACE + "/tables",
+                g(self.list_tables),
+                methods=["GET"],
+            ),
+            Route(
+                base + _TABLE,
+                g(self.load_table),
+                methods=["GET", "HEAD"],
+            ),
+            Route(
+                base + _TABLE + "/credentials",
+                g(self.load_credentials),
+                methods=["GET"],
+            ),
+            Route(
+                base + _TABLE + "/metrics",
+                g(self.report_metrics),
+                methods=["POST"],
+            ),
+            Route(base + "/{rest:path}", self.unsupported, methods=_ALL_METHODS),
+        ]
+
+    def _guard(self, handler: Handler) -> Callable[[Request], Awaitable[Response]]:
+        audit = self._audit
+        operation = operation_of(handler)
+
+        async def endpoint(request: Request) -> Response:
+            started, name, code = audit.start() if audit else 0, None, None
+            try:
+                recipient = self._source.authenticate(request.headers.get("authorization"))
+                name = recipient.name
+                recipient.ip_access.admit(client_host(request.scope))
+                response = await handler(request, recipient)
+            except SharingError as exc:
+                response, code = _sharing_error(exc, request).response(), exc.error_code
+            except IcebergError as exc:
+                response, code = exc.response(), exc.kind
+            if audit is None:
+                return response
+            return await audit.answered(request, operation, started, name, response, code)
+
+        return endpoint
+
+    # -- routes ----------------------------------------------------------------------------
+    async def config(self, request: Request, recipient: Recipient) -> Response:
+        warehouse = request.query_params.get("warehouse")
+        view = self._source.view()
+        if not warehouse:
+            shares = view.shares(recipient)
+            if len(shares) != 1:
+                raise BadRequest(
+                    "name a share as the warehouse (warehouse=<share>): this recipient "
+                    f"may read {len(shares)} shares"
+                )
+            warehouse = shares[0].name
+        share = view.share(recipient, warehouse)
+        return JSONResponse(
+            {
+                "defaults": {},
+                "overrides": {"prefix": f"shares/{share.name}"},
+                "endpoints": [f"{method} {path}" for method, path in SERVED],
+            }
+        )
+
+    async def list_namespaces(self, request: Request, recipient: Recipient) -> Response:
+        share = request.path_params["share"]
+        names = [s.name for s in self._source.view().schemas(recipient, share)]
+        if request.query_params.get("parent"):
+            names = []
+        page, token = _page(request, names)
+        return JSONResponse({"namespaces": [[n] for n in page], "next-page-token": token})
+
+    async def get_namespace(self, request: Request, recipient: Recipient) -> Response:
+        p = request.path_params
+        schema = self._source.view().schema(recipient, p["share"], _namespace(p["schema"]))
+        if request.method == "HEAD":
+            return Response(status_code=204)
+        return JSONResponse({"namespace": [schema.name], "properties": {}})
+
+    async def list_tables(self, request: Request, recipient: Recipient) -> Response:
+        p = request.path_params
+        namespace = _namespace(p["schema"])
+        tables = self._source.view().tables(recipient, p["share"], namespace)
+        names = [t.name for t in tables if offered(t)]
+        page, token = _page(request, names)
+        identifiers = [{"namespace": [namespace], "name": n} for n in page]
+        return JSONResponse({"identifiers": identifiers, "next-page-token": token})
+
+    async def load_table(self, request: Request, recipient: Recipient) -> Response:
+        table = self._table(request, recipient)
+        if request.method == "HEAD":
+            return Response(status_code=204)
+        snapshots = request.query_params.get("snapshots", "all")
+        if snapshots not in ("all", "refs"):
+            raise BadRequest(f"snapshots must be all or refs, not {snapshots[:20]!r}")
+        try:
+            loaded = await run_in_threadpool(self._tables.load, table, snapshots == "all")
+        except (DeltaError, StorageError) as exc:
+            raise table_failure(table, exc) from None
+        etag = f'"{loaded.etag}-{snapshots}"'
+        if request.headers.get("if-none-match") == etag:
+            return Response(status_code=304, headers={"ETag": etag})
+        vended = await self._vend(table, recipient)
+        body = {
+            "metadata-location": loaded.metadata_location,
+            "metadata": loaded.metadata,
+            "config": file_io_properties(vended) if vended else {},
+            "storage-credentials": storage_credentials(vended) if vended else [],
+        }
+        return Response(
+            msgspec.json.encode(body), media_type="application/json", headers={"ETag": etag}
+        )
+
+    async def load_credentials(self, request: Request, recipient: Recipient) -> Response:
+        vended = await self._vend(self._table(request, recipient), recipient)
+        return JSONResponse({"storage-credentials": storage_credentials(vended) if vended else []})
+
+    async def _vend(self, table: SharedTable, recipient: Recipient) -> TemporaryCredentials | None:
+        """The credential for a cloud table's location (renewed by the credential cache
+        before it expires); None for a table on local disk."""
+        if table.location.kind == "local":
+            return None
+        if self._credentials is None:
+            raise ServiceUnavailable("temporary credentials are not served by this catalog")
+        answer = await run_in_threadpool(
+            self._credentials.vend, table, recipient, TemporaryCredentialsRequest()
+        )
+        return answer.credentials
+
+    async def report_metrics(self, request: Request, recipient: Recipient) -> Response:
+        self._table(request, recipient)
+        try:
+            report = msgspec.json.decode(await request.body() or b"{}")
+        except msgspec.DecodeError:
+            raise BadRequest("the metrics report is not valid JSON") from None
+        if not isinstance(report, dict):
+            raise BadRequest("the metrics report must be a JSON object")
+        log.info(
+            "iceberg metrics report from %s for %s: %s",
+            recipient.name,
+            request.path_params["table"],
+            str(report.get("report-type", "unknown"))[:40],
+        )
+        return Response(status_code=204)
+
+    async def unsupported(self, request: Request) -> Response:
+        if request.method in ("GET", "HEAD"):
+            error: IcebergError = NoSuchResource("no such route in this catalog")
+        else:
+            error = UnsupportedOperation("this catalog is read-only")
+        return error.response()
+
+    def _table(self, request: Request, recipient: Recipient) -> SharedTable:
+        p = request.path_params
+        namespace = _namespace(p["schema"])
+        try:
+            table = self._source.view().table(recipient, p["share"], namespace, p["table"])
+        except SharingError as exc:
+            if exc.status == 404:
+                raise NoSuchTable(f"table {namespace}.{p['table']} does not exist") from None
+            raise
+        if not offered(table):
+            raise NoSuchTable(f"table {namespace}.{p['table']} does not exist")
+        return table
+
+
+class NoSuchResource(IcebergError):
+    status = 404
+    kind = "NoSuchResourceException"
+
+
+_ALL_METHODS = ["GET", "HEAD", "POST", "PUT", "DELETE", "PATCH"]
+
+
+def offered(table: SharedTable) -> bool:
+    """Whether Iceberg readers are offered ``table``: not with a partition filter (its
+    readers would reach every partition); on cloud storage only in ``dir`` mode (the mode
+    whose credentials its readers are given)."""
+    if table.partition_filter is not None:
+        return False
+    return table.location.kind == "local" or table.access.offers(DIR)
+
+
+def _namespace(text: str) -> str:
+    """A namespace path parameter: one level (levels would be joined by ``0x1F``)."""
+    if "\x1f" in text:
+        raise NoSuchNamespace(f"namespace {text.replace(chr(31), '.')} does not exist")
+    return text
+
+
+def _page(request: Request, names: list[str]) -> tuple[list[str], str | None]:
+    """A page of ``names`` (in catalog order) after the page token's name."""
+    params = request.query_params
+    size_text = params.get("pageSize")
+    size = DEFAULT_PAGE_SIZE
+    if size_text is not None:
+        if not size_text.isdigit() or not 0 < int(size_text) <= MAX_PAGE_SIZE:
+            raise BadRequest(f"pageSize must be between 1 and {MAX_PAGE_SIZE}")
+        size = int(size_text)
+    start = 0
+    token = params.get("pageToken")
+    if token:
+        try:
+            after = base64.urlsafe_b64decode(token.encode()).decode()
+        except (ValueError, UnicodeDecodeError):
+            raise BadRequest("pageToken is not a token this catalog gave") from None
+        start = next((i + 1 for i, n in enumerate(names) if n == after), len(names))
+    page = names[start : start + size]
+    more = start + size < len(names)
+    next_token = base64.urlsafe_b64encode(page[-1].encode()).decode() if more else None
+    return page, next_token
+
+
+def _sharing_error(exc: SharingError, request: Request) -> IcebergError:
+    """A catalog refusal in the Iceberg shape: what did not exist is named by what was
+    asked (a share not granted is a namespace or table that does not exist)."""
+    message = exc.message
+    if exc.status == 401:
+        return NotAuthorized(message)
+    if exc.status == 403:
+        return Forbidden(message)
+    if exc.status == 404:
+        p = request.path_params
+        if "table" in p:
+            return NoSuchTable(f"table {p.get('schema')}.{p['table']} does not exist")
+        if "schema" in p:
+            return NoSuchNamespace(f"namespace {p['schema']} does not exist")
+        return NoSuchNamespace(message)
+    if exc.status == 503:
+        return ServiceUnavailable(message)
+    if exc.status == 400:
+        return BadRequest(message)
+    return _Failed(message, exc.status)
+
+
+class _Failed(IcebergError):
+    kind = "ServerErrorException"
+
+    def __init__(self, message: str, status: int) -> None:
+        super().__init__(message)
+        self.status = status

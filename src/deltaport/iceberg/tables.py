@@ -1,0 +1,333 @@
+"""Delta tables as Iceberg tables: for each table location, its field ids, manifests and
+one Iceberg snapshot per Delta version served, built only for versions not built before.
+The files readers open lie in a metadata directory of the server for a local table, and
+under the table's own location for a cloud table (see :mod:`deltaport.iceberg.files`)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+
+from deltaport.catalog.model import SharedTable
+from deltaport.delta import DeltaTable, Snapshot, open_table
+from deltaport.delta.errors import DeltaError
+from deltaport.delta.model import DeletionVector
+from deltaport.iceberg.bounds import stats_columns
+from deltaport.iceberg.errors import UnsupportedTable
+from deltaport.iceberg.field_ids import ASSIGNED_FROM_WITH_MAPPING, FieldIds
+from deltaport.iceberg.files import MetadataFiles, name_in, reader_path
+from deltaport.iceberg.manifests import DataFiles, ManifestStore, typed_partitions
+from deltaport.iceberg.metadata import (
+    SnapshotEntry,
+    canonical,
+    partition_spec,
+    table_metadata,
+    table_uuid,
+)
+from deltaport.iceberg.schema import IcebergSchema, iceberg_schema
+from deltaport.protocol.schema import parse_schema
+from deltaport.read.deletion_vectors import DeletionVectorError
+from deltaport.read.partition_values import partition_columns
+from deltaport.storage import StorageError
+from deltaport.storage.uri import Location, resolve_log_path
+
+DELETION_VECTORS = "deletionVectors"
+
+OpenTable = Callable[[str, dict[str, str]], DeltaTable]
+
+
+@dataclass(frozen=True)
+class LoadedTable:
+    """A load-table answer: where the metadata file is, the metadata, and its ETag."""
+
+    metadata_location: str
+    metadata: dict[str, Any]
+    etag: str
+
+
+class IcebergTables:
+    """Iceberg metadata for every table served; the server's bookkeeping under ``root``
+    (one directory per table location)."""
+
+    def __init__(self, root: Path, opener: OpenTable = open_table) -> None:
+        self._root = root
+        self._open = opener
+        self._lock = threading.Lock()
+        self._states: dict[str, _TableState] = {}
+
+    def load(self, table: SharedTable, all_snapshots: bool = True) -> LoadedTable:
+        """The metadata of ``table`` at its latest version, with one snapshot per version
+        from its start version when its history is shared (``all_snapshots``), else only
+        the latest."""
+        delta_table = self._open(table.location.uri, table.storage_options)
+        state = self._state(table)
+        return state.load(delta_table, table, all_snapshots)
+
+    def _state(self, table: SharedTable) -> _TableState:
+        location = table.location
+        with self._lock:
+            state = self._states.get(location.uri)
+            if state is None:
+                name = hashlib.sha256(location.uri.encode()).hexdigest()[:24]
+                directory = self._root / name
+                if location.kind == "local":
+                    files = MetadataFiles.local(directory)
+                else:
+                    files = MetadataFiles.cloud(location, table.storage_options)
+                state = self._states[location.uri] = _TableState(directory, location, files)
+            return state
+
+
+@dataclass(frozen=True)
+class _Built:
+    entry: SnapshotEntry
+    schema_string: str
+    partition_columns: tuple[str, ...]
+    column_mapping: bool
+
+
+class _TableState:
+    def __init__(self, directory: Path, location: Location, files: MetadataFiles) -> None:
+        self.directory = directory
+        self.location = location
+        self._files = files
+        self._lock = threading.Lock()
+        self._built: dict[int, _Built] = {}
+        self._schemas: dict[str, IcebergSchema] = {}
+        self._ids: FieldIds | None = None
+        self._manifests: ManifestStore | None = None
+        self._spec_key: tuple[str, ...] | None = None
+        self._resolved: dict[str, str] = {}
+        self._index = directory / "snapshots.jsonl"
+        if self._index.exists():
+            for line in self._index.read_text().splitlines():
+                item = json.loads(line)
+                entry = SnapshotEntry(**item["entry"])
+                if files.exists(name_in(entry.manifest_list)):
+                    self._built[entry.version] = _Built(
+                        entry, item["schema"], tuple(item["partitions"]), item["mapped"]
+                    )
+
+    def load(self, delta_table: DeltaTable, table: SharedTable, all_snapshots: bool) -> LoadedTable:
+        with self._lock:
+            latest = delta_table.snapshot()
+            chosen = self._versions(latest, table, all_snapshots)
+            built = [b for b in (self._build(delta_table, latest, v) for v in chosen) if b]
+            self._save_ids()
+            return self._metadata(latest, table, built)
+
+    def _versions(self, latest: Snapshot, table: SharedTable, all_snapshots: bool) -> list[int]:
+        if not (table.history_shared and all_snapshots):
+            return [latest.version]
+        return list(range(table.start_version, latest.version + 1))
+
+    def _build(self, delta_table: DeltaTable, latest: Snapshot, version: int) -> _Built | None:
+        """The snapshot entry of ``version``; None for an earlier version that cannot be
+        offered (gone from the log, its files or vectors vacuumed, partitioned differently,
+        or typed beyond Iceberg). The latest version's failure is the answer's."""
+        found = self._built.get(version)
+        if found is not None:
+            return found
+        try:
+            return self._build_version(delta_table, latest, version)
+        except (DeltaError, StorageError, DeletionVectorError, UnsupportedTable, OSError):
+            if version == latest.version:
+                raise
+            return None
+
+    def _build_version(self, delta_table: DeltaTable, latest: Snapshot, version: int) -> _Built:
+        snapshot = latest if version == latest.version else delta_table.snapshot(version)
+        columns = tuple(snapshot.metadata.partition_columns)
+        if self._spec_key is None:
+            self._spec_key = tuple(latest.metadata.partition_columns)
+        if columns != self._spec_key:
+            raise UnsupportedTable("the table's partition columns changed at this version")
+        schema = self._schema(snapshot)
+        manifests = self._manifest_store(schema, latest)
+        files = self._data_files(snapshot)
+        first_row_id = manifests.next_row_id
+        written = manifests.data_manifests(files, stats_columns(schema), version, self._count_rows)
+        data_rows = sum(m.rows for m in written)
+        written += manifests.delete_manifests(files, version, delta_table.storage)
+        v3 = manifests.format_version >= 3
+        list_path = manifests.manifest_list(written, version, first_row_id if v3 else None)
+        entry = SnapshotEntry(
+            version,
+            snapshot.timestamp,
+            list_path,
+            0,
+            snapshot.num_files,
+            data_rows,
+            first_row_id if v3 else None,
+            manifests.next_row_id - first_row_id if v3 else None,
+        )
+        mapped = snapshot.metadata.column_mapping_mode != "none"
+        built = _Built(entry, snapshot.metadata.schema_string, columns, mapped)
+        self._built[version] = built
+        self.directory.mkdir(parents=True, exist_ok=True)
+        with self._index.open("a") as index:
+            item = {
+                "entry": asdict(entry),
+                "schema": built.schema_string,
+                "partitions": columns,
+                "mapped": mapped,
+            }
+            index.write(json.dumps(item) + "\n")
+        return built
+
+    def _schema(self, snapshot: Snapshot) -> IcebergSchema:
+        mapped = snapshot.metadata.column_mapping_mode != "none"
+        return self._converted(
+            snapshot.metadata.schema_string, mapped, tuple(snapshot.metadata.partition_columns)
+        )
+
+    def _converted(self, text: str, mapped: bool, partitions: tuple[str, ...]) -> IcebergSchema:
+        found = self._schemas.get(text)
+        if found is None:
+            if self._ids is None:
+                first = ASSIGNED_FROM_WITH_MAPPING if mapped else 1
+                self._ids = FieldIds(self.directory / "field-ids.json", first)
+            try:
+                struct = parse_schema(text)
+            except ValueError as exc:
+                raise UnsupportedTable(f"the table's schema cannot be read: {exc}") from None
+            found = iceberg_schema(
+                struct, self._ids, column_mapping=mapped, partition_columns=partitions
+            )
+            self._schemas[text] = found
+        return found
+
+    def _save_ids(self) -> None:
+        if self._ids is not None:
+            self._ids.save()
+
+    def _spec(self, schema: IcebergSchema, columns: tuple[str, ...]) -> dict[str, Any]:
+        by_lower = {name.lower(): name for name in schema.ids}
+        pairs = []
+        for column in columns:
+            name = by_lower.get(column.lower(), column)
+            pairs.append((name, schema.ids[name]))
+        return partition_spec(pairs)
+
+    def _manifest_store(self, schema: IcebergSchema, latest: Snapshot) -> ManifestStore:
+        """The table's manifests; format version 3 where the table may have deletion
+        vectors (decided by the latest protocol, for every version alike)."""
+        if self._manifests is None:
+            snapshot = latest
+            spec = self._spec(schema, tuple(snapshot.metadata.partition_columns))
+            partition = [
+                {
+                    "name": f["name"],
+                    "field-id": f["field-id"],
+                    "iceberg_type": schema.types[f["source-id"]],
+                }
+                for f in spec["fields"]
+            ]
+            self._manifests = ManifestStore(
+                self.directory,
+                self._files,
+                partition,
+                json.dumps(spec["fields"]),
+                json.dumps(schema.schema),
+                3 if DELETION_VECTORS in (latest.protocol.reader_features or ()) else 2,
+            )
+        return self._manifests
+
+    def _data_files(self, snapshot: Snapshot) -> DataFiles:
+        files = snapshot.files
+        raw = files.column("path").to_pylist()
+        paths = [self._resolve(p) for p in raw]
+        struct = parse_schema(snapshot.metadata.schema_string)
+        fields = [struct.field(c) for c in snapshot.metadata.partition_columns]
+        mapped = snapshot.metadata.column_mapping_mode != "none"
+        typed = partition_columns(files.column("partition_values"), fields, physical=mapped)
+        vectors: list[DeletionVector | None] = []
+        column = files.column("deletion_vector")
+        if column.null_count != files.num_rows:
+            vectors = [DeletionVector.from_json(v) if v else None for v in column.to_pylist()]
+        return DataFiles(
+            paths,
+            files.column("size").to_pylist(),
+            files.column("stats").to_pylist(),
+            typed_partitions(typed),
+            vectors,
+        )
+
+    def _resolve(self, raw: str) -> str:
+        found = self._resolved.get(raw)
+        if found is None:
+            where = resolve_log_path(self.location, raw)
+            found = self._resolved[raw] = reader_path(where)
+        return found
+
+    def _count_rows(self, path: str) -> int:
+        if self.location.kind != "local":
+            raise UnsupportedTable(f"a data file has no row count in its statistics: {path}")
+        return int(pq.read_metadata(path).num_rows)
+
+    def _metadata(self, latest: Snapshot, table: SharedTable, built: list[_Built]) -> LoadedTable:
+        schema_ids: dict[str, int] = {}
+        schemas: list[dict[str, Any]] = []
+        entries: list[SnapshotEntry] = []
+        for b in built:
+            schema_id = schema_ids.get(b.schema_string)
+            if schema_id is None:
+                schema_id = schema_ids[b.schema_string] = len(schemas)
+                converted = self._converted(b.schema_string, b.column_mapping, b.partition_columns)
+                schemas.append({**converted.schema, "schema-id": schema_id})
+            entries.append(SnapshotEntry(**{**asdict(b.entry), "schema_id": schema_id}))
+        current = self._schema(latest)
+        name_mapping = _union_mapping(
+            current.name_mapping,
+            [
+                self._converted(b.schema_string, b.column_mapping, b.partition_columns)
+                for b in built
+            ],
+        )
+        location = reader_path(self.location)
+        properties = {
+            "schema.name-mapping.default": json.dumps(name_mapping),
+            "delta.version": str(latest.version),
+            "delta.table-id": latest.metadata.id,
+        }
+        manifests = self._manifests
+        metadata = table_metadata(
+            location=location,
+            table_id=table_uuid(latest.metadata.id, self.location.uri),
+            schemas=schemas,
+            last_column_id=max(s.last_column_id for s in self._schemas.values()),
+            spec=self._spec(current, tuple(latest.metadata.partition_columns)),
+            snapshots=entries,
+            properties=properties,
+            format_version=manifests.format_version if manifests else 2,
+            next_row_id=manifests.next_row_id if manifests else 0,
+        )
+        body = canonical(metadata)
+        digest = hashlib.sha256(body).hexdigest()[:32]
+        name = f"metadata/{latest.version:020d}-{digest}.metadata.json"
+        if not self._files.exists(name):
+            self._files.write(name, body)
+        return LoadedTable(self._files.path(name), metadata, digest)
+
+
+def _union_mapping(
+    current: list[dict[str, Any]], schemas: list[IcebergSchema]
+) -> list[dict[str, Any]]:
+    """The current schema's name mapping, plus the top-level columns of earlier served
+    schemas it no longer has: files written before a column was dropped or replaced still
+    hold it, and some readers refuse a file column the mapping does not name."""
+    out = list(current)
+    taken = {name for entry in out for name in entry["names"]}
+    for schema in schemas:
+        for entry in schema.name_mapping:
+            if not taken.intersection(entry["names"]):
+                out.append(entry)
+                taken.update(entry["names"])
+    return out

@@ -1,0 +1,206 @@
+"""The Iceberg REST catalog of a real server on loopback, driven by pyiceberg's
+``RestCatalog``, by DuckDB's ``ATTACH ... (TYPE iceberg)`` and over raw HTTP: what it
+lists, what readers read (at the latest version and by time travel), the ETag, paging,
+pruning, and its errors in the specification's shape."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from iceberg_readers import duckdb_arrow, duckdb_connection, first_difference
+from pyiceberg.catalog.rest import RestCatalog
+from pyiceberg.exceptions import NoSuchTableError
+
+from client.compare import direct_read
+from sharing_server import TOKEN, RunningServer
+
+OFFERED = ["ranges", "basic", "dv", "cm", "variant"]
+
+
+def _catalog(uri: str) -> RestCatalog:
+    return RestCatalog("deltaport", uri=uri, token=TOKEN, warehouse="Sales")
+
+
+def _get(uri: str, path: str, token: str | None = TOKEN, **kwargs: Any) -> httpx.Response:
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    headers.update(kwargs.pop("headers", {}))
+    return httpx.get(uri + path, headers=headers, timeout=60, **kwargs)
+
+
+def test_config_names_the_share_and_the_routes(catalog_uri: str) -> None:
+    body = _get(catalog_uri, "/v1/config", params={"warehouse": "Sales"}).json()
+    assert body["overrides"] == {"prefix": "shares/Sales"}
+    assert "GET /v1/{prefix}/namespaces/{namespace}/tables/{table}" in body["endpoints"]
+    assert all(not e.startswith(("PUT", "DELETE")) for e in body["endpoints"])
+    # with two shares, the warehouse must be named
+    missing = _get(catalog_uri, "/v1/config")
+    assert missing.status_code == 400
+    assert missing.json()["error"]["type"] == "BadRequestException"
+
+
+def test_listing_through_pyiceberg(catalog_uri: str) -> None:
+    catalog = _catalog(catalog_uri)
+    assert catalog.list_namespaces() == [("d",), ("other",)]
+    assert catalog.list_namespaces(("d",)) == []  # flat: a namespace has no children
+    assert catalog.list_tables("d") == [("d", name) for name in OFFERED]
+    assert catalog.namespace_exists("d") and not catalog.namespace_exists("nope")
+
+
+@pytest.mark.parametrize("name", ["ranges", "basic", "dv", "cm"])
+def test_pyiceberg_reads_each_table(
+    catalog_uri: str, iceberg_tables: dict[str, Path], name: str
+) -> None:
+    table = _catalog(catalog_uri).load_table(f"d.{name}")
+    expected = direct_read(iceberg_tables[name])
+    assert first_difference(table.scan().to_arrow(), expected) is None
+
+
+def test_time_travel_means_what_it_means_in_delta(
+    catalog_uri: str, iceberg_tables: dict[str, Path]
+) -> None:
+    table = _catalog(catalog_uri).load_table("d.ranges")
+    snapshots = table.metadata.snapshots
+    assert [s.snapshot_id for s in snapshots] == [1, 2, 3]
+    for snapshot in snapshots:
+        version = int(snapshot.summary["delta.version"])
+        expected = direct_read(iceberg_tables["ranges"], version)
+        got = table.scan(snapshot_id=snapshot.snapshot_id).to_arrow()
+        assert first_difference(got, expected) is None
+    refs = _catalog(catalog_uri).load_table("d.ranges")  # the reader's default
+    assert refs.metadata.current_snapshot_id == 3
+
+
+def test_partition_and_statistics_pruning_keep_every_matching_row(
+    catalog_uri: str, iceberg_tables: dict[str, Path]
+) -> None:
+    table = _catalog(catalog_uri).load_table("d.ranges")
+    assert len(list(table.scan().plan_files())) == 3
+    assert len(list(table.scan(row_filter="region == 'us'").plan_files())) == 1
+    assert len(list(table.scan(row_filter="id >= 200").plan_files())) == 1
+    got = table.scan(row_filter="id >= 200 and id < 203").to_arrow()
+    assert sorted(got.column("id").to_pylist()) == [200, 201, 202]
+    everything = direct_read(iceberg_tables["ranges"]).to_pylist()
+    eu = table.scan(row_filter="region == 'eu'").to_arrow().to_pylist()
+    assert sorted(r["id"] for r in eu) == sorted(r["id"] for r in everything if r["region"] == "eu")
+
+
+def test_duckdb_attaches_the_share(
+    iceberg_server: RunningServer, iceberg_tables: dict[str, Path]
+) -> None:
+    con = duckdb_connection()
+    con.execute(f"CREATE SECRET deltaport (TYPE iceberg, TOKEN '{TOKEN}')")
+    con.execute(
+        f"ATTACH 'Sales' AS sales (TYPE iceberg, ENDPOINT '{iceberg_server.base}/iceberg', "
+        "SECRET deltaport)"
+    )
+    listed = {row[2] for row in con.execute("SHOW ALL TABLES").fetchall()}
+    assert listed == set(OFFERED)
+    for name in ("ranges", "basic", "dv", "cm"):
+        got = duckdb_arrow(con, f"SELECT * FROM sales.d.{name}")
+        assert first_difference(got, direct_read(iceberg_tables[name])) is None, name
+    pruned = duckdb_arrow(con, "SELECT id FROM sales.d.ranges WHERE region = 'us'")
+    assert sorted(pruned.column("id").to_pylist()) == [100, 101, 102, 103, 104]
+
+
+def test_etag_and_not_modified(catalog_uri: str) -> None:
+    path = "/v1/shares/Sales/namespaces/d/tables/ranges"
+    first = _get(catalog_uri, path)
+    assert first.status_code == 200
+    etag = first.headers["etag"]
+    again = _get(catalog_uri, path, headers={"If-None-Match": etag})
+    assert again.status_code == 304 and again.content == b""
+    refs = _get(catalog_uri, path, params={"snapshots": "refs"})
+    assert refs.headers["etag"] != etag
+    assert [s["snapshot-id"] for s in refs.json()["metadata"]["snapshots"]] == [3]
+    assert first.json()["metadata-location"].endswith(".metadata.json")
+    bad = _get(catalog_uri, path, params={"snapshots": "some"})
+    assert bad.status_code == 400
+
+
+def test_head_routes(catalog_uri: str) -> None:
+    head = httpx.head
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+    base = catalog_uri + "/v1/shares/Sales/namespaces"
+    assert head(base + "/d", headers=auth).status_code == 204
+    assert head(base + "/nope", headers=auth).status_code == 404
+    assert head(base + "/d/tables/basic", headers=auth).status_code == 204
+    assert head(base + "/d/tables/nope", headers=auth).status_code == 404
+
+
+def test_paging(catalog_uri: str) -> None:
+    path = "/v1/shares/Sales/namespaces/d/tables"
+    names: list[str] = []
+    token = None
+    while True:
+        params = {"pageSize": "2", **({"pageToken": token} if token else {})}
+        body = _get(catalog_uri, path, params=params).json()
+        names += [i["name"] for i in body["identifiers"]]
+        token = body["next-page-token"]
+        if token is None:
+            break
+    assert names == OFFERED
+    assert _get(catalog_uri, path, params={"pageSize": "0"}).status_code == 400
+
+
+def test_a_table_iceberg_cannot_hold_is_named_on_load(catalog_uri: str) -> None:
+    answer = _get(catalog_uri, "/v1/shares/Sales/namespaces/d/tables/variant")
+    assert answer.status_code == 400
+    error = answer.json()["error"]
+    assert error["type"] == "BadRequestException" and "variant" in error["message"]
+
+
+@pytest.mark.parametrize(
+    ("path", "token", "status", "kind"),
+    [
+        ("/v1/shares/Sales/namespaces", None, 401, "NotAuthorizedException"),
+        ("/v1/shares/Sales/namespaces", "wrong-token", 401, "NotAuthorizedException"),
+        ("/v1/shares/Nope/namespaces", TOKEN, 404, "NoSuchNamespaceException"),
+        ("/v1/shares/Sales/namespaces/nope/tables", TOKEN, 404, "NoSuchNamespaceException"),
+        ("/v1/shares/Sales/namespaces/d/tables/nope", TOKEN, 404, "NoSuchTableException"),
+        ("/v1/shares/Sales/views", TOKEN, 404, "NoSuchResourceException"),
+    ],
+)
+def test_errors_in_the_specification_shape(
+    catalog_uri: str, path: str, token: str | None, status: int, kind: str
+) -> None:
+    answer = _get(catalog_uri, path, token=token)
+    assert answer.status_code == status
+    assert answer.json()["error"] == {
+        "message": answer.json()["error"]["message"],
+        "type": kind,
+        "code": status,
+    }
+
+
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [
+        ("POST", "/v1/shares/Sales/namespaces"),
+        ("DELETE", "/v1/shares/Sales/namespaces/d"),
+        ("POST", "/v1/shares/Sales/namespaces/d/tables"),
+        ("POST", "/v1/shares/Sales/namespaces/d/tables/basic"),
+        ("DELETE", "/v1/shares/Sales/namespaces/d/tables/basic"),
+    ],
+)
+def test_the_catalog_is_read_only(catalog_uri: str, method: str, path: str) -> None:
+    answer = httpx.request(
+        method, catalog_uri + path, headers={"Authorization": f"Bearer {TOKEN}"}, json={}
+    )
+    assert answer.status_code == 406
+    assert answer.json()["error"]["type"] == "UnsupportedOperationException"
+
+
+def test_credentials_and_metrics(catalog_uri: str) -> None:
+    table = "/v1/shares/Sales/namespaces/d/tables/basic"
+    assert _get(catalog_uri, table + "/credentials").json() == {"storage-credentials": []}
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+    report = {"report-type": "scan-report", "table-name": "d.basic", "snapshot-id": 2}
+    sent = httpx.post(catalog_uri + table + "/metrics", headers=auth, json=report)
+    assert sent.status_code == 204
+    bad = httpx.post(catalog_uri + table + "/metrics", headers=auth, content=b"[1")
+    assert bad.status_code == 400
+    with pytest.raises(NoSuchTableError):
+        _catalog(catalog_uri).load_table("d.nope")
