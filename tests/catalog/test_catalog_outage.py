@@ -140,8 +140,9 @@ def _file_url(client: httpx.Client) -> str:
     return str(next(line["file"]["url"] for line in lines if "file" in line))
 
 
+@pytest.mark.parametrize("stop", ["fast", "immediate"])  # immediate: a crash, then recovery
 def test_a_postgresql_restart_is_served_from_memory_then_503_then_reconnected(
-    cluster: PostgresCluster, table: Path, tmp_path: Path
+    cluster: PostgresCluster, table: Path, tmp_path: Path, stop: str
 ) -> None:
     url = new_database(cluster.url)
     tokens = _seed(url, table)
@@ -151,7 +152,7 @@ def test_a_postgresql_restart_is_served_from_memory_then_503_then_reconnected(
         assert _shares(clients["a"]) == _shares(clients["b"]) == 200
         assert _readiness(server, api) == {200}
         file_url = _file_url(clients["b"])
-        cluster.stop()
+        cluster.stop(stop)
         assert httpx.get(file_url).status_code == 200
         answers: list[httpx.Response] = []
 

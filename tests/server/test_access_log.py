@@ -42,3 +42,18 @@ def test_uvicorn_config_uses_the_formatter() -> None:
     config = uvicorn_log_config()
     assert config["formatters"]["access"] == {"()": "deltaport.server.http.logs.AccessFormatter"}
     assert config["loggers"]["uvicorn.access"]["handlers"] == ["access"]
+
+
+def test_activation_link_secrets_are_redacted() -> None:
+    formatter = AccessFormatter()
+    for prefix in (
+        "/api/2.1/unity-catalog/public/data_sharing_activation/",
+        "/api/2.1/unity-catalog/public/data_sharing_activation_info/",
+        "/api/2.1/opensharing/activation/",
+    ):
+        line = formatter.format(access_record(prefix + "x5UsGEMa-CZnvCtx", 404))
+        assert "x5UsGEMa" not in line
+        assert f'"GET {prefix}REDACTED HTTP/1.1" 404 Not Found' in line
+    assert "/shares/activation/schemas" in formatter.format(
+        access_record("/shares/activation/schemas")
+    )

@@ -4,6 +4,7 @@ client over TLS, with the certificate trusted and without."""
 from __future__ import annotations
 
 import json
+import socket
 import ssl
 from pathlib import Path
 from typing import Any
@@ -80,10 +81,34 @@ def test_client_over_tls_trusts_only_what_the_trust_store_holds(
         stop_server(server)
 
 
+STRONG = "ECDHE-ECDSA-AES128-GCM-SHA256:@SECLEVEL=0"
+WEAK = "ECDHE-ECDSA-AES256-SHA384:ECDHE-ECDSA-AES128-SHA:AES128-GCM-SHA256:@SECLEVEL=0"
+"""CBC modes and RSA key exchange: what a TLS 1.2 client must not get."""
+
+
+def handshake(port: int, version: ssl.TLSVersion, ciphers: str = "ALL:@SECLEVEL=0") -> str | None:
+    """The protocol a client offering only ``version`` and ``ciphers`` gets, or None."""
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    context.set_ciphers(ciphers)
+    context.minimum_version = context.maximum_version = version
+    try:
+        with (
+            socket.create_connection(("127.0.0.1", port), timeout=10) as raw,
+            context.wrap_socket(raw) as wrapped,
+        ):
+            return wrapped.version()
+    except (ssl.SSLError, OSError):
+        return None
+
+
+@pytest.mark.filterwarnings("ignore:ssl.TLSVersion.TLSv1_1 is deprecated:DeprecationWarning")
 def test_tls_answers_carry_hsts_and_the_generated_key_is_removed_on_stop(
     tables: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Both listeners send Strict-Transport-Security over TLS; the generated key's directory
+    """Both listeners send Strict-Transport-Security over TLS and accept only TLS 1.2 with
+    forward-secret AEAD suites, or TLS 1.3; the generated key's directory
     (under TMPDIR) is gone once the server stops; an admin listener bound to a non-loopback
     address is warned about."""
     temporary = tmp_path / "tmp"
@@ -105,6 +130,11 @@ def test_tls_answers_carry_hsts_and_the_generated_key_is_removed_on_stop(
             admin = client.get(f"https://127.0.0.1:{admin_port}/console/login")
         assert sharing.headers["strict-transport-security"] == "max-age=31536000"
         assert admin.headers["strict-transport-security"] == "max-age=31536000"
+        for port in (int(server.base.rsplit(":", 1)[1]), admin_port):
+            assert handshake(port, ssl.TLSVersion.TLSv1_3) == "TLSv1.3"
+            assert handshake(port, ssl.TLSVersion.TLSv1_2, STRONG) == "TLSv1.2"
+            assert handshake(port, ssl.TLSVersion.TLSv1_1) is None
+            assert handshake(port, ssl.TLSVersion.TLSv1_2, WEAK) is None
     finally:
         stop_server(server)
     assert server.process.returncode == 0

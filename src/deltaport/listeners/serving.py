@@ -27,7 +27,7 @@ from deltaport.server import create_app
 from deltaport.server.files.zero_copy import zero_copy_protocol
 from deltaport.server.http.app import files_path_prefix
 from deltaport.server.http.logs import configure_logging, uvicorn_log_config
-from deltaport.server.http.tls import tls_files
+from deltaport.server.http.tls import TLS_CIPHERS, tls_files
 from deltaport.text.wording import count
 
 
@@ -80,6 +80,7 @@ def _serve(config: ServerConfig, app: Starlette, keys: Path, audit: AuditLog | N
             "ssl_certfile": files.certfile,
             "ssl_keyfile": files.keyfile,
             "ssl_keyfile_password": files.password,
+            "ssl_ciphers": TLS_CIPHERS,
         }
     shares = app.state.catalog.view().shares(Recipient("provider"))  # every share
     logging.getLogger(__name__).info(

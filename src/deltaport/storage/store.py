@@ -15,6 +15,7 @@ import pyarrow as pa
 from obstore.store import AzureStore, GCSStore, S3Store
 
 from deltaport.storage.azure_sas import AzureBlobSigner
+from deltaport.storage.retry import RetryOptionError, split_retry_options
 from deltaport.storage.uri import Location, parse_location
 
 
@@ -63,14 +64,17 @@ class Storage:
             return store
 
     def _make_store(self, location: Location) -> S3Store | AzureStore | GCSStore:
-        opts = dict(self.options)
+        try:
+            opts, retry = split_retry_options(self.options)
+        except RetryOptionError as exc:
+            raise StorageError(str(exc)) from None
         if location.kind == "s3":
-            return S3Store(location.bucket, config=opts)  # type: ignore[arg-type]
+            return S3Store(location.bucket, config=opts, retry_config=retry)  # type: ignore[arg-type]
         if location.kind == "azure":
             if location.account and not any(k.endswith("account_name") for k in opts):
                 opts["azure_storage_account_name"] = location.account
-            return AzureStore(location.bucket, config=opts)  # type: ignore[arg-type]
-        return GCSStore(location.bucket, config=opts)  # type: ignore[arg-type]
+            return AzureStore(location.bucket, config=opts, retry_config=retry)  # type: ignore[arg-type]
+        return GCSStore(location.bucket, config=opts, retry_config=retry)  # type: ignore[arg-type]
 
     # -- reads ------------------------------------------------------------------------
     def resolve(self, relative: str) -> Location:

@@ -55,9 +55,27 @@ def fetch_url(
             raise UrlExpiredError(
                 f"the file URL was refused: {error.message}", status=answer.status_code
             )
-        raise SharingError.from_response(answer)
+        raise _refused(answer)
     start = byte_range[0] if byte_range is not None and answer.status == 206 else 0
     return answer.content, start
+
+
+def _refused(answer: httpx.Response) -> SharingError:
+    """The error of a download refused for good. A sharing server's answer carries its own
+    message; an object store's (XML or text naming buckets and keys) is replaced by what it
+    means for the read."""
+    error = SharingError.from_response(answer)
+    if error.error_code is not None:
+        return error
+    what = f"the storage answered {answer.status_code} {answer.reason_phrase}"
+    if answer.status_code == 404:
+        what += (
+            ": the file is gone (the table was vacuumed or rewritten after the server listed "
+            "it); read the table again"
+        )
+    return SharingError(
+        f"downloading a file of the table failed: {what}", status=answer.status_code
+    )
 
 
 def fetch_deletion_vector(

@@ -1,4 +1,6 @@
-"""Logging setup: access log lines never carry the signatures of file URLs."""
+"""Logging setup: access log lines never carry the signatures of file URLs, nor the
+secret of an activation link (its last path segment: whoever reads it could activate the
+link before the recipient does)."""
 
 from __future__ import annotations
 
@@ -12,12 +14,17 @@ from typing import Any
 from uvicorn.config import LOGGING_CONFIG
 
 _SIGNATURE = re.compile(r"((?:^|[?&])(?:sig|X-Amz-Signature|X-Goog-Signature)=)[^&\s]*", re.I)
+_ACTIVATION_LINK = re.compile(
+    r"(/(?:public/data_sharing_activation(?:_info)?|opensharing/activation)/)[^/?#\s\"]+"
+)
 _ACCESS_ARGS = 5
 """uvicorn logs a request as (client, method, path with query, HTTP version, status)."""
 
 
 def redact_signatures(text: str) -> str:
-    return _SIGNATURE.sub(r"\1REDACTED", text)
+    """``text`` with URL signatures and activation link secrets replaced by REDACTED."""
+    text = _SIGNATURE.sub(r"\1REDACTED", text)
+    return _ACTIVATION_LINK.sub(r"\1REDACTED", text) if "activation" in text else text
 
 
 class AccessFormatter(logging.Formatter):
@@ -30,7 +37,7 @@ class AccessFormatter(logging.Formatter):
         if not isinstance(args, tuple) or len(args) != _ACCESS_ARGS:
             return redact_signatures(super().format(record))
         client, method, path, version, status = args
-        if isinstance(path, str) and "=" in path:
+        if isinstance(path, str) and ("=" in path or "activation" in path):
             path = redact_signatures(path)
         return f'INFO:     {client} - "{method} {path} HTTP/{version}" {_status(status)}'
 

@@ -14,6 +14,20 @@ from cryptography.x509.oid import NameOID
 
 from deltaport.config.model import ConfigError, SSLConfig
 
+TLS_CIPHERS = ":".join(
+    [
+        "ECDHE-ECDSA-AES128-GCM-SHA256",
+        "ECDHE-RSA-AES128-GCM-SHA256",
+        "ECDHE-ECDSA-AES256-GCM-SHA384",
+        "ECDHE-RSA-AES256-GCM-SHA384",
+        "ECDHE-ECDSA-CHACHA20-POLY1305",
+        "ECDHE-RSA-CHACHA20-POLY1305",
+    ]
+)
+"""The TLS 1.2 cipher suites both listeners accept: forward secret and authenticated
+encryption only (Mozilla's "intermediate" list without finite-field DHE); TLS 1.3 suites are
+OpenSSL's, and Python refuses anything older than TLS 1.2."""
+
 
 @dataclass(frozen=True)
 class TlsFiles:
