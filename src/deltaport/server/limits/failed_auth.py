@@ -57,7 +57,7 @@ class FailedAuthLimit:
             wait,
         )
         raise TooManyRequestsError(
-            f"too many failed sign-ins from this address; try again in {wait} s", wait
+            f"too many failed authentications from this address; try again in {wait} s", wait
         )
 
     def failed(self, address: str, what: str) -> None:
