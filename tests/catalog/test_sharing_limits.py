@@ -43,7 +43,7 @@ def limited(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[RunningS
     write_deltalake(str(tmp / "t"), pa.table({"id": [1, 2, 3]}))
     _catalog(url, "share", "create", "s")
     _catalog(url, "table", "add", "s.sc.t", str(tmp / "t"))
-    tokens = {name: _token(url, tmp, name) for name in ("greedy", "calm", "VIP", "bystander")}
+    tokens = {name: _token(url, tmp, name) for name in ("greedy", "calm", "VIP", "bystander", "iceberg")}
     config = {
         "catalog": url,
         "signingKey": "limits-tests-key",
@@ -105,3 +105,24 @@ def test_wrong_tokens_from_one_address_are_refused_before_they_are_checked(
     assert "sharing authentication refused for 203.0.113.9" in log
     assert "failed sharing bearer token from 203.0.113.9" in log
     assert WRONG_TOKEN not in log
+
+
+def test_the_iceberg_catalog_shares_the_limits(limited: tuple[RunningServer, dict]) -> None:
+    server, tokens = limited
+    config = server.base + "/iceberg/v1/config"
+
+    def get(token: str, address: str) -> httpx.Response:
+        headers = {"Authorization": f"Bearer {token}", "X-Forwarded-For": address}
+        return httpx.get(config, headers=headers, timeout=30)
+
+    # one bucket per recipient across both APIs: a Delta Sharing request and Iceberg ones
+    assert _get(server, "/shares", tokens["iceberg"], "192.0.2.3").status_code == 200
+    answers = [get(tokens["iceberg"], "192.0.2.3") for _ in range(BURST)]
+    assert [a.status_code for a in answers] == [200] * (BURST - 1) + [429]
+    assert answers[-1].json()["error"]["type"] == "TooManyRequestsException"
+    assert int(answers[-1].headers["retry-after"]) >= 1
+    # wrong tokens on the Iceberg routes count against the address as on the others
+    guesses = [get(f"{WRONG_TOKEN}-ice{i}", "203.0.113.10") for i in range(FAILED_AUTH_LIMIT)]
+    assert [g.status_code for g in guesses] == [401] * FAILED_AUTH_LIMIT
+    assert _get(server, "/shares", WRONG_TOKEN, "203.0.113.10").status_code == 429
+    assert get(tokens["bystander"], "203.0.113.10").status_code == 429

@@ -186,6 +186,7 @@ def create_app(
     app.state.openapi = api.openapi
     app.state.catalog = catalog
     app.state.credentials = credentials
+    app.state.limits = api.limits
     app.state.readiness = readiness
     app.state.async_queries = queries
     return app
