@@ -152,7 +152,12 @@ def build(tmp: Path) -> tuple[str, dict[str, str]]:
     return url, tokens
 
 
-def server_config(url: str) -> dict[str, Any]:
+def server_config(url: str, limits: bool = True) -> dict[str, Any]:
+    """The server's configuration; without ``limits``, no rate limit and a failed
+    authentication limit never reached (to compare the steady clients' figures)."""
+    if not limits:
+        unlimited = {"failedAuthLimit": 10**9}
+        return {**server_config(url), "rateLimits": unlimited}
     return {
         "catalog": url,
         "signingKey": "soak-signing-key",
@@ -317,11 +322,11 @@ def kinds(clients: int) -> list[tuple[str, str]]:
     return fixed + steady
 
 
-def soak(seconds: float, clients: int) -> SoakResult:
+def soak(seconds: float, clients: int, limits: bool = True) -> SoakResult:
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
         url, tokens = build(tmp)
-        with serving(server_config(url), tmp) as (pid, base):
+        with serving(server_config(url, limits), tmp) as (pid, base):
             start = resources(pid)
             run = Soak(base, tokens)
             threads = [Client(kind, recipient, run) for kind, recipient in kinds(clients)]
@@ -356,8 +361,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=600)
     parser.add_argument("--clients", type=int, default=50)
+    parser.add_argument(
+        "--without-limits",
+        action="store_true",
+        help="no rate limit and no failed-authentication limit, for comparison",
+    )
     args = parser.parse_args()
-    result = soak(args.seconds, args.clients)
+    result = soak(args.seconds, args.clients, limits=not args.without_limits)
     print(result.report())
     if result.unexpected or result.memory_growth >= 0.10 or result.grew:
         sys.exit(1)
