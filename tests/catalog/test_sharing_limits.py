@@ -43,7 +43,9 @@ def limited(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[RunningS
     write_deltalake(str(tmp / "t"), pa.table({"id": [1, 2, 3]}))
     _catalog(url, "share", "create", "s")
     _catalog(url, "table", "add", "s.sc.t", str(tmp / "t"))
-    tokens = {name: _token(url, tmp, name) for name in ("greedy", "calm", "VIP", "bystander", "iceberg")}
+    tokens = {
+        name: _token(url, tmp, name) for name in ("greedy", "calm", "VIP", "bystander", "iceberg")
+    }
     config = {
         "catalog": url,
         "signingKey": "limits-tests-key",
