@@ -11,9 +11,9 @@ import httpx
 import pytest
 
 from admin_support import ADMIN_TOKEN, AdminServer, start_admin_server
-from deltaport.admin import throttle
-from deltaport.admin.throttle import FailedAuthLimit
 from deltaport.protocol.errors import TooManyRequestsError
+from deltaport.server.limits import failed_auth as throttle
+from deltaport.server.limits.failed_auth import FailedAuthLimit
 from sharing_server import stop_server
 
 

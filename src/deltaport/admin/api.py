@@ -15,7 +15,6 @@ from starlette.routing import BaseRoute, Route
 from deltaport.admin.diff_service import DiffRequest, DiffService
 from deltaport.admin.errors import as_sharing_error
 from deltaport.admin.openapi import admin_openapi
-from deltaport.admin.throttle import FailedAuthLimit, client_address
 from deltaport.admin.tokens import AdminTokens
 from deltaport.protocol.errors import (
     InternalError,
@@ -24,6 +23,7 @@ from deltaport.protocol.errors import (
     UnauthenticatedError,
 )
 from deltaport.protocol.params import bool_param, int_param
+from deltaport.server.limits.failed_auth import FailedAuthLimit, client_address
 
 log = logging.getLogger(__name__)
 

@@ -7,6 +7,7 @@ every problem is reported with its path in the file (``shares[0].schemas[1].tabl
 from __future__ import annotations
 
 import logging
+import math
 import os
 import re
 from collections.abc import Mapping
@@ -136,6 +137,26 @@ class AdminConfig(_Config):
     failed_auth_window_seconds: int = 300
 
 
+class RateConfig(_Config):
+    """``requests_per_second`` sustained, up to ``burst`` at once (default: one second's)."""
+
+    requests_per_second: float
+    burst: int | None = None
+
+
+class RateLimitsConfig(_Config):
+    """Limits of the sharing listener: a request rate per recipient (off unless
+    ``requests_per_second`` is set; ``recipients`` overrides it by recipient name), and
+    ``failed_auth_limit`` failed bearer tokens per client address within
+    ``failed_auth_window_seconds`` (then 429 until the window frees)."""
+
+    requests_per_second: float | None = None
+    burst: int | None = None
+    recipients: dict[str, RateConfig] = msgspec.field(default_factory=dict)
+    failed_auth_limit: int = 100
+    failed_auth_window_seconds: int = 60
+
+
 class AuditConfig(_Config):
     """The audit log (see docs/server/audit.md). ``database``: keep the records in the
     catalog database, when the server has one; ``json_lines``: also write them as JSON
@@ -201,6 +222,7 @@ class ServerConfig(_Config):
     activation_link_lifetime_seconds: int = int(DEFAULT_LINK_LIFETIME.total_seconds())
     oauth_access_token_lifetime_seconds: int = DEFAULT_ACCESS_TOKEN_SECONDS
     async_queries: AsyncQueriesConfig = msgspec.field(default_factory=AsyncQueriesConfig)
+    rate_limits: RateLimitsConfig = msgspec.field(default_factory=RateLimitsConfig)
 
     def storage_options_for(self, table: TableConfig) -> dict[str, str]:
         """Options of the matching ``storage`` prefixes (longest last), then the table's own."""
@@ -309,6 +331,7 @@ def _check(config: ServerConfig) -> None:
     ):
         if getattr(config, key) <= 0:
             raise ConfigError(f"{_camel(key)}: must be positive")
+    _check_rate_limits(config.rate_limits)
     for key in ("max_per_recipient", "max_bytes_per_recipient", "idle_seconds", "workers"):
         if getattr(config.async_queries, key) <= 0:
             raise ConfigError(f"asyncQueries.{_camel(key)}: must be positive")
@@ -406,6 +429,27 @@ def _check_admin(admin: AdminConfig, sharing_port: int) -> None:
         raise ConfigError("admin.failedAuthLimit: must be positive")
     if admin.failed_auth_window_seconds <= 0:
         raise ConfigError("admin.failedAuthWindowSeconds: must be positive")
+
+
+def _check_rate_limits(limits: RateLimitsConfig) -> None:
+    if limits.failed_auth_limit <= 0:
+        raise ConfigError("rateLimits.failedAuthLimit: must be positive")
+    if limits.failed_auth_window_seconds <= 0:
+        raise ConfigError("rateLimits.failedAuthWindowSeconds: must be positive")
+    if limits.requests_per_second is None:
+        if limits.burst is not None:
+            raise ConfigError("rateLimits.burst: give requestsPerSecond too")
+    else:
+        _check_rate(RateConfig(limits.requests_per_second, limits.burst), "rateLimits")
+    for name, rate in limits.recipients.items():
+        _check_rate(rate, f"rateLimits.recipients.{name}")
+
+
+def _check_rate(rate: RateConfig, where: str) -> None:
+    if not math.isfinite(rate.requests_per_second) or rate.requests_per_second <= 0:
+        raise ConfigError(f"{where}.requestsPerSecond: must be a positive number")
+    if rate.burst is not None and rate.burst <= 0:
+        raise ConfigError(f"{where}.burst: must be positive")
 
 
 def _camel(key: str) -> str:

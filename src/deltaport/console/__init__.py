@@ -12,7 +12,6 @@ from starlette.staticfiles import StaticFiles
 
 from deltaport.admin.diff_service import DiffService
 from deltaport.admin.tables import ConfiguredTables
-from deltaport.admin.throttle import FailedAuthLimit
 from deltaport.admin.tokens import AdminTokens
 from deltaport.catalog.sql_store import SqlCatalog
 from deltaport.console.activity.audit_page import AuditLogPage
@@ -22,6 +21,7 @@ from deltaport.console.diff_page import DiffPage
 from deltaport.console.render import page
 from deltaport.console.sessions import Sessions
 from deltaport.console.table_pages import TablePages
+from deltaport.server.limits.failed_auth import FailedAuthLimit
 
 __all__ = ["PREFIX", "console_routes"]
 

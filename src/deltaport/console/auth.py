@@ -8,7 +8,6 @@ from urllib.parse import parse_qs
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
-from deltaport.admin.throttle import FailedAuthLimit, client_address
 from deltaport.admin.tokens import AdminTokens
 from deltaport.console.render import page
 from deltaport.console.sessions import (
@@ -19,6 +18,7 @@ from deltaport.console.sessions import (
     same_token,
 )
 from deltaport.protocol.errors import TooManyRequestsError
+from deltaport.server.limits.failed_auth import FailedAuthLimit, client_address
 
 PREFIX = "/console"
 MAX_FORM_BYTES = 64 * 1024

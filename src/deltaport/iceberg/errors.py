@@ -57,3 +57,20 @@ class UnsupportedTable(IcebergError):
 class ServiceUnavailable(IcebergError):
     status = 503
     kind = "ServiceUnavailableException"
+
+
+class TooManyRequests(IcebergError):
+    """Over the recipient's rate, or too many failed tokens from the address (the sharing
+    listener's limits, shared with its Delta Sharing API)."""
+
+    status = 429
+    kind = "TooManyRequestsException"
+
+    def __init__(self, message: str, retry_after: int) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+    def response(self) -> JSONResponse:
+        answer = super().response()
+        answer.headers["retry-after"] = str(self.retry_after)
+        return answer

@@ -32,14 +32,16 @@ from deltaport.iceberg.errors import (
     NoSuchTable,
     NotAuthorized,
     ServiceUnavailable,
+    TooManyRequests,
     UnsupportedOperation,
 )
 from deltaport.iceberg.tables import IcebergTables
 from deltaport.observe.audit_log import AuditLog
 from deltaport.observe.audit_operations import operation_of
 from deltaport.protocol.credentials import DIR, TemporaryCredentials, TemporaryCredentialsRequest
-from deltaport.protocol.errors import SharingError
+from deltaport.protocol.errors import SharingError, TooManyRequestsError
 from deltaport.server.http.audited import SharingAudit
+from deltaport.server.limits.sharing_limits import SharingLimits
 from deltaport.server.oauth.client_address import client_host
 from deltaport.server.sources.catalog_source import CatalogSource
 from deltaport.server.tables.credentials import CredentialService
@@ -79,10 +81,12 @@ class IcebergCatalog:
         self,
         source: CatalogSource,
         tables: IcebergTables,
+        limits: SharingLimits,
         audit: AuditLog | None = None,
         credentials: CredentialService | None = None,
     ) -> None:
         self._source = source
+        self._limits = limits
         self._tables = tables
         self._credentials = credentials
         self._audit = SharingAudit(audit) if audit is not None else None
@@ -131,7 +135,7 @@ class IcebergCatalog:
         async def endpoint(request: Request) -> Response:
             started, name, code = audit.start() if audit else 0, None, None
             try:
-                recipient = self._source.authenticate(request.headers.get("authorization"))
+                recipient = self._limits.authenticate(self._source, request)
                 name = recipient.name
                 recipient.ip_access.admit(client_host(request.scope))
                 response = await handler(request, recipient)
@@ -319,6 +323,8 @@ def _sharing_error(exc: SharingError, request: Request) -> IcebergError:
     """A catalog refusal in the Iceberg shape: what did not exist is named by what was
     asked (a share not granted is a namespace or table that does not exist)."""
     message = exc.message
+    if isinstance(exc, TooManyRequestsError):
+        return TooManyRequests(message, exc.retry_after)
     if exc.status == 401:
         return NotAuthorized(message)
     if exc.status == 403:

@@ -22,7 +22,6 @@ from deltaport.admin.errors import as_sharing_error
 from deltaport.admin.headers import SecurityHeaders
 from deltaport.admin.metrics_api import metrics_routes
 from deltaport.admin.tables import ConfiguredTables
-from deltaport.admin.throttle import FailedAuthLimit
 from deltaport.admin.tokens import AdminTokens
 from deltaport.admin.unity.api import unity_routes
 from deltaport.admin.unity.errors import error_body_for, in_unity_shape, unity_error
@@ -50,6 +49,7 @@ from deltaport.server.http.header_limit import HeaderLimit
 from deltaport.server.http.health import health_routes
 from deltaport.server.http.hsts import StrictTransport
 from deltaport.server.http.request_metrics import RequestMetrics
+from deltaport.server.limits.failed_auth import FailedAuthLimit
 from deltaport.server.oauth.client_address import ClientAddresses
 from deltaport.storage import StorageError
 

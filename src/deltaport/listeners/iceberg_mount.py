@@ -17,5 +17,7 @@ def mount_iceberg(app: Starlette, config: ServerConfig, audit: AuditLog | None) 
     if not config.iceberg.enabled:
         return
     tables = IcebergTables(iceberg_metadata_directory(config))
-    catalog = IcebergCatalog(app.state.catalog, tables, audit, app.state.credentials)
+    catalog = IcebergCatalog(
+        app.state.catalog, tables, app.state.limits, audit, app.state.credentials
+    )
     app.router.routes.extend(catalog.routes(config.iceberg.path.rstrip("/")))

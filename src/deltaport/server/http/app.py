@@ -64,6 +64,7 @@ from deltaport.server.http.items import schema_item, share_item, table_item
 from deltaport.server.http.request_metrics import RequestMetrics
 from deltaport.server.http.server_keys import derive_key, server_key
 from deltaport.server.http.warm_up import warmed_up
+from deltaport.server.limits.sharing_limits import SharingLimits
 from deltaport.server.oauth.activation import Activation
 from deltaport.server.oauth.client_address import ClientAddresses, client_host
 from deltaport.server.oauth.token_endpoint import TokenEndpoint
@@ -185,6 +186,7 @@ def create_app(
     app.state.openapi = api.openapi
     app.state.catalog = catalog
     app.state.credentials = credentials
+    app.state.limits = api.limits
     app.state.readiness = readiness
     app.state.async_queries = queries
     return app
@@ -222,6 +224,7 @@ class _Api:
         self.openapi = openapi_document(config.endpoint, catalog=catalog)
         self._openapi_bytes = _encode(self.openapi)
         self.audit = SharingAudit(audit) if audit is not None else None
+        self.limits = SharingLimits(config.rate_limits)
 
     @property
     def catalog(self) -> CatalogView:
@@ -266,7 +269,7 @@ class _Api:
         async def endpoint(request: Request) -> Response:
             started, name, code = audit.start() if audit else 0, None, None
             try:
-                recipient = self.source.authenticate(request.headers.get("authorization"))
+                recipient = self.limits.authenticate(self.source, request)
                 name = recipient.name
                 recipient.ip_access.admit(client_host(request.scope))
                 response = await handler(request, recipient)

@@ -13,6 +13,8 @@ _ERROR_CODES = {
     "401": "The bearer token is missing or wrong.",
     "403": "The request is forbidden.",
     "404": "The share, schema, table or version does not exist.",
+    "429": "Over the recipient's rate limit, or too many failed bearer tokens from this "
+    "address (TOO_MANY_REQUESTS); retry after the Retry-After seconds.",
     "500": "The server failed; the message holds no details.",
     "503": "The server has not been able to read its catalog database for longer than "
     "catalogMaxStaleSeconds (TEMPORARILY_UNAVAILABLE); retry later.",

@@ -1,6 +1,7 @@
-"""A bound on failed authentications per client address on the admin listener.
+"""A bound on failed authentications per client address, one per listener.
 
-Console logins and admin API bearer tokens share one count per client address: after
+On the admin listener console logins and admin API bearer tokens share one count per
+client address; on the sharing listener recipients' bearer tokens do. After
 ``limit`` failures within ``window_seconds``, every further attempt from that address
 (right token or wrong) is answered 429 with ``Retry-After`` until the oldest of those
 failures leaves the window. A success does not clear the count: a guesser gains nothing
@@ -31,8 +32,10 @@ class FailedAuthLimit:
         limit: int,
         window_seconds: int,
         clock: Callable[[], float] = time.monotonic,
+        listener: str = "admin",
     ) -> None:
         self.limit = limit
+        self.listener = listener
         self.window = window_seconds
         self._clock = clock
         self._lock = threading.Lock()
@@ -46,14 +49,15 @@ class FailedAuthLimit:
                 return
             wait = max(1, math.ceil(recent[0] + self.window - self._clock()))
         log.warning(
-            "admin authentication refused for %s: %d failures in %d s (retry after %d s)",
+            "%s authentication refused for %s: %d failures in %d s (retry after %d s)",
+            self.listener,
             address,
             self.limit,
             self.window,
             wait,
         )
         raise TooManyRequestsError(
-            f"too many failed sign-ins from this address; try again in {wait} s", wait
+            f"too many failed authentications from this address; try again in {wait} s", wait
         )
 
     def failed(self, address: str, what: str) -> None:

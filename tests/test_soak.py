@@ -1,0 +1,40 @@
+"""The soak of ``benchmarks/soak.py``, short: 60 seconds and 16 clients against a real server
+process. No answer may be unexpected and the server's descriptors and threads may not grow
+after the warm-up; its memory growth is printed, and asserted only under a generous bound
+(a minute is too short for the 10% target of the long run)."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+SOAK = Path(__file__).parent.parent / "benchmarks" / "soak.py"
+
+
+def _soak_module() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("soak", SOAK)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["soak"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads /proc (Linux)")
+def test_a_short_soak_has_no_unexpected_answer_and_no_growth() -> None:
+    soak = _soak_module()
+    result = soak.soak(seconds=60, clients=16)
+    print(result.report())
+    assert result.unexpected == []
+    assert not result.grew, result.report()
+    assert result.memory_growth < 0.5, result.report()
+    steady, greedy, guesser = (result.tallies[k] for k in ("steady", "greedy", "guesser"))
+    assert set(steady.statuses) == {200}
+    assert greedy.statuses[200] > 0 and greedy.statuses[429] > 0  # limited, not shut out
+    assert guesser.statuses[401] == soak.server_config("")["rateLimits"]["failedAuthLimit"]
+    assert result.tallies["revoked"].statuses[404] > 0  # the revocation was read
+    assert result.tallies["rotated"].statuses[401] > 0
