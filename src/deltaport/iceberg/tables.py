@@ -13,6 +13,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from deltaport.catalog.model import SharedTable
@@ -22,7 +25,7 @@ from deltaport.delta.model import DeletionVector
 from deltaport.iceberg.bounds import stats_columns
 from deltaport.iceberg.errors import UnsupportedTable
 from deltaport.iceberg.field_ids import ASSIGNED_FROM_WITH_MAPPING, FieldIds
-from deltaport.iceberg.manifests import DataFiles, ManifestStore, typed_partitions
+from deltaport.iceberg.manifests import DataFiles, ManifestStore, SnapshotFiles
 from deltaport.iceberg.metadata import (
     SnapshotEntry,
     canonical,
@@ -96,7 +99,6 @@ class _TableState:
         self._ids: FieldIds | None = None
         self._manifests: ManifestStore | None = None
         self._spec_key: tuple[str, ...] | None = None
-        self._resolved: dict[str, str] = {}
         self._index = directory / "snapshots.jsonl"
         if self._index.exists():
             for line in self._index.read_text().splitlines():
@@ -143,11 +145,16 @@ class _TableState:
             raise UnsupportedTable("the table's partition columns changed at this version")
         schema = self._schema(snapshot)
         manifests = self._manifest_store(schema, latest)
-        files = self._data_files(snapshot)
+        files = self._snapshot_files(snapshot)
         first_row_id = manifests.next_row_id
-        written = manifests.data_manifests(files, stats_columns(schema), version, self._count_rows)
+        changed = _changed(delta_table, manifests.built_version, version)
+        metrics_of = stats_columns(schema)
+        written = manifests.data_manifests(files, metrics_of, version, self._count_rows, changed)
         data_rows = sum(m.rows for m in written)
-        written += manifests.delete_manifests(files, version, delta_table.storage)
+        vectors = snapshot.files.column("deletion_vector").is_valid().to_numpy()
+        if vectors.any():
+            with_vectors = files.load(np.flatnonzero(vectors))
+            written += manifests.delete_manifests(with_vectors, version, delta_table.storage)
         v3 = manifests.format_version >= 3
         list_path = manifests.manifest_list(written, version, first_row_id if v3 else None)
         entry = SnapshotEntry(
@@ -231,10 +238,20 @@ class _TableState:
             )
         return self._manifests
 
-    def _data_files(self, snapshot: Snapshot) -> DataFiles:
+    def _snapshot_files(self, snapshot: Snapshot) -> SnapshotFiles:
         files = snapshot.files
-        raw = files.column("path").to_pylist()
-        paths = [self._resolve(p) for p in raw]
+
+        def load(rows: np.ndarray | None) -> DataFiles:
+            return self._data_files(files if rows is None else files.take(rows), snapshot)
+
+        return SnapshotFiles(
+            files.column("path").combine_chunks(),
+            files.column("size").combine_chunks(),
+            files.column("stats").combine_chunks(),
+            load,
+        )
+
+    def _data_files(self, files: pa.Table, snapshot: Snapshot) -> DataFiles:
         struct = parse_schema(snapshot.metadata.schema_string)
         fields = [struct.field(c) for c in snapshot.metadata.partition_columns]
         mapped = snapshot.metadata.column_mapping_mode != "none"
@@ -244,19 +261,31 @@ class _TableState:
         if column.null_count != files.num_rows:
             vectors = [DeletionVector.from_json(v) if v else None for v in column.to_pylist()]
         return DataFiles(
-            paths,
-            files.column("size").to_pylist(),
-            files.column("stats").to_pylist(),
-            typed_partitions(typed),
+            self._resolved(files.column("path").combine_chunks()),
+            files.column("size").combine_chunks(),
+            files.column("stats").combine_chunks(),
+            typed,
             vectors,
         )
 
+    def _resolved(self, raw: pa.Array) -> pa.Array:
+        """Log paths as readers open them: relative, unescaped paths (the common case)
+        joined to the table's root at once, any other path resolved on its own."""
+        root = self.location.child("x")
+        prefix = (root.key if root.kind == "local" else root.uri)[:-1]
+        joined = pc.binary_join_element_wise(prefix, raw, "")
+        other = pc.or_(pc.match_substring_regex(raw, "[%:]"), pc.starts_with(raw, "/"))
+        if not pc.any(other).as_py():
+            return joined
+        resolved = [
+            self._resolve(p) if odd else None
+            for p, odd in zip(raw.to_pylist(), other.to_pylist(), strict=True)
+        ]
+        return pc.if_else(other, pa.array(resolved, pa.string()), joined)
+
     def _resolve(self, raw: str) -> str:
-        found = self._resolved.get(raw)
-        if found is None:
-            where = resolve_log_path(self.location, raw)
-            found = self._resolved[raw] = where.key if where.kind == "local" else where.uri
-        return found
+        where = resolve_log_path(self.location, raw)
+        return where.key if where.kind == "local" else where.uri
 
     def _count_rows(self, path: str) -> int:
         if self.location.kind != "local":
@@ -309,6 +338,19 @@ class _TableState:
             partial.write_bytes(body)
             os.replace(partial, path)
         return LoadedTable(str(path), metadata, digest)
+
+
+def _changed(delta_table: DeltaTable, since: int | None, version: int) -> pa.Array | None:
+    """The log paths of the files added or removed after ``since`` up to ``version``;
+    None when there is no such range or its commits cannot be read."""
+    if since is None or since >= version:
+        return None
+    try:
+        actions = delta_table.changes(since + 1, version).files
+    except (DeltaError, StorageError, OSError):
+        return None
+    files = pc.filter(actions.column("path"), pc.not_equal(actions.column("action"), "cdc"))
+    return pc.unique(files.combine_chunks())
 
 
 def _union_mapping(
