@@ -22,6 +22,7 @@ from deltaport.catalog.model import SharedTable
 from deltaport.delta import DeltaTable, Snapshot, open_table
 from deltaport.delta.errors import DeltaError
 from deltaport.delta.model import DeletionVector
+from deltaport.iceberg.avro.binary import concatenated
 from deltaport.iceberg.bounds import stats_columns
 from deltaport.iceberg.errors import UnsupportedTable
 from deltaport.iceberg.field_ids import ASSIGNED_FROM_WITH_MAPPING, FieldIds
@@ -239,19 +240,21 @@ class _TableState:
         return self._manifests
 
     def _snapshot_files(self, snapshot: Snapshot) -> SnapshotFiles:
-        files = snapshot.files
+        every = snapshot.files
+        paths, sizes, stats = (_array(every.column(c)) for c in ("path", "size", "stats"))
 
         def load(rows: np.ndarray | None) -> DataFiles:
-            return self._data_files(files if rows is None else files.take(rows), snapshot)
+            if rows is None:
+                return self._data_files(every, snapshot, paths, sizes, stats)
+            files = every.take(rows)
+            chosen = (_array(files.column(c)) for c in ("path", "size", "stats"))
+            return self._data_files(files, snapshot, *chosen)
 
-        return SnapshotFiles(
-            files.column("path").combine_chunks(),
-            files.column("size").combine_chunks(),
-            files.column("stats").combine_chunks(),
-            load,
-        )
+        return SnapshotFiles(paths, sizes, stats, load)
 
-    def _data_files(self, files: pa.Table, snapshot: Snapshot) -> DataFiles:
+    def _data_files(
+        self, files: pa.Table, snapshot: Snapshot, paths: pa.Array, sizes: pa.Array, stats: pa.Array
+    ) -> DataFiles:
         struct = parse_schema(snapshot.metadata.schema_string)
         fields = [struct.field(c) for c in snapshot.metadata.partition_columns]
         mapped = snapshot.metadata.column_mapping_mode != "none"
@@ -260,23 +263,21 @@ class _TableState:
         column = files.column("deletion_vector")
         if column.null_count != files.num_rows:
             vectors = [DeletionVector.from_json(v) if v else None for v in column.to_pylist()]
-        return DataFiles(
-            self._resolved(files.column("path").combine_chunks()),
-            files.column("size").combine_chunks(),
-            files.column("stats").combine_chunks(),
-            typed,
-            vectors,
-        )
+        return DataFiles(self._resolved(paths), sizes, stats, typed, vectors)
 
     def _resolved(self, raw: pa.Array) -> pa.Array:
         """Log paths as readers open them: relative, unescaped paths (the common case)
         joined to the table's root at once, any other path resolved on its own."""
         root = self.location.child("x")
         prefix = (root.key if root.kind == "local" else root.uri)[:-1]
-        joined = pc.binary_join_element_wise(prefix, raw, "")
-        other = pc.or_(pc.match_substring_regex(raw, "[%:]"), pc.starts_with(raw, "/"))
-        if not pc.any(other).as_py():
+        joined = pc.utf8_replace_slice(raw, 0, 0, prefix)
+        text = concatenated(raw)
+        if b"%" not in text and b":" not in text and not pc.any(pc.starts_with(raw, "/")).as_py():
             return joined
+        other = pc.or_(
+            pc.or_(pc.match_substring(raw, "%"), pc.match_substring(raw, ":")),
+            pc.starts_with(raw, "/"),
+        )
         resolved = [
             self._resolve(p) if odd else None
             for p, odd in zip(raw.to_pylist(), other.to_pylist(), strict=True)
@@ -338,6 +339,10 @@ class _TableState:
             partial.write_bytes(body)
             os.replace(partial, path)
         return LoadedTable(str(path), metadata, digest)
+
+
+def _array(column: pa.ChunkedArray) -> pa.Array:
+    return column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
 
 
 def _changed(delta_table: DeltaTable, since: int | None, version: int) -> pa.Array | None:

@@ -4,6 +4,7 @@ row, so that a record is the row-wise concatenation of its fields' columns."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TypeAlias
 
 import numpy as np
 import pyarrow as pa
@@ -11,9 +12,6 @@ import pyarrow.compute as pc
 
 NULL = pa.scalar(b"\x00", pa.binary())
 """An absent optional value: union branch 0 (null); also an empty array or map."""
-
-BRANCH_ONE = pa.scalar(b"\x02", pa.binary())
-"""The union branch index 1 (the value's), zig-zag encoded."""
 
 
 def varint(value: int) -> bytes:
@@ -27,8 +25,8 @@ def varint(value: int) -> bytes:
     return bytes(out)
 
 
-def varints(values: np.ndarray) -> pa.BinaryArray:
-    """``int``/``long`` values as zig-zag varints."""
+def varints(values: np.ndarray, valid: np.ndarray | None = None) -> pa.BinaryArray:
+    """``int``/``long`` values as zig-zag varints (empty where not ``valid``)."""
     v = np.asarray(values, dtype=np.int64)
     z = ((v << 1) ^ (v >> 63)).view(np.uint64)
     groups = np.empty((len(z), 10), np.uint8)
@@ -44,16 +42,21 @@ def varints(values: np.ndarray) -> pa.BinaryArray:
         width = i + 1
         if not more.any():
             break
-    return ragged(groups[:, :width], lengths)
+    return ragged(groups[:, :width], lengths, valid)
 
 
-def fixed(matrix: np.ndarray) -> pa.BinaryArray:
+def fixed(matrix: np.ndarray, valid: np.ndarray | None = None) -> pa.BinaryArray:
     """Each row of a ``(rows, width)`` uint8 matrix as one value of ``width`` bytes."""
-    return ragged(matrix, np.full(len(matrix), matrix.shape[1], np.int64))
+    return ragged(matrix, np.full(len(matrix), matrix.shape[1], np.int64), valid)
 
 
-def ragged(matrix: np.ndarray, lengths: np.ndarray) -> pa.BinaryArray:
-    """The first ``lengths[i]`` bytes of each row ``i`` of ``matrix``."""
+def ragged(
+    matrix: np.ndarray, lengths: np.ndarray, valid: np.ndarray | None = None
+) -> pa.BinaryArray:
+    """The first ``lengths[i]`` bytes of each row ``i`` of ``matrix`` (nothing where not
+    ``valid``)."""
+    if valid is not None:
+        lengths = np.where(valid, lengths, 0)
     mask = np.arange(matrix.shape[1]) < lengths[:, None]
     data = np.ascontiguousarray(matrix)[mask]
     offsets = np.zeros(len(lengths) + 1, np.int32)
@@ -63,44 +66,60 @@ def ragged(matrix: np.ndarray, lengths: np.ndarray) -> pa.BinaryArray:
     )
 
 
-def strings(values: pa.Array) -> pa.Array:
-    """``string``/``bytes`` values (no nulls): their byte length, then the bytes."""
-    raw = values.cast(pa.binary())
-    lengths = pc.binary_length(raw).to_numpy(zero_copy_only=False)
-    return joined(varints(lengths), raw)
+def repeated(value: bytes, valid: np.ndarray) -> pa.BinaryArray:
+    """``value`` in every ``valid`` row."""
+    matrix = np.frombuffer(value, np.uint8)[None, :].repeat(len(valid), axis=0)
+    return fixed(matrix, valid)
 
 
-def joined(*parts: pa.Array | pa.Scalar) -> pa.Array:
-    """The row-wise concatenation of ``parts`` (arrays and constants)."""
-    scalars = [p for p in parts if isinstance(p, pa.Scalar)]
-    if len(scalars) == len(parts):
-        return pa.scalar(b"".join(s.as_py() for s in scalars), pa.binary())
-    return pc.binary_join_element_wise(*parts, pa.scalar(b"", pa.binary()))
+Piece: TypeAlias = pa.Array | pa.Scalar
+"""Part of each row's encoding: an array without nulls (an absent value is empty) or a
+constant."""
+
+
+def records(*pieces: Piece) -> pa.Array:
+    """The row-wise concatenation of ``pieces``: one encoded record per row."""
+    return pc.binary_join_element_wise(*pieces, constant(b""))
 
 
 def constant(value: bytes) -> pa.Scalar:
     return pa.scalar(value, pa.binary())
 
 
-def optional(encoded: pa.Array) -> pa.Array:
-    """An optional value (union of null and the value): null rows become branch 0, the
-    others branch 1 and their encoding."""
-    return pc.fill_null(joined(BRANCH_ONE, encoded), NULL)
+def valid_rows(values: pa.Array) -> np.ndarray:
+    return np.asarray(values.is_valid().to_numpy(zero_copy_only=False), bool)
 
 
-def int_map(items: Sequence[tuple[int, pa.Array]], rows: int) -> pa.Array:
+def strings(values: pa.Array) -> list[Piece]:
+    """``string``/``bytes`` values: their byte length, then the bytes (nothing where
+    null)."""
+    raw = values.cast(pa.binary())
+    lengths = pc.fill_null(pc.binary_length(raw), 0).to_numpy(zero_copy_only=False)
+    if raw.null_count:
+        return [varints(lengths, valid_rows(raw)), pc.fill_null(raw, constant(b""))]
+    return [varints(lengths), raw]
+
+
+def optional(pieces: list[Piece], valid: np.ndarray) -> list[Piece]:
+    """An optional value (union of null and the value) whose ``pieces`` are empty where
+    not ``valid``: branch 0 there, branch 1 and the value elsewhere."""
+    branch = np.where(valid, 2, 0).astype(np.uint8).reshape(-1, 1)
+    return [fixed(branch), *pieces]
+
+
+def int_map(items: Sequence[tuple[int, list[Piece], np.ndarray]], rows: int) -> list[Piece]:
     """An optional map from int keys (Iceberg's map-as-array of key/value records):
-    ``items`` gives each key with its encoded values, null where the row has no entry; a
-    row without entries has no map."""
+    ``items`` gives each key with its encoded values (empty where not valid) and where
+    it is valid; a row without entries has no map."""
     if not items:
-        return pa.repeat(NULL, rows)
+        return [NULL]
     counts = np.zeros(rows, np.int64)
-    bodies = []
-    for key, values in items:
-        counts += values.is_valid().to_numpy(zero_copy_only=False)
-        bodies.append(pc.fill_null(joined(constant(varint(key)), values), constant(b"")))
-    block = joined(BRANCH_ONE, varints(counts), *bodies, NULL)
-    return pc.if_else(pa.array(counts > 0), block, NULL)
+    bodies: list[Piece] = []
+    for key, pieces, valid in items:
+        counts += valid
+        bodies += [repeated(varint(key), valid), *pieces]
+    some = counts > 0
+    return [*optional([varints(counts, some)], some), *bodies, repeated(b"\x00", some)]
 
 
 def concatenated(records: pa.Array) -> bytes:

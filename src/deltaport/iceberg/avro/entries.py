@@ -13,12 +13,14 @@ import pyarrow.compute as pc
 
 from deltaport.iceberg.avro.binary import (
     NULL,
+    Piece,
     constant,
     fixed,
     int_map,
-    joined,
     optional,
+    records,
     strings,
+    valid_rows,
     varints,
 )
 from deltaport.iceberg.avro_schemas import decimal_bytes
@@ -48,67 +50,66 @@ def data_entries(columns: EntryColumns, format_version: int) -> pa.Array:
     """One encoded ``manifest_entry`` record per file."""
     rows = len(columns.paths)
     absent = 4 + (4 if format_version >= 3 else 0)
-    return joined(
-        _HEAD,
-        strings(columns.paths),
-        _PARQUET,
-        *(optional(partition_value(kind, values)) for kind, values in columns.partition),
-        varints(columns.records),
-        varints(_int64(columns.sizes)),
-        NULL,
-        int_map([(k, _counts(v)) for k, v in columns.value_counts], rows),
-        int_map([(k, _counts(v)) for k, v in columns.null_counts], rows),
-        NULL,
-        int_map([(k, _bytes(v)) for k, v in columns.lower_bounds], rows),
-        int_map([(k, _bytes(v)) for k, v in columns.upper_bounds], rows),
-        constant(b"\x00" * absent),
-    )
+    pieces: list[Piece] = [_HEAD, *strings(columns.paths), _PARQUET]
+    for kind, values in columns.partition:
+        pieces += optional(partition_value(kind, values), valid_rows(values))
+    pieces += [varints(columns.records), varints(_int64(columns.sizes)), NULL]
+    pieces += int_map([_counts(k, v) for k, v in columns.value_counts], rows)
+    pieces += int_map([_counts(k, v) for k, v in columns.null_counts], rows)
+    pieces.append(NULL)
+    pieces += int_map([_bytes(k, v) for k, v in columns.lower_bounds], rows)
+    pieces += int_map([_bytes(k, v) for k, v in columns.upper_bounds], rows)
+    pieces.append(constant(b"\x00" * absent))
+    return records(*pieces)
 
 
 def _int64(values: pa.Array) -> np.ndarray:
     return np.asarray(pc.fill_null(values.cast(pa.int64()), 0).to_numpy(zero_copy_only=False))
 
 
-def _counts(values: pa.Array) -> pa.Array:
-    return _masked(varints(_int64(values)), values)
+MapItem = tuple[int, list[Piece], np.ndarray]
 
 
-def _bytes(values: pa.Array) -> pa.Array:
-    return _masked(strings(pc.fill_null(values, b"")), values)
+def _counts(key: int, values: pa.Array) -> MapItem:
+    valid = valid_rows(values)
+    return key, [varints(_int64(values), valid)], valid
 
 
-def _masked(encoded: pa.Array, values: pa.Array) -> pa.Array:
-    return pc.if_else(values.is_valid(), encoded, pa.scalar(None, pa.binary()))
+def _bytes(key: int, values: pa.Array) -> MapItem:
+    return key, strings(values), valid_rows(values)
 
 
-def partition_value(kind: str, values: pa.Array) -> pa.Array:
-    """Partition values of Iceberg type ``kind`` encoded, null where the value is."""
+def partition_value(kind: str, values: pa.Array) -> list[Piece]:
+    """Partition values of Iceberg type ``kind`` encoded, empty where null."""
+    if kind in ("string", "binary"):
+        return strings(values)
+    return [_partition_value(kind, values)]
+
+
+def _partition_value(kind: str, values: pa.Array) -> pa.Array:
     if isinstance(values, pa.ChunkedArray):
         values = values.combine_chunks()
+    valid = valid_rows(values) if values.null_count else None
     if kind == "boolean":
         flags = pc.fill_null(values, False).to_numpy(zero_copy_only=False)
-        encoded = fixed(flags.astype(np.uint8).reshape(-1, 1))
-    elif kind in ("int", "long", "date"):
-        encoded = varints(_int64(values.cast(pa.int32()) if kind == "date" else values))
-    elif kind in ("timestamp", "timestamptz"):
+        return fixed(flags.astype(np.uint8).reshape(-1, 1), valid)
+    if kind in ("int", "long", "date"):
+        return varints(_int64(values.cast(pa.int32()) if kind == "date" else values), valid)
+    if kind in ("timestamp", "timestamptz"):
         micros = values.cast(pa.timestamp("us", tz=values.type.tz)).cast(pa.int64())
-        encoded = varints(_int64(micros))
-    elif kind in ("float", "double"):
+        return varints(_int64(micros), valid)
+    if kind in ("float", "double"):
         numbers = pc.fill_null(values, 0).to_numpy(zero_copy_only=False)
         single = np.ascontiguousarray(numbers.astype("<f4" if kind == "float" else "<f8"))
-        encoded = fixed(single.view(np.uint8).reshape(len(single), -1))
-    elif kind in ("string", "binary"):
-        encoded = strings(pc.fill_null(values.cast(pa.binary()), b""))
-    elif kind.startswith("decimal("):
-        encoded = _decimals(values, decimal_bytes(int(kind[8:].split(",")[0])))
-    else:
-        raise ValueError(f"no Avro encoding for partition values of {kind}")
-    return _masked(encoded, values)
+        return fixed(single.view(np.uint8).reshape(len(single), -1), valid)
+    if kind.startswith("decimal("):
+        return _decimals(values, decimal_bytes(int(kind[8:].split(",")[0])), valid)
+    raise ValueError(f"no Avro encoding for partition values of {kind}")
 
 
-def _decimals(values: pa.Array, size: int) -> pa.Array:
+def _decimals(values: pa.Array, size: int, valid: np.ndarray | None) -> pa.Array:
     """Unscaled decimal128 values as ``size``-byte big-endian two's complement."""
     words = np.frombuffer(values.buffers()[1], np.uint8)[
         16 * values.offset : 16 * (values.offset + len(values))
     ].reshape(-1, 16)
-    return fixed(np.ascontiguousarray(words[:, :size][:, ::-1]))
+    return fixed(np.ascontiguousarray(words[:, :size][:, ::-1]), valid)
