@@ -103,9 +103,9 @@ class SnapshotFiles:
     and the :class:`DataFiles` of chosen rows (None: all), made on demand, since a new
     version only needs the files of the buckets its commits touched."""
 
-    log_paths: pa.Array
-    sizes: pa.Array
-    stats: pa.Array
+    log_paths: pa.ChunkedArray
+    sizes: pa.ChunkedArray
+    stats: pa.ChunkedArray
     load: Callable[[np.ndarray | None], DataFiles]
 
 
@@ -204,9 +204,9 @@ class ManifestStore:
             rows = np.flatnonzero(wanted.to_numpy(zero_copy_only=False))
         cut = _cut(files.log_paths, rows, count)
         chosen = pa.array(cut.rows)
-        paths = files.log_paths.take(chosen)
-        stats = pc.fill_null(files.stats.take(chosen), "")
-        sizes = files.sizes.take(chosen)
+        paths = files.log_paths.take(chosen).combine_chunks()
+        stats = pc.fill_null(files.stats.take(chosen), "").combine_chunks()
+        sizes = files.sizes.take(chosen).combine_chunks()
         missing: dict[int, tuple[str, np.ndarray]] = {}
         for bucket, (start, end) in cut.spans.items():
             members[bucket] = paths.slice(start, end - start)
@@ -431,7 +431,7 @@ class _Cut:
     spans: dict[int, tuple[int, int]]
 
 
-def _cut(log_paths: pa.Array, rows: np.ndarray, count: int) -> _Cut:
+def _cut(log_paths: pa.ChunkedArray, rows: np.ndarray, count: int) -> _Cut:
     paths = log_paths if len(rows) == len(log_paths) else log_paths.take(pa.array(rows))
     buckets = _bucket_of(paths, count)
     by_path = pc.sort_indices(paths).to_numpy()
@@ -442,7 +442,7 @@ def _cut(log_paths: pa.Array, rows: np.ndarray, count: int) -> _Cut:
     return _Cut(rows[order], spans)
 
 
-def _bucket_of(log_paths: pa.Array, count: int) -> np.ndarray:
+def _bucket_of(log_paths: pa.Array | pa.ChunkedArray, count: int) -> np.ndarray:
     """The bucket of each path: a CRC-32 of it modulo the (power of two) bucket count."""
     crc = zlib.crc32
     return np.fromiter(

@@ -42,6 +42,7 @@ from deltaport.storage import StorageError
 from deltaport.storage.uri import Location, resolve_log_path
 
 DELETION_VECTORS = "deletionVectors"
+_FILE_COLUMNS = ["path", "partition_values", "size", "stats", "deletion_vector"]
 
 OpenTable = Callable[[str, dict[str, str]], DeltaTable]
 
@@ -240,21 +241,17 @@ class _TableState:
         return self._manifests
 
     def _snapshot_files(self, snapshot: Snapshot) -> SnapshotFiles:
-        every = snapshot.files
-        paths, sizes, stats = (_array(every.column(c)) for c in ("path", "size", "stats"))
+        every = snapshot.files.select(_FILE_COLUMNS)
 
         def load(rows: np.ndarray | None) -> DataFiles:
-            if rows is None:
-                return self._data_files(every, snapshot, paths, sizes, stats)
-            files = every.take(rows)
-            chosen = (_array(files.column(c)) for c in ("path", "size", "stats"))
-            return self._data_files(files, snapshot, *chosen)
+            files = every if rows is None else every.take(rows)
+            return self._data_files(files, snapshot)
 
-        return SnapshotFiles(paths, sizes, stats, load)
+        return SnapshotFiles(
+            every.column("path"), every.column("size"), every.column("stats"), load
+        )
 
-    def _data_files(
-        self, files: pa.Table, snapshot: Snapshot, paths: pa.Array, sizes: pa.Array, stats: pa.Array
-    ) -> DataFiles:
+    def _data_files(self, files: pa.Table, snapshot: Snapshot) -> DataFiles:
         struct = parse_schema(snapshot.metadata.schema_string)
         fields = [struct.field(c) for c in snapshot.metadata.partition_columns]
         mapped = snapshot.metadata.column_mapping_mode != "none"
@@ -263,6 +260,7 @@ class _TableState:
         column = files.column("deletion_vector")
         if column.null_count != files.num_rows:
             vectors = [DeletionVector.from_json(v) if v else None for v in column.to_pylist()]
+        paths, sizes, stats = (_array(files.column(c)) for c in ("path", "size", "stats"))
         return DataFiles(self._resolved(paths), sizes, stats, typed, vectors)
 
     def _resolved(self, raw: pa.Array) -> pa.Array:
