@@ -1,11 +1,11 @@
 """Data manifests and manifest lists of one table, written once and reused.
 
-A snapshot's files are cut into buckets by a hash of their path (about
+A snapshot's files are cut into buckets by a hash of their log path (about
 [`FILES_PER_MANIFEST`][] files each, the number of buckets a power of two), and each bucket
-is one manifest named by a digest of what it holds. A new Delta version only writes the
-manifests of the buckets its commit touched; every other manifest of the previous version
-is found under its name and reused, so the cost of a version follows its change, not the
-table's size.
+is one manifest named by a digest of what it holds. A new Delta version only cuts again the
+buckets its commits' file actions touched; every other bucket keeps the previous version's
+manifest, so the cost of a version follows its change, not the table's size. Manifests are
+encoded for all their files at once (:mod:`deltaport.iceberg.avro`).
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from deltaport.iceberg.column_metrics import metric_columns
 from deltaport.iceberg.deletion_vectors import vector_blob, write_puffin
 from deltaport.storage import Storage
 
-FILES_PER_MANIFEST = 2048
+FILES_PER_MANIFEST = 1024
 
 
 @dataclass(frozen=True)

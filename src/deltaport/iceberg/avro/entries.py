@@ -23,7 +23,6 @@ from deltaport.iceberg.avro.binary import (
     valid_rows,
     varints,
 )
-from deltaport.iceberg.avro_schemas import decimal_bytes
 
 _HEAD = constant(b"\x02\x00\x02\x00\x02\x00\x00")
 """status 1 (added), snapshot id null (inherited), sequence numbers 0, content 0 (data)."""
@@ -105,6 +104,14 @@ def _partition_value(kind: str, values: pa.Array) -> pa.Array:
     if kind.startswith("decimal("):
         return _decimals(values, decimal_bytes(int(kind[8:].split(",")[0])), valid)
     raise ValueError(f"no Avro encoding for partition values of {kind}")
+
+
+def decimal_bytes(precision: int) -> int:
+    """The fixed size Iceberg stores a decimal of ``precision`` digits in."""
+    size = 1
+    while 10**precision > 2 ** (8 * size - 1):
+        size += 1
+    return size
 
 
 def _decimals(values: pa.Array, size: int, valid: np.ndarray | None) -> pa.Array:
