@@ -444,12 +444,8 @@ def _cut(log_paths: pa.ChunkedArray, rows: np.ndarray, count: int) -> _Cut:
 
 def _bucket_of(log_paths: pa.Array | pa.ChunkedArray, count: int) -> np.ndarray:
     """The bucket of each path: a CRC-32 of it modulo the (power of two) bucket count."""
-    crc = zlib.crc32
-    return np.fromiter(
-        (crc(p) & (count - 1) for p in log_paths.cast(pa.binary()).to_pylist()),
-        np.int64,
-        len(log_paths),
-    )
+    raw = log_paths.cast(pa.binary()).to_pylist()
+    return np.fromiter(map(zlib.crc32, raw), np.int64, len(raw)) & (count - 1)
 
 
 def _write_once(
