@@ -28,7 +28,7 @@ import pyarrow.compute as pc
 
 from deltaport.delta.model import DeletionVector
 from deltaport.iceberg.avro.binary import concatenated
-from deltaport.iceberg.avro.container import container
+from deltaport.iceberg.avro.container import container, header
 from deltaport.iceberg.avro.entries import EntryColumns, data_entries
 from deltaport.iceberg.avro_schemas import avro_name, manifest_entry_schema, manifest_list_schema
 from deltaport.iceberg.bounds import StatsColumn
@@ -36,7 +36,7 @@ from deltaport.iceberg.column_metrics import metric_columns
 from deltaport.iceberg.deletion_vectors import vector_blob, write_puffin
 from deltaport.storage import Storage
 
-FILES_PER_MANIFEST = 1024
+FILES_PER_MANIFEST = 512
 
 
 @dataclass(frozen=True)
@@ -317,6 +317,8 @@ class ManifestStore:
             ),
             self.format_version,
         )
+        self.directory.mkdir(parents=True, exist_ok=True)
+        head = header(self._entry_json, self._header("data"))
         placed = np.searchsorted(rows, ordered)
         entries, records = entries.take(pa.array(placed)), records[placed]
         out: dict[int, ManifestInfo] = {}
@@ -325,12 +327,7 @@ class ManifestStore:
             part = slice(at, at + len(bucket_rows))
             at += len(bucket_rows)
             target = self.directory / f"data-{digest}.avro"
-            body = container(
-                self._entry_json,
-                self._header("data"),
-                concatenated(entries[part]),
-                len(bucket_rows),
-            )
+            body = container(head, concatenated(entries[part]), len(bucket_rows))
             _write_bytes_once(target, body)
             first_row_id = self.next_row_id if self.format_version >= 3 else None
             info = ManifestInfo(
@@ -343,7 +340,10 @@ class ManifestStore:
                 int(records[part].sum()),
                 first_row_id,
             )
-            out[bucket] = self._indexed(digest, info)
+            out[bucket] = info
+            with self._lock:
+                self._index[digest] = info
+        self._append_index({missing[b][0]: info for b, info in out.items()})
         return out
 
     def _write_deletes(
@@ -393,7 +393,10 @@ class ManifestStore:
             len(rows),
             sum(b.cardinality for b in placed),
         )
-        return self._indexed(digest, info)
+        with self._lock:
+            self._index[digest] = info
+        self._append_index({digest: info})
+        return info
 
     def _header(self, content: str) -> dict[str, str]:
         return {
@@ -405,12 +408,11 @@ class ManifestStore:
             "content": content,
         }
 
-    def _indexed(self, digest: str, info: ManifestInfo) -> ManifestInfo:
-        with self._lock:
-            self._index[digest] = info
-            with self._index_path.open("a") as index:
-                index.write(json.dumps({"digest": digest, **asdict(info)}) + "\n")
-        return info
+    def _append_index(self, written: dict[str, ManifestInfo]) -> None:
+        """Record manifests just written in the index file (after the files themselves)."""
+        lines = "".join(json.dumps({"digest": d, **asdict(i)}) + "\n" for d, i in written.items())
+        with self._lock, self._index_path.open("a") as index:
+            index.write(lines)
 
 
 def _buckets(paths: Sequence[str], rows: Sequence[int]) -> list[list[int]]:
@@ -460,8 +462,7 @@ def _write_once(
 
 
 def _write_bytes_once(path: Path, body: bytes) -> None:
-    """Write ``path`` whole or not at all."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    """Write ``path`` (in a directory that exists) whole or not at all."""
     partial = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}")
     partial.write_bytes(body)
     os.replace(partial, path)

@@ -1,5 +1,5 @@
 """Avro object container files from records already encoded: the header (magic, metadata
-with the schema and codec, sync marker), then the records in deflate blocks."""
+with the schema and codec, sync marker), then the records in a deflate block."""
 
 from __future__ import annotations
 
@@ -13,12 +13,8 @@ from deltaport.iceberg.avro.binary import varint
 MAGIC = b"Obj\x01"
 
 
-def container(
-    schema: dict[str, Any], metadata: dict[str, str], records: bytes, count: int
-) -> bytes:
-    """The whole file: ``records`` (``count`` records encoded one after the other) in one
-    block after a header naming ``schema``."""
-    sync = os.urandom(16)
+def header(schema: dict[str, Any], metadata: dict[str, str]) -> bytes:
+    """The header of files of ``schema`` with ``metadata``, up to the sync marker."""
     meta = {
         "avro.schema": json.dumps(schema).encode(),
         "avro.codec": b"deflate",
@@ -27,7 +23,15 @@ def container(
     out = [MAGIC, varint(len(meta))]
     for key, value in meta.items():
         out += [varint(len(key.encode())), key.encode(), varint(len(value)), value]
-    out += [varint(0), sync]
+    out.append(varint(0))
+    return b"".join(out)
+
+
+def container(head: bytes, records: bytes, count: int) -> bytes:
+    """The whole file: the :func:`header` ``head``, then ``records`` (``count`` records
+    encoded one after the other) in one block."""
+    sync = os.urandom(16)
+    out = [head, sync]
     if count:
         packer = zlib.compressobj(1, zlib.DEFLATED, -15)
         packed = packer.compress(records) + packer.flush()
