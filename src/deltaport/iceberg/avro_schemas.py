@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from deltaport.iceberg.avro.entries import decimal_bytes
+
 _DECIMAL = re.compile(r"decimal\((\d+),\s*(\d+)\)")
 
 
@@ -54,14 +56,6 @@ def avro_type(iceberg_type: str, name: str) -> Any:
         "precision": precision,
         "scale": scale,
     }
-
-
-def decimal_bytes(precision: int) -> int:
-    """The fixed size Iceberg stores a decimal of ``precision`` digits in."""
-    size = 1
-    while 10**precision > 2 ** (8 * size - 1):
-        size += 1
-    return size
 
 
 def avro_name(name: str) -> str:

@@ -1,11 +1,11 @@
 """Data manifests and manifest lists of one table, written once and reused.
 
-A snapshot's files are cut into buckets by a hash of their path (about
+A snapshot's files are cut into buckets by a hash of their log path (about
 [`FILES_PER_MANIFEST`][] files each, the number of buckets a power of two), and each bucket
-is one manifest named by a digest of what it holds. A new Delta version only writes the
-manifests of the buckets its commit touched; every other manifest of the previous version
-is found under its name and reused, so the cost of a version follows its change, not the
-table's size.
+is one manifest named by a digest of what it holds. A new Delta version only cuts again the
+buckets its commits' file actions touched; every other bucket keeps the previous version's
+manifest, so the cost of a version follows its change, not the table's size. Manifests are
+encoded for all their files at once (:mod:`deltaport.iceberg.avro`).
 """
 
 from __future__ import annotations
@@ -17,20 +17,27 @@ import threading
 import zlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
 import fastavro
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from deltaport.delta.model import DeletionVector
+from deltaport.iceberg.avro.binary import concatenated
+from deltaport.iceberg.avro.container import container, header
+from deltaport.iceberg.avro.entries import EntryColumns, data_entries
 from deltaport.iceberg.avro_schemas import avro_name, manifest_entry_schema, manifest_list_schema
-from deltaport.iceberg.bounds import StatsColumn, file_metrics, iter_bounds
+from deltaport.iceberg.bounds import StatsColumn
+from deltaport.iceberg.column_metrics import metric_columns
 from deltaport.iceberg.deletion_vectors import puffin_file, vector_blob
 from deltaport.iceberg.files import MetadataFiles, name_in
 from deltaport.storage import Storage
 
-FILES_PER_MANIFEST = 2048
+FILES_PER_MANIFEST = 512
 
 
 @dataclass(frozen=True)
@@ -69,15 +76,50 @@ class ManifestInfo:
 
 @dataclass(frozen=True)
 class DataFiles:
-    """What a manifest needs of a snapshot's files: paths as readers open them, sizes, stats
-    and typed partition values (one list per partition field), row by row."""
+    """What a manifest needs of some files: paths as readers open them, sizes, Delta stats
+    and typed partition values (one array per partition column), row by row."""
 
-    paths: Sequence[str]
-    sizes: Sequence[int]
-    stats: Sequence[str | None]
-    partitions: Mapping[str, Sequence[Any]]
+    paths: pa.Array
+    sizes: pa.Array
+    stats: pa.Array
+    partitions: Mapping[str, pa.Array]
     deletion_vectors: Sequence[DeletionVector | None] = ()
     """Each file's deletion vector (empty: none has one)."""
+
+
+@dataclass(frozen=True)
+class _DeleteFiles:
+    """Files with deletion vectors as Python values, as the delete manifests take them."""
+
+    paths: list[str]
+    sizes: list[int]
+    partitions: dict[str, list[Any]]
+    deletion_vectors: Sequence[DeletionVector | None]
+
+
+@dataclass(frozen=True)
+class SnapshotFiles:
+    """A snapshot's files as the manifests are cut from them: each file's path in the log
+    (its bucket is a hash of it), size and stats (what a manifest's name is a digest of),
+    and the :class:`DataFiles` of chosen rows (None: all), made on demand, since a new
+    version only needs the files of the buckets its commits touched."""
+
+    log_paths: pa.ChunkedArray
+    sizes: pa.ChunkedArray
+    stats: pa.ChunkedArray
+    load: Callable[[np.ndarray | None], DataFiles]
+
+
+@dataclass(frozen=True)
+class _Layout:
+    """The data manifests of the version built last: each bucket's manifest and the log
+    paths of its files."""
+
+    version: int
+    columns: tuple[StatsColumn, ...]
+    count: int
+    members: dict[int, pa.Array]
+    manifests: dict[int, ManifestInfo]
 
 
 def bucket_count(files: int) -> int:
@@ -106,7 +148,9 @@ class ManifestStore:
         self._spec_json = spec_json
         self._schema_json = schema_json
         self.format_version = format_version
-        self._entry_schema = fastavro.parse_schema(manifest_entry_schema(partition, format_version))
+        self._entry_json = manifest_entry_schema(partition, format_version)
+        self._entry_schema = fastavro.parse_schema(self._entry_json)
+        self._layout: _Layout | None = None
         self._list_schema = fastavro.parse_schema(manifest_list_schema(format_version))
         self._lock = threading.Lock()
         self._index: dict[str, ManifestInfo] = {}
@@ -125,34 +169,83 @@ class ManifestStore:
             default=0,
         )
 
+    @property
+    def built_version(self) -> int | None:
+        """The version whose data manifests were made last (in this process)."""
+        return self._layout.version if self._layout else None
+
     def data_manifests(
         self,
-        files: DataFiles,
+        files: SnapshotFiles,
         columns: list[StatsColumn],
         version: int,
         count_rows: Callable[[str], int],
+        changed: pa.Array | None = None,
     ) -> list[ManifestInfo]:
-        """The data manifests of a snapshot at ``version``, written where new."""
-        out: list[ManifestInfo] = []
-        for rows in _buckets(files.paths, range(len(files.paths))):
-            digest = self._digest(files, rows, deletes=False)
-            found = self._index.get(digest)
-            if found is None or not self._files.exists(name_in(found.path)):
-                found = self._write_data(digest, files, rows, columns, version, count_rows)
-            out.append(found)
-        return out
+        """The data manifests of a snapshot at ``version``, written where new.
+
+        ``changed``: the log paths of the files added or removed since the version built
+        last (:attr:`built_version`); then only their buckets are cut again, and every
+        other bucket keeps that version's manifest."""
+        count = bucket_count(len(files.log_paths))
+        before = self._layout
+        found: dict[int, ManifestInfo] = {}
+        members: dict[int, pa.Array] = {}
+        rows = np.arange(len(files.log_paths))
+        if (
+            changed is not None
+            and before is not None
+            and before.columns == tuple(columns)
+            and before.count == count
+            and before.version < version
+        ):
+            touched = set(_bucket_of(changed, count).tolist())
+            found = {b: m for b, m in before.manifests.items() if b not in touched}
+            members = {b: p for b, p in before.members.items() if b not in touched}
+            candidates = [changed, *(p for b, p in before.members.items() if b in touched)]
+            wanted = pc.is_in(files.log_paths, value_set=pa.concat_arrays(candidates))
+            rows = np.flatnonzero(wanted.to_numpy(zero_copy_only=False))
+        cut = _cut(files.log_paths, rows, count)
+        chosen = pa.array(cut.rows)
+        paths = files.log_paths.take(chosen).combine_chunks()
+        stats = pc.fill_null(files.stats.take(chosen), "").combine_chunks()
+        sizes = files.sizes.take(chosen).combine_chunks()
+        missing: dict[int, tuple[str, np.ndarray]] = {}
+        for bucket, (start, end) in cut.spans.items():
+            members[bucket] = paths.slice(start, end - start)
+            digest = self._digest(
+                (paths.slice(start, end - start), stats.slice(start, end - start)),
+                sizes.slice(start, end - start),
+                columns,
+            )
+            known = self._index.get(digest)
+            if known is not None and self._files.exists(name_in(known.path)):
+                found[bucket] = known
+            else:
+                missing[bucket] = (digest, cut.rows[start:end])
+        if missing:
+            found.update(self._write_data(files, missing, columns, version, count_rows))
+        self._layout = _Layout(version, tuple(columns), count, members, found)
+        return [found[b] for b in sorted(found)]
 
     def delete_manifests(
         self, files: DataFiles, version: int, storage: Storage
     ) -> list[ManifestInfo]:
-        """The delete manifests of a snapshot's deletion vectors, written where new."""
-        with_vectors = [i for i, dv in enumerate(files.deletion_vectors) if dv is not None]
+        """The delete manifests of files' deletion vectors (``files``: those that have
+        one), written where new."""
+        plain = _DeleteFiles(
+            files.paths.to_pylist(),
+            files.sizes.to_pylist(),
+            typed_partitions(files.partitions),
+            files.deletion_vectors,
+        )
+        with_vectors = [i for i, dv in enumerate(plain.deletion_vectors) if dv is not None]
         out: list[ManifestInfo] = []
-        for rows in _buckets(files.paths, with_vectors):
-            digest = self._digest(files, rows, deletes=True)
+        for rows in _buckets(plain.paths, with_vectors):
+            digest = self._delete_digest(plain, rows)
             found = self._index.get(digest)
             if found is None or not self._files.exists(name_in(found.path)):
-                found = self._write_deletes(digest, files, rows, version, storage)
+                found = self._write_deletes(digest, plain, rows, version, storage)
             out.append(found)
         return out
 
@@ -176,72 +269,87 @@ class ManifestStore:
             self._files.write(name, _avro(self._list_schema, records, metadata))
         return self._files.path(name)
 
-    def _digest(self, files: DataFiles, rows: list[int], *, deletes: bool) -> str:
-        h = hashlib.sha256(f"{self.format_version}{deletes}{self._spec_json}".encode())
+    def _digest(
+        self, texts: tuple[pa.Array, pa.Array], sizes: pa.Array, columns: list[StatsColumn]
+    ) -> str:
+        """The name of the data manifest of files by their log paths and stats
+        (``texts``) and sizes, sorted by path, and the ``columns`` their metrics are taken
+        for (a schema change changes what the entries hold)."""
+        h = hashlib.sha256(f"{self.format_version}{self._spec_json}{columns}".encode())
+        for values in texts:
+            h.update(np.asarray(pc.binary_length(values)).tobytes())
+            h.update(concatenated(values))
+        h.update(np.asarray(sizes).tobytes())
+        return h.hexdigest()[:32]
+
+    def _delete_digest(self, files: _DeleteFiles, rows: list[int]) -> str:
+        h = hashlib.sha256(f"{self.format_version}True{self._spec_json}".encode())
         for row in rows:
+            dv = files.deletion_vectors[row]
             h.update(f"\0{files.paths[row]}\0{files.sizes[row]}".encode())
-            if deletes:
-                dv = files.deletion_vectors[row]
-                h.update(f"\0{dv.unique_id if dv else ''}".encode())
+            h.update(f"\0{dv.unique_id if dv else ''}".encode())
         return h.hexdigest()[:32]
 
     def _write_data(
         self,
-        digest: str,
-        files: DataFiles,
-        rows: list[int],
+        files: SnapshotFiles,
+        missing: dict[int, tuple[str, np.ndarray]],
         columns: list[StatsColumn],
         version: int,
         count_rows: Callable[[str], int],
-    ) -> ManifestInfo:
-        records = []
-        total = 0
-        for row in rows:
-            path = files.paths[row]
-            count, metrics = file_metrics(files.stats[row], columns)
-            if count < 0:
-                count = count_rows(path)
-            total += count
-            partition = {
-                avro_name(p["name"]): files.partitions[p["name"]][row] for p in self._partition
-            }
-            records.append(
-                {
-                    "status": 1,
-                    "snapshot_id": None,
-                    "sequence_number": 0,
-                    "file_sequence_number": 0,
-                    "data_file": {
-                        "content": 0,
-                        "file_path": path,
-                        "file_format": "PARQUET",
-                        "partition": partition,
-                        "record_count": count,
-                        "file_size_in_bytes": files.sizes[row],
-                        "value_counts": _counts(metrics.value_counts),
-                        "null_value_counts": _counts(metrics.null_counts),
-                        "lower_bounds": list(iter_bounds(metrics.lower_bounds)) or None,
-                        "upper_bounds": list(iter_bounds(metrics.upper_bounds)) or None,
-                    },
-                }
-            )
-        data = _avro(self._entry_schema, records, self._header("data"))
-        target = self._files.write(f"data-{digest}.avro", data)
-        first_row_id = self.next_row_id if self.format_version >= 3 else None
-        info = ManifestInfo(
-            target,
-            len(data),
-            0,
-            version + 1,
-            version + 1,
-            len(rows),
-            total,
-            first_row_id,
+    ) -> dict[int, ManifestInfo]:
+        """Write the manifests of the ``missing`` buckets (digest and rows of each), the
+        entries of all of them encoded at once."""
+        ordered = np.concatenate([r for _, r in missing.values()])
+        rows = np.sort(ordered)
+        chosen = files.load(None if len(rows) == len(files.log_paths) else rows)
+        metrics = metric_columns(chosen.stats, columns)
+        records = metrics.records.copy()
+        for i in np.flatnonzero(records < 0).tolist():
+            records[i] = count_rows(chosen.paths[i].as_py())
+        entries = data_entries(
+            EntryColumns(
+                chosen.paths,
+                chosen.sizes,
+                records,
+                metrics.value_counts,
+                metrics.null_counts,
+                metrics.lower_bounds,
+                metrics.upper_bounds,
+                [(p["iceberg_type"], chosen.partitions[p["name"]]) for p in self._partition],
+            ),
+            self.format_version,
         )
-        return self._indexed(digest, info)
+        self.directory.mkdir(parents=True, exist_ok=True)
+        head = header(self._entry_json, self._header("data"))
+        placed = np.searchsorted(rows, ordered)
+        entries, records = entries.take(pa.array(placed)), records[placed]
+        out: dict[int, ManifestInfo] = {}
+        at = 0
+        for bucket, (digest, bucket_rows) in missing.items():
+            part = slice(at, at + len(bucket_rows))
+            at += len(bucket_rows)
+            body = container(head, concatenated(entries[part]), len(bucket_rows))
+            target = self._files.write(f"data-{digest}.avro", body)
+            first_row_id = self.next_row_id if self.format_version >= 3 else None
+            info = ManifestInfo(
+                target,
+                len(body),
+                0,
+                version + 1,
+                version + 1,
+                len(bucket_rows),
+                int(records[part].sum()),
+                first_row_id,
+            )
+            out[bucket] = info
+            with self._lock:
+                self._index[digest] = info
+        self._append_index({missing[b][0]: info for b, info in out.items()})
+        return out
 
     def _write_deletes(
-        self, digest: str, files: DataFiles, rows: list[int], version: int, storage: Storage
+        self, digest: str, files: _DeleteFiles, rows: list[int], version: int, storage: Storage
     ) -> ManifestInfo:
         vectors = []
         for row in rows:
@@ -287,7 +395,10 @@ class ManifestStore:
             len(rows),
             sum(b.cardinality for b in placed),
         )
-        return self._indexed(digest, info)
+        with self._lock:
+            self._index[digest] = info
+        self._append_index({digest: info})
+        return info
 
     def _header(self, content: str) -> dict[str, str]:
         return {
@@ -299,13 +410,12 @@ class ManifestStore:
             "content": content,
         }
 
-    def _indexed(self, digest: str, info: ManifestInfo) -> ManifestInfo:
-        with self._lock:
-            self._index[digest] = info
-            self.directory.mkdir(parents=True, exist_ok=True)
-            with self._index_path.open("a") as index:
-                index.write(json.dumps({"digest": digest, **asdict(info)}) + "\n")
-        return info
+    def _append_index(self, written: dict[str, ManifestInfo]) -> None:
+        """Record manifests just written in the index file (after the files themselves)."""
+        lines = "".join(json.dumps({"digest": d, **asdict(i)}) + "\n" for d, i in written.items())
+        self.directory.mkdir(parents=True, exist_ok=True)
+        with self._lock, self._index_path.open("a") as index:
+            index.write(lines)
 
 
 def _buckets(paths: Sequence[str], rows: Sequence[int]) -> list[list[int]]:
@@ -318,8 +428,29 @@ def _buckets(paths: Sequence[str], rows: Sequence[int]) -> list[list[int]]:
     return [sorted(b, key=paths.__getitem__) for b in buckets if b]
 
 
-def _counts(values: dict[int, int]) -> list[dict[str, int]] | None:
-    return [{"key": k, "value": v} for k, v in values.items()] or None
+@dataclass(frozen=True)
+class _Cut:
+    """Rows ordered by bucket, then by path, and where each bucket's run starts and ends."""
+
+    rows: np.ndarray
+    spans: dict[int, tuple[int, int]]
+
+
+def _cut(log_paths: pa.ChunkedArray, rows: np.ndarray, count: int) -> _Cut:
+    paths = log_paths if len(rows) == len(log_paths) else log_paths.take(pa.array(rows))
+    buckets = _bucket_of(paths, count)
+    by_path = pc.sort_indices(paths).to_numpy()
+    order = by_path[np.argsort(buckets[by_path], kind="stable")]
+    ordered = buckets[order]
+    cuts = [0, *(np.flatnonzero(np.diff(ordered)) + 1).tolist(), len(order)]
+    spans = {int(ordered[a]): (a, b) for a, b in pairwise(cuts) if b > a}
+    return _Cut(rows[order], spans)
+
+
+def _bucket_of(log_paths: pa.Array | pa.ChunkedArray, count: int) -> np.ndarray:
+    """The bucket of each path: a CRC-32 of it modulo the (power of two) bucket count."""
+    raw = log_paths.cast(pa.binary()).to_pylist()
+    return np.fromiter(map(zlib.crc32, raw), np.int64, len(raw)) & (count - 1)
 
 
 def _avro(schema: Any, records: list[dict[str, Any]], meta: dict[str, str]) -> bytes:
@@ -330,7 +461,7 @@ def _avro(schema: Any, records: list[dict[str, Any]], meta: dict[str, str]) -> b
     return out.getvalue()
 
 
-def typed_partitions(values: dict[str, pa.Array]) -> dict[str, list[Any]]:
+def typed_partitions(values: Mapping[str, pa.Array]) -> dict[str, list[Any]]:
     """Partition columns as the Python values the Avro writer takes (dates as days and
     timestamps as microseconds, so no time zone is guessed)."""
     out: dict[str, list[Any]] = {}

@@ -13,17 +13,21 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from deltaport.catalog.model import SharedTable
 from deltaport.delta import DeltaTable, Snapshot, open_table
 from deltaport.delta.errors import DeltaError
 from deltaport.delta.model import DeletionVector
+from deltaport.iceberg.avro.binary import concatenated
 from deltaport.iceberg.bounds import stats_columns
 from deltaport.iceberg.errors import UnsupportedTable
 from deltaport.iceberg.field_ids import ASSIGNED_FROM_WITH_MAPPING, FieldIds
 from deltaport.iceberg.files import MetadataFiles, name_in, reader_path
-from deltaport.iceberg.manifests import DataFiles, ManifestStore, typed_partitions
+from deltaport.iceberg.manifests import DataFiles, ManifestStore, SnapshotFiles
 from deltaport.iceberg.metadata import (
     SnapshotEntry,
     canonical,
@@ -39,6 +43,7 @@ from deltaport.storage import StorageError
 from deltaport.storage.uri import Location, resolve_log_path
 
 DELETION_VECTORS = "deletionVectors"
+_FILE_COLUMNS = ["path", "partition_values", "size", "stats", "deletion_vector"]
 
 OpenTable = Callable[[str, dict[str, str]], DeltaTable]
 
@@ -104,7 +109,6 @@ class _TableState:
         self._ids: FieldIds | None = None
         self._manifests: ManifestStore | None = None
         self._spec_key: tuple[str, ...] | None = None
-        self._resolved: dict[str, str] = {}
         self._index = directory / "snapshots.jsonl"
         if self._index.exists():
             for line in self._index.read_text().splitlines():
@@ -151,11 +155,16 @@ class _TableState:
             raise UnsupportedTable("the table's partition columns changed at this version")
         schema = self._schema(snapshot)
         manifests = self._manifest_store(schema, latest)
-        files = self._data_files(snapshot)
+        files = self._snapshot_files(snapshot)
         first_row_id = manifests.next_row_id
-        written = manifests.data_manifests(files, stats_columns(schema), version, self._count_rows)
+        changed = _changed(delta_table, manifests.built_version, version)
+        metrics_of = stats_columns(schema)
+        written = manifests.data_manifests(files, metrics_of, version, self._count_rows, changed)
         data_rows = sum(m.rows for m in written)
-        written += manifests.delete_manifests(files, version, delta_table.storage)
+        vectors = snapshot.files.column("deletion_vector").is_valid().to_numpy()
+        if vectors.any():
+            with_vectors = files.load(np.flatnonzero(vectors))
+            written += manifests.delete_manifests(with_vectors, version, delta_table.storage)
         v3 = manifests.format_version >= 3
         list_path = manifests.manifest_list(written, version, first_row_id if v3 else None)
         entry = SnapshotEntry(
@@ -240,10 +249,18 @@ class _TableState:
             )
         return self._manifests
 
-    def _data_files(self, snapshot: Snapshot) -> DataFiles:
-        files = snapshot.files
-        raw = files.column("path").to_pylist()
-        paths = [self._resolve(p) for p in raw]
+    def _snapshot_files(self, snapshot: Snapshot) -> SnapshotFiles:
+        every = snapshot.files.select(_FILE_COLUMNS)
+
+        def load(rows: np.ndarray | None) -> DataFiles:
+            files = every if rows is None else every.take(rows)
+            return self._data_files(files, snapshot)
+
+        return SnapshotFiles(
+            every.column("path"), every.column("size"), every.column("stats"), load
+        )
+
+    def _data_files(self, files: pa.Table, snapshot: Snapshot) -> DataFiles:
         struct = parse_schema(snapshot.metadata.schema_string)
         fields = [struct.field(c) for c in snapshot.metadata.partition_columns]
         mapped = snapshot.metadata.column_mapping_mode != "none"
@@ -252,20 +269,30 @@ class _TableState:
         column = files.column("deletion_vector")
         if column.null_count != files.num_rows:
             vectors = [DeletionVector.from_json(v) if v else None for v in column.to_pylist()]
-        return DataFiles(
-            paths,
-            files.column("size").to_pylist(),
-            files.column("stats").to_pylist(),
-            typed_partitions(typed),
-            vectors,
+        paths, sizes, stats = (_array(files.column(c)) for c in ("path", "size", "stats"))
+        return DataFiles(self._resolved(paths), sizes, stats, typed, vectors)
+
+    def _resolved(self, raw: pa.Array) -> pa.Array:
+        """Log paths as readers open them: relative, unescaped paths (the common case)
+        joined to the table's root at once, any other path resolved on its own."""
+        root = self.location.child("x")
+        prefix = (root.key if root.kind == "local" else root.uri)[:-1]
+        joined = pc.utf8_replace_slice(raw, 0, 0, prefix)
+        text = concatenated(raw)
+        if b"%" not in text and b":" not in text and not pc.any(pc.starts_with(raw, "/")).as_py():
+            return joined
+        other = pc.or_(
+            pc.or_(pc.match_substring(raw, "%"), pc.match_substring(raw, ":")),
+            pc.starts_with(raw, "/"),
         )
+        resolved = [
+            self._resolve(p) if odd else None
+            for p, odd in zip(raw.to_pylist(), other.to_pylist(), strict=True)
+        ]
+        return pc.if_else(other, pa.array(resolved, pa.string()), joined)
 
     def _resolve(self, raw: str) -> str:
-        found = self._resolved.get(raw)
-        if found is None:
-            where = resolve_log_path(self.location, raw)
-            found = self._resolved[raw] = reader_path(where)
-        return found
+        return reader_path(resolve_log_path(self.location, raw))
 
     def _count_rows(self, path: str) -> int:
         if self.location.kind != "local":
@@ -315,6 +342,23 @@ class _TableState:
         if not self._files.exists(name):
             self._files.write(name, body)
         return LoadedTable(self._files.path(name), metadata, digest)
+
+
+def _array(column: pa.ChunkedArray) -> pa.Array:
+    return column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
+
+
+def _changed(delta_table: DeltaTable, since: int | None, version: int) -> pa.Array | None:
+    """The log paths of the files added or removed after ``since`` up to ``version``;
+    None when there is no such range or its commits cannot be read."""
+    if since is None or since >= version:
+        return None
+    try:
+        actions = delta_table.changes(since + 1, version).files
+    except (DeltaError, StorageError, OSError):
+        return None
+    files = pc.filter(actions.column("path"), pc.not_equal(actions.column("action"), "cdc"))
+    return pc.unique(files.combine_chunks())
 
 
 def _union_mapping(
