@@ -5,7 +5,7 @@ The same server, documents, targets and checks as the bounded run in the test co
 ``--per-operation`` schema-valid cases, as many schema-invalid ones and as many naming
 things that exist, for each target (sharing API with a recipient's token, with an OAuth
 client's credentials and with none; admin listener with the admin token and with none).
-The default, 25, makes about 11,000 cases (about six minutes on 2 cores). Prints the
+The default, 25, makes about 11,000 cases (about four minutes on 2 cores). Prints the
 cases per target, per check how many passed and failed, the statuses answered and the
 failures (each with a curl command that repeats it, credentials filtered); exits 1 on
 any failure.
