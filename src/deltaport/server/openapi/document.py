@@ -340,6 +340,7 @@ def openapi_document(endpoint: str, *, catalog: bool = False) -> dict[str, Any]:
                 "responses": {
                     "200": {"description": "The file"},
                     "206": {"description": "The asked ranges"},
+                    "400": {"description": "Malformed Range header (plain text)"},
                     "403": {"description": "Bad, expired or foreign signature"},
                     "404": {"description": "No such file"},
                     "416": {"description": "Unsatisfiable range"},
