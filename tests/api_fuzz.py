@@ -21,8 +21,11 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qsl, unquote, urlsplit
 
+import httpx
 import hypothesis
+import msgspec
 import requests
 import schemathesis
 from hypothesis import HealthCheck, Phase, settings
@@ -60,7 +63,8 @@ SHARED_TABLES = [
     {"share": "lab", "schema": "corpus", "table": "cdf_table"},
     {"share": "lab", "schema": "corpus", "table": "table_with_dv_small"},
 ]
-"""Tables the recipient ``acme`` is granted (``orders`` is partitioned, with history)."""
+"""Tables the recipient ``acme`` is granted (``orders`` is partitioned, with history); a
+signed URL of one of its files is added to them."""
 
 ADMIN_NAMES = [
     {"share": "lab", "recipient": "partner", "table": "lab.corpus.basic_append"},
@@ -80,8 +84,9 @@ class FuzzTarget:
     root_url: str  # the listener's root (for paths whose own ``servers`` say "/")
     headers: dict[str, str]
     known: list[dict[str, str]]
-    """Path parameters naming things that exist: each set gets cases of its own, so that
-    requests reach past the 404 of a random name."""
+    """Path parameters naming things that exist (with the query parameters that go with
+    them): each set gets cases of its own, so that requests reach past the 404 of a random
+    name and the 403 of a random file URL."""
 
 
 @dataclass
@@ -91,6 +96,8 @@ class FuzzServer:
     admin_base: str
     recipient_token: str
     oauth_basic: str  # the OAuth recipient's client credentials, as an HTTP Basic header
+    file_url: dict[str, str]
+    """A signed URL of a file of ``sales.eu.orders``: its path parameters and query."""
 
     def targets(self) -> list[FuzzTarget]:
         """Both documents, each with valid credentials and without any."""
@@ -100,9 +107,10 @@ class FuzzServer:
         oauth = {"Authorization": self.oauth_basic}
         admin_token = _bearer(ADMIN_TOKEN)
         root = self.sharing_base
+        known = [*SHARED_TABLES, self.file_url]
         return [
-            FuzzTarget("sharing", sharing, self.sharing_url, root, token, SHARED_TABLES),
-            FuzzTarget("sharing, no token", sharing, self.sharing_url, root, {}, SHARED_TABLES),
+            FuzzTarget("sharing", sharing, self.sharing_url, root, token, known),
+            FuzzTarget("sharing, no token", sharing, self.sharing_url, root, {}, known),
             FuzzTarget("sharing, OAuth client", sharing, self.sharing_url, root, oauth, []),
             FuzzTarget("admin", admin, self.admin_base, self.admin_base, admin_token, ADMIN_NAMES),
             FuzzTarget("admin, no token", admin, self.admin_base, self.admin_base, {}, ADMIN_NAMES),
@@ -140,9 +148,29 @@ def fuzz_server(tmp: Path) -> Iterator[FuzzServer]:
     sharing = start_server(config, tmp / "server", catalog=url)
     try:
         admin = _await_admin(sharing, port)
-        yield FuzzServer(sharing.base, sharing.url, admin.admin, token, f"Basic {basic}")
+        file_url = _signed_file_url(sharing.url, token)
+        yield FuzzServer(sharing.base, sharing.url, admin.admin, token, f"Basic {basic}", file_url)
     finally:
         stop_server(sharing)
+
+
+def _signed_file_url(sharing_url: str, token: str) -> dict[str, str]:
+    """The path parameters and query of the first file URL of ``sales.eu.orders``."""
+    answer = httpx.post(
+        sharing_url + "/shares/sales/schemas/eu/tables/orders/query",
+        json={},
+        headers=_bearer(token),
+        timeout=TIMEOUT_SECONDS,
+    )
+    lines = [msgspec.json.decode(line) for line in answer.content.splitlines()]
+    url = urlsplit(next(line["file"]["url"] for line in lines if "file" in line))
+    prefix = urlsplit(sharing_url).path + "/files/"
+    table_key, _, file_path = url.path.removeprefix(prefix).partition("/")
+    return {
+        "table_key": unquote(table_key),
+        "file_path": unquote(file_path),
+        **dict(parse_qsl(url.query)),
+    }
 
 
 @dataclass
@@ -184,10 +212,13 @@ def run_fuzz(target: FuzzTarget, cases_per_operation: int, report: FuzzReport) -
         for mode in (GenerationMode.POSITIVE, GenerationMode.NEGATIVE):
             strategy = operation.as_strategy(generation_mode=mode)
             _run_cases(on, strategy, cases_per_operation, session, report)
+        declared = schema.raw_schema["paths"][operation.path][operation.method.lower()]
+        in_query = {p["name"] for p in declared.get("parameters", []) if p["in"] == "query"}
         for names in on.known:
-            present = {k: v for k, v in names.items() if f"{{{k}}}" in operation.path}
-            if present:
-                strategy = operation.as_strategy(path_parameters=present)
+            path = {k: v for k, v in names.items() if f"{{{k}}}" in operation.path}
+            if path:
+                query = {k: v for k, v in names.items() if k in in_query}
+                strategy = operation.as_strategy(path_parameters=path, query=query or None)
                 _run_cases(on, strategy, cases_per_operation, session, report)
 
 

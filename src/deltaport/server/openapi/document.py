@@ -330,6 +330,11 @@ def openapi_document(endpoint: str, *, catalog: bool = False) -> dict[str, Any]:
                     _query_param("se", "integer", "Expiry (Unix seconds)."),
                     _query_param("sp", "string", "Permissions (r)."),
                     _query_param("sig", "string", "Signature."),
+                    _query_param(
+                        "rcp",
+                        "string",
+                        "On a catalog server: the recipient and token the URL was handed to.",
+                    ),
                     {
                         "name": "Range",
                         "in": "header",
