@@ -1,7 +1,6 @@
 """Property: a signed file URL opens the file it was signed for, and any other request
 for a file (any table key, path and query, a changed signature or expiry) is refused by
-:class:`LocalFiles` with its own :class:`FileError` (403 or 404), never another exception;
-a URL in a file batch that is not one of this server's is a 403 frame."""
+:class:`LocalFiles` with its own :class:`FileError` (403 or 404), never another exception."""
 
 from __future__ import annotations
 
