@@ -148,3 +148,16 @@ def test_bad_bodies(files_server, body: bytes, status: int) -> None:
     assert response.status_code == status
     code = "REQUEST_TOO_LARGE" if status == 413 else "INVALID_PARAMETER_VALUE"
     assert response.json()["errorCode"] == code
+
+
+def test_urls_that_do_not_parse_get_a_403_frame(files_server) -> None:
+    """Found by the API fuzz: a malformed host made the answer stop after its 200 began."""
+    base, signer = files_server
+    urls = [
+        "http://[x",
+        "http://[::1/files/t/a=1/one.bin",
+        signer.sign("t", "a=1/one.bin", later()),
+    ]
+    got = answered(httpx.post(f"{base}/files", json={"files": urls}))
+    assert [status for status, _ in got] == [403, 403, 200]
+    assert {error_code(body) for _, body in got[:2]} == {"PERMISSION_DENIED"}

@@ -344,6 +344,11 @@ RANGES = (
     "bytes=20000000-",
     "bytes=99999999-",
     "bytes=5-2",
+    "bytes=0-" + "9" * 20,
+    # found by the API fuzz: bounds int() refuses were a 500
+    "bytes=" + "9" * 5000 + "-",
+    "bytes=-" + "9" * 5000,
+    "bytes=0-" + "9" * 5000,
 )
 
 

@@ -167,8 +167,12 @@ def _required_string(obj: Mapping[str, Any], key: str) -> str:
 
 def _endpoint(url: str, key: str) -> str:
     url = url.strip()
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
+    try:
+        parts = urlsplit(url)
+        usable = parts.scheme in ("http", "https") and bool(parts.hostname)
+    except ValueError:  # a malformed host, such as "http://[::1"
+        usable = False
+    if not usable:
         raise ProfileError(f"profile field {key!r} is not an http(s) URL: {url!r}")
     return url.rstrip("/")
 

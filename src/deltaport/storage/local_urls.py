@@ -226,6 +226,9 @@ class LocalUrlSigner:
         try:
             _check_table_key(table_key)
             _check_relative_path(relative_path)
+            (table_key + relative_path).encode()
+        except UnicodeEncodeError:  # a lone surrogate: no URL this server signed
+            raise InvalidSignatureError("the URL names a path that is not UTF-8") from None
         except ValueError as exc:
             raise InvalidSignatureError(str(exc)) from exc
         digest = cmac(self._path_key, relative_path.encode())

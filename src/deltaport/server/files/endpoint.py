@@ -44,6 +44,9 @@ ONE_READ_MAX_BYTES = 1024 * 1024
 _METHODS = ("GET", "HEAD")
 _CONTENT_TYPE = b"application/octet-stream"
 _SINGLE_RANGE = re.compile(rb"bytes=(\d*)-(\d*)")
+_MAX_DIGITS = 19
+"""Range bounds longer than this are left to Starlette's ``FileResponse`` (``int()``
+refuses the longest, over 4,300 digits: that was a 500)."""
 _JSON = b"application/json"
 
 
@@ -167,6 +170,8 @@ def _requested_part(scope: Scope, size: int) -> Part | None:
     if match is None:
         return None
     first, last = match.groups()
+    if len(first) > _MAX_DIGITS or len(last) > _MAX_DIGITS:
+        return None
     if first:
         begin, end = int(first), size if not last else min(int(last) + 1, size)
         if last and int(last) < begin:

@@ -77,8 +77,11 @@ class FileBatchEndpoint:
             return exc.status, msgspec.json.encode({"errorCode": exc.code, "message": exc.message})
 
     def _read(self, url: str, client: str | None) -> bytes:
-        parts = urlsplit(url)
-        if not parts.path.startswith(self._prefix):
+        try:
+            parts = urlsplit(url)
+        except ValueError:  # a malformed host, such as "http://[x"
+            parts = None
+        if parts is None or not parts.path.startswith(self._prefix):
             raise FileError(403, "PERMISSION_DENIED", "not a file URL of this server")
         table_key, _, relative_path = parts.path[len(self._prefix) :].partition("/")
         query = dict(parse_qsl(parts.query, keep_blank_values=True))

@@ -358,6 +358,11 @@ def openapi_document(endpoint: str, *, catalog: bool = False) -> dict[str, Any]:
                     _query_param("se", "integer", "Expiry (Unix seconds)."),
                     _query_param("sp", "string", "Permissions (r)."),
                     _query_param("sig", "string", "Signature."),
+                    _query_param(
+                        "rcp",
+                        "string",
+                        "On a catalog server: the recipient and token the URL was handed to.",
+                    ),
                     {
                         "name": "Range",
                         "in": "header",
@@ -368,6 +373,7 @@ def openapi_document(endpoint: str, *, catalog: bool = False) -> dict[str, Any]:
                 "responses": {
                     "200": {"description": "The file"},
                     "206": {"description": "The asked ranges"},
+                    "400": {"description": "Malformed Range header (plain text)"},
                     "403": {"description": "Bad, expired or foreign signature"},
                     "404": {"description": "No such file"},
                     "416": {"description": "Unsatisfiable range"},

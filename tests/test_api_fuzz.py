@@ -1,0 +1,31 @@
+"""A bounded schemathesis run against both listeners of a real server (``api_fuzz``):
+no 5xx, no answer outside its documented status, content type and schema, no hang.
+``benchmarks/fuzz_api.py`` runs the long one."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import httpx
+
+from api_fuzz import CHECKS, FuzzReport, fuzz_server, run_fuzz
+from deltaport.catalog.tokens import TOKEN_ENDPOINT_PATH
+
+CASES_PER_OPERATION = 3
+"""About 1,300 cases in all (2 cores: well under a minute)."""
+
+
+def test_the_documented_apis_answer_every_case_as_documented(tmp_path: Path) -> None:
+    report = FuzzReport()
+    with fuzz_server(tmp_path) as server:
+        document = httpx.get(server.sharing_url + "/openapi.json").json()
+        assert TOKEN_ENDPOINT_PATH in document["paths"]  # fuzzed with the rest
+        for target in server.targets():
+            run_fuzz(target, CASES_PER_OPERATION, report)
+    assert report.total >= 500, report.lines()
+    assert not report.failures, "\n".join(report.failures[:20])
+    for check in [*CHECKS, "no_hang"]:
+        assert report.passed[check] == report.total, check
+    assert set(report.cases) == {t.name for t in server.targets()}
+    # the cases reach past authentication and past unknown names
+    assert report.statuses[200] >= 50 and report.statuses[404] >= 50, report.statuses
