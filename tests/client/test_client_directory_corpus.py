@@ -29,7 +29,7 @@ ONCE = dc.RetryPolicy(max_attempts=1)
 
 _SHREDDED = re.escape("requires unsupported reader feature: variantShredding-preview")
 _MISSING_DV = (
-    r"NoSuchKey.*t\d+/deletion_vector_",
+    r"the file is gone \(the table was vacuumed or rewritten",
     r"not found: s3://dircorpusall/t\d+/deletion_vector_",
 )
 """Spark's test prefix 'test%dv%prefix-' is not in the 'u' descriptor: no DV file is found."""
