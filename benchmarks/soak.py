@@ -152,9 +152,12 @@ def build(tmp: Path) -> tuple[str, dict[str, str]]:
     return url, tokens
 
 
-def server_config(url: str, limits: bool = True) -> dict[str, Any]:
+def server_config(
+    url: str, limits: bool = True, failed_auth_window: int = 60
+) -> dict[str, Any]:
     """The server's configuration; without ``limits``, no rate limit and a failed
-    authentication limit never reached (to compare the steady clients' figures)."""
+    authentication limit never reached (to compare the steady clients' figures). The
+    guesser gets ``failedAuthLimit`` 401s per ``failed_auth_window`` seconds."""
     if not limits:
         unlimited = {"failedAuthLimit": 10**9}
         return {**server_config(url), "rateLimits": unlimited}
@@ -168,7 +171,7 @@ def server_config(url: str, limits: bool = True) -> dict[str, Any]:
             "burst": 2000,
             "recipients": {"greedy": {"requestsPerSecond": GREEDY_RATE}},
             "failedAuthLimit": 20,
-            "failedAuthWindowSeconds": 60,
+            "failedAuthWindowSeconds": failed_auth_window,
         },
     }
 
@@ -322,11 +325,13 @@ def kinds(clients: int) -> list[tuple[str, str]]:
     return fixed + steady
 
 
-def soak(seconds: float, clients: int, limits: bool = True) -> SoakResult:
+def soak(
+    seconds: float, clients: int, limits: bool = True, failed_auth_window: int = 60
+) -> SoakResult:
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
         url, tokens = build(tmp)
-        with serving(server_config(url, limits), tmp) as (pid, base):
+        with serving(server_config(url, limits, failed_auth_window), tmp) as (pid, base):
             start = resources(pid)
             run = Soak(base, tokens)
             threads = [Client(kind, recipient, run) for kind, recipient in kinds(clients)]
