@@ -5,10 +5,10 @@ The same server, documents, targets and checks as the bounded run in the test co
 ``--per-operation`` schema-valid cases, as many schema-invalid ones and as many naming
 things that exist, for each target (sharing API with a recipient's token, with an OAuth
 client's credentials and with none; admin listener with the admin token and with none).
-The default, 25, makes about 11,000 cases (about four minutes on 2 cores). Prints the
-cases per target, per check how many passed and failed, the statuses answered and the
-failures (each with a curl command that repeats it, credentials filtered); exits 1 on
-any failure.
+The default, 25, makes about 11,000 cases (3.5 minutes on 2 cores, 10 while other
+work shares them). Prints the cases per target, per check how many passed and failed,
+the statuses answered and the failures (each with a curl command that repeats it,
+credentials filtered); exits 1 on any failure.
 
 Run: ``uv run python benchmarks/fuzz_api.py [--per-operation 25]``.
 """
