@@ -1,6 +1,6 @@
 """The data manifest entries of files as the per-file code made them before manifests were
 encoded column-wise (record dictionaries for fastavro, metrics from
-:func:`deltaport.iceberg.bounds.file_metrics`): the oracle of the column-wise encoder."""
+:func:`deltaport.iceberg.convert.bounds.file_metrics`): the oracle of the column-wise encoder."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ from typing import Any
 
 import fastavro
 
-from deltaport.iceberg.avro_schemas import avro_name
-from deltaport.iceberg.bounds import StatsColumn, file_metrics, iter_bounds
-from deltaport.iceberg.manifests import DataFiles, typed_partitions
+from deltaport.iceberg.convert.avro_schemas import avro_name
+from deltaport.iceberg.convert.bounds import StatsColumn, file_metrics, iter_bounds
+from deltaport.iceberg.convert.manifests import DataFiles, typed_partitions
 
 
 def _counts(values: dict[int, int]) -> list[dict[str, int]] | None:

@@ -17,8 +17,8 @@ from pyiceberg.table import StaticTable
 from client.compare import direct_read
 from corpus import corpus_tables
 from deltaport.catalog.model import SharedTable
+from deltaport.iceberg.convert.tables import IcebergTables, LoadedTable
 from deltaport.iceberg.errors import UnsupportedTable
-from deltaport.iceberg.tables import IcebergTables, LoadedTable
 from deltaport.storage.store import ObjectNotFoundError
 from deltaport.storage.uri import parse_location
 

@@ -3,7 +3,7 @@ for (S3 is read end to end in test_cloud_catalog.py; these pin the Azure and GCS
 
 from __future__ import annotations
 
-from deltaport.iceberg.credentials import file_io_properties, storage_credentials
+from deltaport.iceberg.rest.credentials import file_io_properties, storage_credentials
 from deltaport.protocol.credentials import (
     AwsTempCredentials,
     AzureUserDelegationSas,

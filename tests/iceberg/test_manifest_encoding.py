@@ -18,11 +18,11 @@ from corpus import corpus_tables
 from deltaport.catalog.model import SharedTable
 from deltaport.delta import open_table
 from deltaport.delta.errors import DeltaError
-from deltaport.iceberg import manifests
-from deltaport.iceberg.bounds import StatsColumn, file_metrics, stats_columns
-from deltaport.iceberg.column_metrics import MetricColumns, metric_columns
+from deltaport.iceberg.convert import manifests
+from deltaport.iceberg.convert.bounds import StatsColumn, file_metrics, stats_columns
+from deltaport.iceberg.convert.column_metrics import MetricColumns, metric_columns
+from deltaport.iceberg.convert.tables import IcebergTables
 from deltaport.iceberg.errors import UnsupportedTable
-from deltaport.iceberg.tables import IcebergTables
 from deltaport.storage import StorageError
 from deltaport.storage.uri import parse_location
 

@@ -7,8 +7,8 @@ from starlette.applications import Starlette
 
 from deltaport.config.model import ServerConfig
 from deltaport.config.urls import iceberg_metadata_directory
-from deltaport.iceberg.routes import IcebergCatalog
-from deltaport.iceberg.tables import IcebergTables
+from deltaport.iceberg.convert.tables import IcebergTables
+from deltaport.iceberg.rest.routes import IcebergCatalog
 from deltaport.observe.audit_log import AuditLog
 
 

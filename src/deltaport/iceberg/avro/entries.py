@@ -1,6 +1,6 @@
 """Data manifest entries (Iceberg's ``manifest_entry`` of format versions 2 and 3, as
-:func:`deltaport.iceberg.avro_schemas.manifest_entry_schema` declares it) encoded for many
-files at once: one Avro binary record per file."""
+:func:`deltaport.iceberg.convert.avro_schemas.manifest_entry_schema` declares it) encoded
+for many files at once: one Avro binary record per file."""
 
 from __future__ import annotations
 

@@ -23,7 +23,7 @@ from starlette.routing import BaseRoute, Route
 
 from deltaport.catalog.model import Recipient, SharedTable
 from deltaport.delta.errors import DeltaError
-from deltaport.iceberg.credentials import file_io_properties, storage_credentials
+from deltaport.iceberg.convert.tables import IcebergTables
 from deltaport.iceberg.errors import (
     BadRequest,
     Forbidden,
@@ -35,7 +35,7 @@ from deltaport.iceberg.errors import (
     TooManyRequests,
     UnsupportedOperation,
 )
-from deltaport.iceberg.tables import IcebergTables
+from deltaport.iceberg.rest.credentials import file_io_properties, storage_credentials
 from deltaport.observe.audit_log import AuditLog
 from deltaport.observe.audit_operations import operation_of
 from deltaport.protocol.credentials import DIR, TemporaryCredentials, TemporaryCredentialsRequest

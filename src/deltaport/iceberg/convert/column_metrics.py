@@ -1,6 +1,6 @@
 """The column metrics of many files at once: all files' Delta statistics parsed together
 by Arrow's JSON reader and encoded as Iceberg bounds with Arrow and numpy, column by
-column, by the rules of :mod:`deltaport.iceberg.bounds` (which stays the per-file
+column, by the rules of :mod:`deltaport.iceberg.convert.bounds` (which stays the per-file
 definition, used for statistics this reader cannot take whole)."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import pyarrow.compute as pc
 import pyarrow.json as pj
 
 from deltaport.iceberg.avro.binary import concatenated, fixed, ragged
-from deltaport.iceberg.bounds import STRING_PREFIX_LENGTH, StatsColumn, file_metrics
+from deltaport.iceberg.convert.bounds import STRING_PREFIX_LENGTH, StatsColumn, file_metrics
 
 Metric = tuple[int, pa.Array]
 """A field id and one value per file, null where the file has none."""

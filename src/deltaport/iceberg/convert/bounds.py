@@ -20,7 +20,7 @@ from datetime import UTC, date, datetime
 from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal, InvalidOperation
 from typing import Any
 
-from deltaport.iceberg.schema import IcebergSchema
+from deltaport.iceberg.convert.schema import IcebergSchema
 
 STRING_PREFIX_LENGTH = 32
 """Delta's default length of string statistics (``dataSkippingStringPrefixLength``): a

@@ -30,11 +30,15 @@ from deltaport.delta.model import DeletionVector
 from deltaport.iceberg.avro.binary import concatenated
 from deltaport.iceberg.avro.container import container, header
 from deltaport.iceberg.avro.entries import EntryColumns, data_entries
-from deltaport.iceberg.avro_schemas import avro_name, manifest_entry_schema, manifest_list_schema
-from deltaport.iceberg.bounds import StatsColumn
-from deltaport.iceberg.column_metrics import metric_columns
-from deltaport.iceberg.deletion_vectors import puffin_file, vector_blob
-from deltaport.iceberg.files import MetadataFiles, name_in
+from deltaport.iceberg.convert.avro_schemas import (
+    avro_name,
+    manifest_entry_schema,
+    manifest_list_schema,
+)
+from deltaport.iceberg.convert.bounds import StatsColumn
+from deltaport.iceberg.convert.column_metrics import metric_columns
+from deltaport.iceberg.convert.deletion_vectors import puffin_file, vector_blob
+from deltaport.iceberg.convert.files import MetadataFiles, name_in
 from deltaport.storage import Storage
 
 FILES_PER_MANIFEST = 512

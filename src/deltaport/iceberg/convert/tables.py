@@ -1,7 +1,7 @@
 """Delta tables as Iceberg tables: for each table location, its field ids, manifests and
 one Iceberg snapshot per Delta version served, built only for versions not built before.
 The files readers open lie in a metadata directory of the server for a local table, and
-under the table's own location for a cloud table (see :mod:`deltaport.iceberg.files`)."""
+under the table's own location for a cloud table (see :mod:`deltaport.iceberg.convert.files`)."""
 
 from __future__ import annotations
 
@@ -23,19 +23,19 @@ from deltaport.delta import DeltaTable, Snapshot, open_table
 from deltaport.delta.errors import DeltaError
 from deltaport.delta.model import DeletionVector
 from deltaport.iceberg.avro.binary import concatenated
-from deltaport.iceberg.bounds import stats_columns
-from deltaport.iceberg.errors import UnsupportedTable
-from deltaport.iceberg.field_ids import ASSIGNED_FROM_WITH_MAPPING, FieldIds
-from deltaport.iceberg.files import MetadataFiles, name_in, reader_path
-from deltaport.iceberg.manifests import DataFiles, ManifestStore, SnapshotFiles
-from deltaport.iceberg.metadata import (
+from deltaport.iceberg.convert.bounds import stats_columns
+from deltaport.iceberg.convert.field_ids import ASSIGNED_FROM_WITH_MAPPING, FieldIds
+from deltaport.iceberg.convert.files import MetadataFiles, name_in, reader_path
+from deltaport.iceberg.convert.manifests import DataFiles, ManifestStore, SnapshotFiles
+from deltaport.iceberg.convert.metadata import (
     SnapshotEntry,
     canonical,
     partition_spec,
     table_metadata,
     table_uuid,
 )
-from deltaport.iceberg.schema import IcebergSchema, iceberg_schema
+from deltaport.iceberg.convert.schema import IcebergSchema, iceberg_schema
+from deltaport.iceberg.errors import UnsupportedTable
 from deltaport.protocol.schema import parse_schema
 from deltaport.read.deletion_vectors import DeletionVectorError
 from deltaport.read.partition_values import partition_columns

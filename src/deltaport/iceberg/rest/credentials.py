@@ -1,13 +1,13 @@
 """The temporary credentials of a cloud table in the Iceberg REST catalog's terms: the
 credential deltaport vends for directory access (scoped to the table's location, which
-holds its Iceberg files too, see :mod:`deltaport.iceberg.files`) as FileIO properties, in
+holds its Iceberg files too, see :mod:`deltaport.iceberg.convert.files`) as FileIO properties, in
 both ``config`` and ``storage-credentials``."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from deltaport.iceberg.files import reader_path
+from deltaport.iceberg.convert.files import reader_path
 from deltaport.protocol.credentials import (
     AwsTempCredentials,
     AzureUserDelegationSas,

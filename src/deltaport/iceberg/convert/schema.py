@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from deltaport.iceberg.convert.field_ids import FieldIds
 from deltaport.iceberg.errors import UnsupportedTable
-from deltaport.iceberg.field_ids import FieldIds
 from deltaport.protocol.schema import (
     ArrayType,
     DataType,
