@@ -152,9 +152,7 @@ def build(tmp: Path) -> tuple[str, dict[str, str]]:
     return url, tokens
 
 
-def server_config(
-    url: str, limits: bool = True, failed_auth_window: int = 60
-) -> dict[str, Any]:
+def server_config(url: str, limits: bool = True, failed_auth_window: int = 60) -> dict[str, Any]:
     """The server's configuration; without ``limits``, no rate limit and a failed
     authentication limit never reached (to compare the steady clients' figures). The
     guesser gets ``failedAuthLimit`` 401s per ``failed_auth_window`` seconds."""
