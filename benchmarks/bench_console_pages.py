@@ -49,6 +49,8 @@ RATIO_TARGET = 3.0
 ADMIN_TOKEN = "bench-admin-token-0123456789"
 UNITY = "/api/2.1/unity-catalog"
 DAY_MS = 86_400_000
+TABLE = "/console/shares/s0424/schemas/d/tables/t"
+GRANT = "/console/recipients/r04242/grants/s0242"
 
 
 def fill(catalog: SqlCatalog, location: str) -> int:
@@ -100,9 +102,16 @@ def pairs(now: int) -> dict[str, tuple[str, str | None]]:
         ),
         "audit, a time range": (f"/console/audit?{day}", f"/api/audit?{day}&limit=50"),
         "recipients, first page": ("/console/recipients", f"{UNITY}/recipients"),
+        "recipients, last page": ("/console/recipients?offset=9900", f"{UNITY}/recipients"),
         "one recipient": ("/console/recipients/r04242", f"{UNITY}/recipients/r04242"),
         "shares, first page": ("/console/shares", f"{UNITY}/shares"),
+        "shares, last page": ("/console/shares?offset=900", f"{UNITY}/shares"),
         "one share": ("/console/shares/s0424", f"{UNITY}/shares/s0424"),
+        "a table's settings": (f"{TABLE}/edit", f"{UNITY}/shares/s0424"),
+        "tables": ("/console/tables", None),
+        "revoke a grant, asked": (f"{GRANT}/revoke", None),
+        "drop a share, asked": ("/console/shares/s0424/drop", None),
+        "delete a recipient, asked": ("/console/recipients/r04242/delete", None),
         "overview": ("/console/", None),
     }
 
