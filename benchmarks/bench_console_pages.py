@@ -9,18 +9,21 @@ listener, signed in (the page) or with the admin token (the call):
 
 - the audit log, first page, and filtered by recipient, by table and by a time range,
   against ``GET /api/audit`` with the same filters and page size;
-- the recipients page (``/console/recipients``) and one recipient's page, and the shares
-  page (``/console/shares``) and one share's page, against the provider API's
-  ``GET /api/2.1/unity-catalog/recipients`` and ``.../shares`` (and ``.../{name}``),
-  timed only when the console has them (a page that answers 404 is left out and said so);
-- the overview (no list call stands for it: its time alone).
+- the recipients page (``/console/recipients``, first and last page) and one recipient's
+  page, the shares page (``/console/shares``, first and last page), one share's page and
+  a table's settings, against the provider API's ``GET /api/2.1/unity-catalog/recipients``
+  and ``.../shares`` (and ``.../{name}``), timed only when the console has them (a page
+  that answers 404 is left out and said so);
+- the shared tables, the confirmations asked before revoking a grant, dropping a share
+  and deleting a recipient, and the overview (no list call stands for them: their time
+  alone).
 
 Each pair is asked in turn, which goes first alternating, :data:`ROUNDS` times after one
 warm-up; the figures are medians, a ratio is the page's median over the call's (target:
 within 3x), and every page must be under :data:`PAGE_TARGET_MS`.
 
-Run: ``uv run python benchmarks/bench_console_pages.py`` (about two minutes, most of it
-writing the records).
+Run: ``uv run --frozen python benchmarks/bench_console_pages.py`` (about two minutes, most
+of it writing the records).
 """
 
 from __future__ import annotations
@@ -111,7 +114,7 @@ def pairs(now: int) -> dict[str, tuple[str, str | None]]:
         "tables": ("/console/tables", None),
         "revoke a grant, asked": (f"{GRANT}/revoke", None),
         "drop a share, asked": ("/console/shares/s0424/drop", None),
-        "delete a recipient, asked": ("/console/recipients/r04242/delete", None),
+        "delete recipient, asked": ("/console/recipients/r04242/delete", None),
         "overview": ("/console/", None),
     }
 
