@@ -1,7 +1,8 @@
 """The console's management pages read a page of the catalog, never the whole of it: the
 rows each page reads from the database are counted (every statement's answer, on the
-admin app's own SQLite catalog) and must not grow when the catalog grows tenfold; and the
-pages of shares and recipients list each one exactly once, in order, with its counts."""
+admin app's own SQLite catalog) and must not grow when the catalog grows tenfold; the
+tables' list, read again after a change, reads the tables and not the recipients; and the
+pages of shares, recipients and tables list each one exactly once, in order."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ import pytest
 from deltaport.catalog.database import Database, Row, Transaction
 from deltaport.catalog.sql_store import SqlCatalog
 from deltaport.config.model import parse_config
+from deltaport.console import table_pages
 from deltaport.console.manage import recipient_pages, share_pages
 from deltaport.listeners.admin_app import create_admin_app
 
@@ -163,3 +165,42 @@ def test_the_pages_of_shares_and_recipients_list_each_once_in_order(
     assert live["r00004"] == ("1", "2")  # rotated: the old token lasts an hour more
     assert live["r00005"] == ("1", "1")  # rotated: the old token ended
     assert live["r00007-oauth"] == ("0", "1")  # an OAuth client
+
+
+def test_the_tables_list_reads_the_tables_again_after_a_change_not_the_recipients(
+    catalog: tuple[SqlCatalog, Any], counted: RowCount
+) -> None:
+    store, app = catalog
+    grow(store, range(0, 20), range(0, 20), range(0, 10))
+
+    def after_adding(recipients: range) -> int:
+        grow(store, range(0), recipients, range(0, 10))  # a change: the list is read again
+        before = counted.rows
+        (answer,) = fetched(app, ["/console/tables"])
+        assert answer.status_code == 200 and "s0019" in answer.text
+        return counted.rows - before
+
+    assert after_adding(range(20, 21)) == after_adding(range(21, 2000))
+
+
+def test_the_pages_of_tables_list_each_once_in_order(catalog: tuple[SqlCatalog, Any]) -> None:
+    store, app = catalog
+    grow(store, range(0, 250), range(0), range(0))
+    with store.batch():
+        for i in range(0, 250, 50):  # a second table in a few schemas, a second schema
+            store.add_table(f"s{i:04}", "d", "u", "/nowhere/u")
+            store.add_table(f"s{i:04}", "e", "t", "/nowhere/t")
+    total = 250 + 2 * 5
+    answers = fetched(app, [f"/console/tables?offset={o}" for o in range(0, 300, 100)])
+    shown = [
+        name
+        for answer in answers
+        for name in re.findall(r'href="/console/tables/([^"]+)"', answer.text)
+    ]
+    # by schema, in the order each schema's first table was added
+    expected = [f"s{i:04}.d.{t}" for i in range(250) for t in ("tu" if i % 50 == 0 else "t")]
+    expected += [f"s{i:04}.e.t" for i in range(0, 250, 50)]
+    assert len(expected) == total
+    assert shown == expected
+    assert f"1–{table_pages.TABLES_PAGE} of {total}" in answers[0].text
+    assert answers[2].text.count('href="/console/tables?offset=') == 1  # back, and no next

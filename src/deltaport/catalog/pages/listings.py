@@ -180,6 +180,15 @@ def recipient_view(database: Database, name: str) -> RecipientView | None:
     )
 
 
+def all_tables(database: Database) -> tuple[int, list[TableRow]]:
+    """The catalog's generation and every shared table, in the order they were added (the
+    shares and schemas they make up, without the recipients and credentials)."""
+    with database.read() as tx:
+        generation = tx.execute("SELECT value FROM deltaport_meta WHERE key = 'generation'")
+        tables = tx.execute(f"{_TABLES} ORDER BY t.ordinal")
+    return int(generation[0][0]), [table_row(r) for r in tables]
+
+
 def grantable(database: Database, recipient: str, limit: int) -> list[str]:
     """The names of the first ``limit`` shares (in the catalog's order) not granted to
     ``recipient``."""
