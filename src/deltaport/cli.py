@@ -38,6 +38,16 @@ def _non_negative(text: str) -> int:
     return value
 
 
+def _non_negative_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"must not be negative: {text}")
+    return value
+
+
 def _add_version_options(p: argparse.ArgumentParser) -> None:
     group = p.add_mutually_exclusive_group()
     group.add_argument("--version", type=_non_negative, help="table version to read")
@@ -132,6 +142,9 @@ def build_parser() -> argparse.ArgumentParser:
     from deltaport.audit_cli import add_audit_command
 
     add_audit_command(commands)
+    from deltaport.iceberg_cli import add_iceberg_command
+
+    add_iceberg_command(commands)
     return parser
 
 
