@@ -353,8 +353,7 @@ class _TableState:
     def _resolved(self, raw: pa.Array) -> pa.Array:
         """Log paths as readers open them: relative, unescaped paths (the common case)
         joined to the table's root at once, any other path resolved on its own."""
-        root = self.location.child("x")
-        prefix = (root.key if root.kind == "local" else root.uri)[:-1]
+        prefix = reader_path(self.location.child("x"))[:-1]
         joined = pc.utf8_replace_slice(raw, 0, 0, prefix)
         text = concatenated(raw)
         if b"%" not in text and b":" not in text and not pc.any(pc.starts_with(raw, "/")).as_py():
