@@ -10,8 +10,6 @@ import msgspec
 
 
 def add_iceberg_command(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    from deltaport.cli import _non_negative_float
-
     iceberg = commands.add_parser("iceberg", help="the Iceberg catalog's metadata")
     actions = iceberg.add_subparsers(dest="iceberg_command", required=True, metavar="ACTION")
     cleanup = actions.add_parser(
@@ -23,12 +21,22 @@ def add_iceberg_command(commands: argparse._SubParsersAction) -> None:  # type: 
     )
     cleanup.add_argument(
         "--retain-hours",
-        type=_non_negative_float,
+        type=_hours,
         help="keep files modified this recently (default: the configuration's "
         "iceberg.retainHours, 24)",
     )
     cleanup.add_argument("--dry-run", action="store_true", help="print, remove nothing")
     cleanup.set_defaults(handler=_cleanup)
+
+
+def _hours(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"must not be negative: {text}")
+    return value
 
 
 def _cleanup(args: argparse.Namespace) -> int:

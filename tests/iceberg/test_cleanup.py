@@ -9,10 +9,12 @@ cleaned the same way. The grace is set to 0 rather than waited for."""
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import obstore
 import pyarrow as pa
 import pytest
@@ -22,13 +24,17 @@ from obstore.store import S3Store
 from pyiceberg.catalog.rest import RestCatalog
 from pyiceberg.table import Table
 
-from catalog_lake import ROWS, storage_entry, write_lake_table
+from catalog_lake import ROWS, storage_entry, write_config, write_lake_table
 from client.compare import direct_read
-from deltaport.catalog.model import SharedTable
+from deltaport.catalog.model import Recipient, SharedTable
 from deltaport.cli import main
+from deltaport.config.model import ServerConfig, load_config
 from deltaport.delta import open_table
+from deltaport.iceberg.convert.cleanup import WRITTEN
 from deltaport.iceberg.convert.tables import IcebergTables
+from deltaport.iceberg.rest.sweeper import IcebergSweeper
 from deltaport.read import scan_snapshot, table_arrow_schema
+from deltaport.server.sources.catalog_source import YamlCatalog
 from deltaport.storage.uri import parse_location
 from emulators import S3Emulator
 from sharing_server import TOKEN, RunningServer, start_server, stop_server, table_entry
@@ -78,10 +84,10 @@ def _drop_first_commit(root: Path) -> None:
     (root / "_delta_log" / f"{0:020d}.json").unlink()
 
 
-def write_wide_table(root: Path) -> Path:
-    """Version 0 adds ``WIDE_FILES`` files (one per partition), versions 1 and 2 one file
+def write_wide_table(root: Path, files: int = WIDE_FILES) -> Path:
+    """Version 0 adds ``files`` files (one per partition), versions 1 and 2 one file
     each; a checkpoint at version 1."""
-    first = pa.table({"id": pa.array(range(WIDE_FILES), pa.int64())})
+    first = pa.table({"id": pa.array(range(files), pa.int64())})
     write_deltalake(str(root), first.append_column("p", first.column("id")), partition_by=["p"])
     for version in (1, 2):
         row = pa.table({"id": pa.array([1000 + version], pa.int64())})
@@ -163,6 +169,89 @@ def test_a_restarted_server_serves_the_same_metadata(
     second = IcebergTables(tmp_path).load(table)
     assert first.metadata["format-version"] == 3
     assert second.metadata_location == first.metadata_location
+
+
+def test_a_restarted_server_builds_new_versions_beside_the_old(tmp_path: Path) -> None:
+    root = tmp_path / "t"
+    write_deltalake(str(root), pa.table({"id": pa.array([1], pa.int64())}))
+    table = SharedTable("s", "d", "t", parse_location(str(root)), {}, history_shared=True)
+    IcebergTables(tmp_path / "metadata").load(table)
+    write_deltalake(str(root), pa.table({"id": pa.array([2], pa.int64())}), mode="append")
+    loaded = IcebergTables(tmp_path / "metadata").load(table)  # reads the manifest index
+    assert [s["snapshot-id"] for s in loaded.metadata["snapshots"]] == [1, 2]
+
+
+def test_a_version_the_log_no_longer_holds_is_served_no_more(tmp_path: Path) -> None:
+    root = write_wide_table(tmp_path / "wide")
+    table = SharedTable("s", "d", "t", parse_location(str(root)), {}, history_shared=True)
+    tables = IcebergTables(tmp_path / "metadata")
+    assert [s["snapshot-id"] for s in tables.load(table).metadata["snapshots"]] == [1, 2, 3]
+    _drop_first_commit(root)
+    assert [s["snapshot-id"] for s in tables.load(table).metadata["snapshots"]] == [2, 3]
+
+
+def test_the_sweep_keeps_files_through_the_grace_and_drops_unshared_tables(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The server's sweep on a clock of its own: nothing goes during the grace (24 hours),
+    a version out of the log after it; once the table is in no share, all its files."""
+    monkeypatch.setenv("DELTAPORT_TEST_TOKEN", TOKEN)
+    root = write_wide_table(tmp_path / "wide", 3)
+    entry = table_entry("wide", root, historyShared=True)
+    config_path = write_config(tmp_path / "server.yaml", _server_config(tmp_path, [entry]))
+    config = load_config(config_path)
+    tables = IcebergTables(tmp_path / "metadata")
+    now = [time.time()]
+
+    def sweeper(config: ServerConfig) -> IcebergSweeper:
+        source = YamlCatalog(config)
+        return IcebergSweeper(source, tables, 24 * 3600, lambda _: {}, clock=lambda: now[0])
+
+    (shared,) = YamlCatalog(config).view().tables(Recipient("r"), "Sales", "d")
+    first_list = tables.load(shared).metadata["snapshots"][0]["manifest-list"]
+    _drop_first_commit(root)
+    assert [t.removed for t in sweeper(config).sweep()] == [[]]
+    now[0] += 25 * 3600
+    (swept,) = sweeper(config).sweep()
+    assert first_list in swept.removed and not Path(first_list).exists()
+    kept = _iceberg_files(tmp_path / "metadata")
+    assert kept  # the served versions' files
+
+    unshared = msgspec.structs.replace(config, shares=[])
+    (swept,) = sweeper(unshared).sweep()
+    assert sorted(swept.removed) == sorted(kept)
+    assert _iceberg_files(tmp_path / "metadata") == []
+
+
+def test_the_server_sweeps_in_the_background(tmp_path: Path) -> None:
+    root = write_wide_table(tmp_path / "wide", 3)
+    config = _server_config(tmp_path, [table_entry("wide", root, historyShared=True)])
+    config["iceberg"].update({"cleanupIntervalMinutes": 0.005, "retainHours": 0})
+    server = start_server(config, tmp_path / "server")
+    try:
+        loaded = _catalog(server).load_table("d.wide")
+        first_list = loaded.metadata.snapshot_by_id(1).manifest_list  # type: ignore[union-attr]
+        _drop_first_commit(root)
+        after = _catalog(server).load_table("d.wide")
+        for _ in range(600):  # a sweep every 0.3 seconds: within a few
+            if not Path(first_list).exists():
+                break
+            time.sleep(0.1)
+        assert not Path(first_list).exists()
+        assert Path(after.metadata_location).exists()
+        assert "Iceberg file" in server.log_path.read_text()
+    finally:
+        stop_server(server)
+
+
+def _iceberg_files(directory: Path) -> list[str]:
+    """The files readers open, in every table's folder of a metadata directory."""
+    return [
+        str(p)
+        for folder in directory.iterdir()
+        for p in folder.rglob("*")
+        if WRITTEN.fullmatch(p.relative_to(folder).as_posix())
+    ]
 
 
 @pytest.fixture

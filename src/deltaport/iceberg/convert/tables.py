@@ -142,11 +142,8 @@ class _TableState:
         self._manifests: ManifestStore | None = None
         self._spec_key: tuple[str, ...] | None = None
         self._references = References()
+        self._named = False
         self._index = directory / "snapshots.jsonl"
-        named = directory / LOCATION_FILE
-        if not named.exists():
-            directory.mkdir(parents=True, exist_ok=True)
-            named.write_text(location.uri + "\n")
         if self._index.exists():
             for line in self._index.read_text().splitlines():
                 item = json.loads(line)
@@ -165,7 +162,17 @@ class _TableState:
             # says which format version the table is and where its row ids end
             manifests = self._manifest_store(self._schema(latest), latest)
             self._save_ids()
+            self._name_location()
             return self._metadata(latest, table, built, manifests)
+
+    def _name_location(self) -> None:
+        """Write (once) which location the directory is of: the sweeps find it by that."""
+        if not self._named:
+            named = self.directory / LOCATION_FILE
+            if not named.exists():
+                self.directory.mkdir(parents=True, exist_ok=True)
+                named.write_text(self.location.uri + "\n")
+            self._named = True
 
     def remove(self, served: set[str], cutoff_ms: int, *, dry_run: bool) -> list[str]:
         """Remove what neither ``served`` (metadata file names) nor a file newer than

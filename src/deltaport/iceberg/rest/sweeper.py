@@ -23,7 +23,7 @@ from deltaport.iceberg.rest.routes import offered
 from deltaport.read.deletion_vectors import DeletionVectorError
 from deltaport.server.sources.catalog_source import CatalogSource
 from deltaport.storage import StorageError
-from deltaport.storage.uri import InvalidLocationError, parse_location
+from deltaport.storage.uri import parse_location
 from deltaport.text.wording import count
 
 log = logging.getLogger(__name__)
@@ -83,8 +83,9 @@ class IcebergSweeper:
                 StorageError,
                 DeletionVectorError,
                 IcebergError,
-                InvalidLocationError,
                 OSError,
+                ValueError,  # a location not parsed, a metadata file or manifest list not read
+                KeyError,
             ) as exc:
                 log.warning("cleaning up the Iceberg files of %s failed: %s", uri, exc)
                 continue
