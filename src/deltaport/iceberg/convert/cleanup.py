@@ -35,10 +35,9 @@ stopped left behind); nothing else in the folder is ever removed."""
 @dataclass(frozen=True)
 class Removal:
     """What a sweep of one table's files found: the files to remove (their names under the
-    folder) and how many of the server's files stay."""
+    folder)."""
 
     names: list[str]
-    kept: int
 
 
 class References:
@@ -86,8 +85,7 @@ def plan_removal(
     listed = {o.name: o for o in files.listing() if WRITTEN.fullmatch(o.name)}
     young = [name for name, o in listed.items() if o.last_modified_ms > cutoff_ms]
     needed = references.needed(files, [*served, *young])
-    names = sorted(name for name in listed if name not in needed)
-    return Removal(names, len(listed) - len(names))
+    return Removal(sorted(name for name in listed if name not in needed))
 
 
 def _names_others(name: str) -> bool:

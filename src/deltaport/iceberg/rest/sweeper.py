@@ -59,8 +59,6 @@ class IcebergSweeper:
         self._retain = retain_seconds
         self._options_for = options_for
         self._clock = clock
-        self._stopped = threading.Event()
-        self._thread: threading.Thread | None = None
 
     def sweep(self, *, dry_run: bool = False) -> list[SweptTable]:
         """Sweep every location once; the ones that could not be swept are logged."""
@@ -95,19 +93,18 @@ class IcebergSweeper:
         return swept
 
     def start(self, every_seconds: float) -> None:
-        """Sweep every ``every_seconds`` on a daemon thread, the first sweep one interval
-        after the start (not while the server warms up)."""
-        self._thread = threading.Thread(
-            target=self._sweeping, args=(every_seconds,), name="deltaport-iceberg-cleanup"
-        )
-        self._thread.daemon = True
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._stopped.set()
+        """Sweep every ``every_seconds`` on a daemon thread (it ends with the process), the
+        first sweep one interval after the start (not while the server warms up)."""
+        threading.Thread(
+            target=self._sweeping,
+            args=(every_seconds,),
+            name="deltaport-iceberg-cleanup",
+            daemon=True,
+        ).start()
 
     def _sweeping(self, every_seconds: float) -> None:
-        while not self._stopped.wait(every_seconds):
+        while True:
+            time.sleep(every_seconds)
             try:
                 self.sweep()
             except Exception:  # a failed sweep is retried at the next interval
