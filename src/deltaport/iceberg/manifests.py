@@ -34,7 +34,7 @@ from deltaport.iceberg.avro_schemas import avro_name, manifest_entry_schema, man
 from deltaport.iceberg.bounds import StatsColumn
 from deltaport.iceberg.column_metrics import metric_columns
 from deltaport.iceberg.deletion_vectors import puffin_file, vector_blob
-from deltaport.iceberg.files import MetadataFiles, name_in
+from deltaport.iceberg.files import MetadataFiles, append_whole, name_in
 from deltaport.storage import Storage
 
 FILES_PER_MANIFEST = 512
@@ -413,9 +413,8 @@ class ManifestStore:
     def _append_index(self, written: dict[str, ManifestInfo]) -> None:
         """Record manifests just written in the index file (after the files themselves)."""
         lines = "".join(json.dumps({"digest": d, **asdict(i)}) + "\n" for d, i in written.items())
-        self.directory.mkdir(parents=True, exist_ok=True)
-        with self._lock, self._index_path.open("a") as index:
-            index.write(lines)
+        with self._lock:
+            append_whole(self._index_path, lines)
 
 
 def _buckets(paths: Sequence[str], rows: Sequence[int]) -> list[list[int]]:

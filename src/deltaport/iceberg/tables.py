@@ -26,7 +26,7 @@ from deltaport.iceberg.avro.binary import concatenated
 from deltaport.iceberg.bounds import stats_columns
 from deltaport.iceberg.errors import UnsupportedTable
 from deltaport.iceberg.field_ids import ASSIGNED_FROM_WITH_MAPPING, FieldIds
-from deltaport.iceberg.files import MetadataFiles, name_in, reader_path
+from deltaport.iceberg.files import MetadataFiles, append_whole, name_in, reader_path
 from deltaport.iceberg.manifests import DataFiles, ManifestStore, SnapshotFiles
 from deltaport.iceberg.metadata import (
     SnapshotEntry,
@@ -180,15 +180,13 @@ class _TableState:
         mapped = snapshot.metadata.column_mapping_mode != "none"
         built = _Built(entry, snapshot.metadata.schema_string, columns, mapped)
         self._built[version] = built
-        self.directory.mkdir(parents=True, exist_ok=True)
-        with self._index.open("a") as index:
-            item = {
-                "entry": asdict(entry),
-                "schema": built.schema_string,
-                "partitions": columns,
-                "mapped": mapped,
-            }
-            index.write(json.dumps(item) + "\n")
+        item = {
+            "entry": asdict(entry),
+            "schema": built.schema_string,
+            "partitions": columns,
+            "mapped": mapped,
+        }
+        append_whole(self._index, json.dumps(item) + "\n")
         return built
 
     def _schema(self, snapshot: Snapshot) -> IcebergSchema:
