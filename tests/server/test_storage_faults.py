@@ -1,4 +1,5 @@
-"""A real server reading S3 (moto) and Azure (Azurite) through a fault-injecting proxy.
+"""A real server reading S3 (moto), Azure (Azurite) and GCS (fake-gcs-server) through a
+fault-injecting proxy.
 
 Bursts of 5xx and reads that hang past the client timeout are retried by obstore within
 the server's bounds; an outage that outlasts them is a clean 500 ``INTERNAL_ERROR`` (before
@@ -11,7 +12,7 @@ tests/server/test_end_stream.py.)
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,14 +24,14 @@ import pytest
 from deltalake import write_deltalake
 
 from deltaport.client import SharingClient, SharingError
-from deltaport.storage import Storage
-from emulators import AzuriteEmulator, S3Emulator
+from deltaport.storage import Location, Storage
+from emulators import AzuriteEmulator, GcsEmulator, S3Emulator
 from sharing_server import TOKEN, RunningServer, ndjson, start_server, stop_server
 from storage_faults import FaultyStorageProxy
 
 ROWS = [{"id": i, "part": "a" if i % 2 else "b"} for i in range(40)]
 TABLE = "/shares/s/schemas/sc/tables/t"
-STORAGE_KEY_HINTS = ("127.0.0.1", "devstoreaccount1", "X-Amz", "sig=")
+STORAGE_KEY_HINTS = ("127.0.0.1", "devstoreaccount1", "X-Amz", "X-Goog", "sig=")
 # Each attempt gives up after 1 s, two retries within 4 s: an outage answers in seconds.
 BOUNDS = {"timeout": "1s", "max_retries": "2", "retry_timeout": "4"}
 
@@ -42,6 +43,7 @@ class FaultyCloud:
     server: RunningServer
     proxy: FaultyStorageProxy
     storage: Storage  # the table, straight to the emulator
+    put: Callable[[Location, bytes], None]  # an object written straight to the emulator
 
     def client(self) -> httpx.Client:
         return self.server.client()
@@ -70,10 +72,26 @@ def serve(location: str, options: dict[str, str], tmp: Path) -> RunningServer:
     return start_server(config, tmp)
 
 
-@pytest.fixture(scope="module", params=["s3", "azure"])
+@pytest.fixture(scope="module", params=["s3", "azure", "gcs"])
 def cloud(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[FaultyCloud]:
+    tmp = tmp_path_factory.mktemp(f"faults-{request.param}")
+    if request.param == "gcs":
+        gcs: GcsEmulator = request.getfixturevalue("gcs_emulator")
+        gcs.create_bucket("faults")
+        location, upstream, options = "gs://faults/t/", gcs.endpoint, gcs.options()
+        write_table(str(tmp / "t"), {})
+        gcs.upload_tree(tmp / "t", "faults", "t")
+        proxy = FaultyStorageProxy(upstream)
+        with proxy.running():
+            server = serve(location, gcs.options(proxy.endpoint), tmp)
+            try:
+                storage = Storage(location, options)
+                yield FaultyCloud(request.param, location, server, proxy, storage, _upload(gcs))
+            finally:
+                stop_server(server)
+        return
     if request.param == "s3":
         s3: S3Emulator = request.getfixturevalue("s3_emulator")
         s3.create_bucket("faults")
@@ -90,11 +108,28 @@ def cloud(
     proxy = FaultyStorageProxy(upstream)
     with proxy.running():
         proxied = {**options, endpoint_key: upstream.replace(_origin(upstream), proxy.endpoint)}
-        server = serve(location, proxied, tmp_path_factory.mktemp(f"faults-{request.param}"))
+        server = serve(location, proxied, tmp)
         try:
-            yield FaultyCloud(request.param, location, server, proxy, Storage(location, options))
+            storage = Storage(location, options)
+            yield FaultyCloud(request.param, location, server, proxy, storage, _put(storage))
         finally:
             stop_server(server)
+
+
+def _upload(gcs: GcsEmulator) -> Callable[[Location, bytes], None]:
+    """fake-gcs-server takes uploads on its JSON API only."""
+
+    def put(location: Location, data: bytes) -> None:
+        gcs.upload(location.bucket, location.key, data)
+
+    return put
+
+
+def _put(storage: Storage) -> Callable[[Location, bytes], None]:
+    def put(location: Location, data: bytes) -> None:
+        obstore.put(storage.object_store(location), location.key, data)
+
+    return put
 
 
 def _origin(url: str) -> str:
@@ -213,4 +248,4 @@ def test_a_file_deleted_before_its_download_is_a_clear_error(
         assert "the file is gone" in str(info.value)
         assert "<?xml" not in str(info.value)
     finally:
-        obstore.put(faulty.storage.object_store(location), location.key, kept)
+        faulty.put(location, kept)

@@ -1,8 +1,9 @@
 """GCS V4 signed URLs, checked offline.
 
-No GCS emulator installs from PyPI or npm here, so this test signs with a freshly generated
-service-account key and verifies each URL the way GCS does: it rebuilds the canonical
-request from the URL as sent and checks the RSA signature with the public key.
+The GCS emulator of the suite (fake-gcs-server, tests/emulators.py) checks no signature, so
+this test signs with a freshly generated service-account key and verifies each URL the way
+GCS does: it rebuilds the canonical request from the URL as sent and checks the RSA
+signature with the public key.
 """
 
 from __future__ import annotations

@@ -41,6 +41,11 @@ class DatabaseUnavailableError(Exception):
     restarting). The connection is opened again on the next use."""
 
 
+class DatabaseFullError(Exception):
+    """The database's disk (or its quota) is full: the write was refused and rolled back,
+    and writes succeed again once space is freed, without a restart."""
+
+
 class Database:
     """A connection used by one thread at a time (a lock serialises callers). A PostgreSQL
     connection lost to a restart is opened again on the next call.
@@ -129,6 +134,8 @@ class Database:
             with _Watchdog(self._connection, STALLED_SECONDS):
                 yield self._connection
         except Exception as exc:
+            if _full(exc):
+                raise DatabaseFullError(f"the catalog database's disk is full: {exc}") from exc
             if _unavailable(exc):
                 raise DatabaseUnavailableError(
                     f"the catalog database is unavailable: {exc}"
@@ -231,6 +238,12 @@ def _connect(url: str, create: bool) -> Any:
     postgres.execute(f"SET statement_timeout = {STATEMENT_TIMEOUT_SECONDS * 1000}")
     postgres.commit()
     return _PostgresConnection(postgres)
+
+
+def _full(exc: Exception) -> bool:
+    if isinstance(exc, sqlite3.Error):
+        return getattr(exc, "sqlite_errorname", "") == "SQLITE_FULL"
+    return getattr(exc, "sqlstate", None) == "53100"  # PostgreSQL's disk_full
 
 
 def _unavailable(exc: Exception) -> bool:

@@ -9,10 +9,11 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from enum import Enum
 
-from deltaport.catalog.database import Database, DatabaseUnavailableError, Row
+from deltaport.catalog.database import Database, DatabaseFullError, DatabaseUnavailableError, Row
 from deltaport.catalog.limits import properties_problem
 from deltaport.protocol.credentials import URL
 from deltaport.protocol.errors import (
+    InsufficientStorageError,
     InvalidParameterError,
     ResourceExistsError,
     ResourceNotFoundError,
@@ -38,7 +39,7 @@ def catalog_refusal(exc: Exception) -> SharingError | None:
     for every route that reads or changes the catalog over HTTP (the admin API, the
     provider API, the activation links). A name that does not exist answers 404, one taken
     409, any other refused change 400 with the catalog's reason, and a database that
-    cannot be reached 503."""
+    cannot be reached 503, one whose disk is full 507."""
     if isinstance(exc, CatalogNotFoundError):
         return ResourceNotFoundError(str(exc))
     if isinstance(exc, CatalogConflictError):
@@ -48,6 +49,11 @@ def catalog_refusal(exc: Exception) -> SharingError | None:
     if isinstance(exc, DatabaseUnavailableError):
         return TemporarilyUnavailableError(
             "the catalog database cannot be reached at the moment; retry later"
+        )
+    if isinstance(exc, DatabaseFullError):
+        return InsufficientStorageError(
+            "the catalog database's disk is full: nothing was changed; retry once the "
+            "provider has freed space"
         )
     return None
 

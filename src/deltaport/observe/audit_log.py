@@ -4,14 +4,18 @@ written by a thread of their own, so that no answer waits on the database or the
 The thread writes whatever is buffered every :data:`FLUSH_SECONDS` (to the catalog
 database in one transaction, and as JSON lines), and once more when the log is closed, so
 a clean stop loses nothing; only a killed process loses the last second. While the
-database cannot be reached the records stay buffered and are written once it answers; past
-:data:`MAX_BUFFERED` the oldest are dropped (and counted). Records older than the
-retention are removed hourly.
+database cannot be reached (or its disk is full) the records stay buffered and are written
+once it answers; past :data:`MAX_BUFFERED` the oldest are dropped (and counted). JSON lines
+that cannot be written (a full disk) are counted as dropped when the database has the
+records, and kept for the next flush when it does not; a file never keeps a torn line.
+Records older than the retention are removed hourly.
 """
 
 from __future__ import annotations
 
 import logging
+import os
+import stat
 import threading
 import time
 from collections import deque
@@ -90,8 +94,22 @@ class AuditLog:
                         self._bound()
                     return
             if self._lines is not None:
-                self._lines.write("".join(_line(r) for r in batch))
-                self._lines.flush()
+                try:
+                    _append(self._lines, "".join(_line(r) for r in batch))
+                except OSError as exc:  # a full disk
+                    if self._database is None:  # kept nowhere yet: try again next time
+                        log.warning("audit records not written yet (%d kept): %s", len(batch), exc)
+                        with self._buffer_lock:
+                            self._buffer.extendleft(reversed(batch))
+                            self._bound()
+                        return
+                    log.warning(
+                        "%d audit records kept in the database but not written as JSON lines: %s",
+                        len(batch),
+                        exc,
+                    )
+                    self.dropped += len(batch)
+                    AUDIT_DROPPED.inc(len(batch))
             self.written += len(batch)
             AUDIT_WRITTEN.inc(len(batch))
 
@@ -133,6 +151,29 @@ class AuditLog:
 
 
 _encode = msgspec.json.encode
+
+
+def _append(stream: TextIO, text: str) -> None:
+    """Write ``text`` to ``stream``; to a file whole or not at all: a write cut short (a
+    full disk) is truncated back off, so that no torn line is left for the next to follow."""
+    try:
+        descriptor = stream.fileno()
+        regular = stat.S_ISREG(os.fstat(descriptor).st_mode)
+    except (OSError, ValueError):  # not a file (io.UnsupportedOperation is both)
+        regular = False
+    if not regular:
+        stream.write(text)
+        stream.flush()
+        return
+    stream.flush()
+    size = os.fstat(descriptor).st_size
+    data = text.encode()
+    try:
+        while data:
+            data = data[os.write(descriptor, data) :]
+    except OSError:
+        os.ftruncate(descriptor, size)
+        raise
 
 
 def _line(record: AuditRecord) -> str:

@@ -81,7 +81,8 @@ AUDIT_WRITTEN = Counter(
 AUDIT_DROPPED = Counter(
     "deltaport_audit_records_dropped",
     "Audit records lost: dropped past the buffer's bound while the database could not be "
-    "reached, or still unwritten when the process stopped",
+    "reached, still unwritten when the process stopped, or kept in the database but not "
+    "written as JSON lines (a full disk)",
     registry=REGISTRY,
 )
 

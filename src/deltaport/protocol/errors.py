@@ -143,6 +143,15 @@ class TemporarilyUnavailableError(SharingError):
     error_code = "TEMPORARILY_UNAVAILABLE"
 
 
+class InsufficientStorageError(SharingError):
+    """A write the server could not make: the disk under its catalog database (or the
+    Iceberg metadata directory) is full. Nothing of it was kept; the same request succeeds
+    once the provider frees space."""
+
+    status = 507
+    error_code = "INSUFFICIENT_STORAGE"
+
+
 class InternalError(SharingError):
     """Anything unexpected; the message never carries the cause."""
 

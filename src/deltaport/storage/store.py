@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import threading
 from collections.abc import Mapping, Sequence
+from contextlib import suppress
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -21,6 +23,15 @@ from deltaport.storage.uri import Location, parse_location
 
 class StorageError(OSError):
     """Storage could not be reached or answered with an error."""
+
+
+class StorageFullError(StorageError):
+    """A local write found its disk (or quota, or file size limit) full; nothing of it is
+    left behind."""
+
+
+FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
+"""What a write on a full disk, over a quota or past a file size limit fails with."""
 
 
 class ObjectNotFoundError(StorageError, FileNotFoundError):
@@ -180,14 +191,17 @@ class Storage:
         """Write the whole object at once: a reader sees it whole or not at all (a local
         file is written beside and renamed; an object store's put is atomic)."""
         if location.kind == "local":
+            partial = f"{location.key}.{os.getpid()}.{threading.get_ident()}.partial"
             try:
                 os.makedirs(os.path.dirname(location.key), exist_ok=True)
-                partial = f"{location.key}.{os.getpid()}.{threading.get_ident()}.partial"
                 with open(partial, "wb") as fh:
                     fh.write(data)
                 os.replace(partial, location.key)
             except OSError as exc:
-                raise StorageError(f"cannot write {location.uri}: {exc.strerror}") from exc
+                with suppress(OSError):
+                    os.remove(partial)
+                error = StorageFullError if exc.errno in FULL_ERRNOS else StorageError
+                raise error(f"cannot write {location.uri}: {exc.strerror}") from exc
             return
         try:
             obstore.put(self.object_store(location), location.key, data)

@@ -14,19 +14,13 @@ from starlette.requests import Request
 
 from deltaport.admin.catalog_api import CatalogService
 from deltaport.admin.tokens import AdminTokens
-from deltaport.catalog.database import DatabaseUnavailableError
-from deltaport.catalog.rows import CatalogConflictError, CatalogError, CatalogNotFoundError
+from deltaport.catalog.database import DatabaseFullError, DatabaseUnavailableError
+from deltaport.catalog.rows import CatalogError, catalog_refusal
 from deltaport.console.auth import form
 from deltaport.console.sessions import Session, same_token
 from deltaport.observe.audit_log import AuditLog
 from deltaport.observe.audit_record import USER_AGENT_LENGTH, AuditRecord
-from deltaport.protocol.errors import (
-    InvalidParameterError,
-    ResourceExistsError,
-    ResourceNotFoundError,
-    SharingError,
-    TemporarilyUnavailableError,
-)
+from deltaport.protocol.errors import InternalError, SharingError
 
 T = TypeVar("T")
 
@@ -78,7 +72,7 @@ class Changes:
         started = self._now()
         try:
             result = await run_in_threadpool(change)
-        except (CatalogError, DatabaseUnavailableError) as exc:
+        except (CatalogError, DatabaseUnavailableError, DatabaseFullError) as exc:
             error = _as_error(exc)
             self._record(request, operation, target, started, error.status, error.error_code)
             raise ChangeFailed(error) from None
@@ -136,13 +130,6 @@ class Changes:
 
 
 def _as_error(exc: Exception) -> SharingError:
-    """The answer the admin API gives for ``exc`` (see ``admin.catalog_api.catalog_errors``)."""
-    if isinstance(exc, CatalogNotFoundError):
-        return ResourceNotFoundError(str(exc))
-    if isinstance(exc, CatalogConflictError):
-        return ResourceExistsError(str(exc))
-    if isinstance(exc, CatalogError):
-        return InvalidParameterError(str(exc))
-    return TemporarilyUnavailableError(
-        "the catalog database cannot be reached at the moment; retry later"
-    )
+    """The answer the admin API gives for ``exc`` (one of those :meth:`run` catches)."""
+    refusal = catalog_refusal(exc)
+    return refusal if refusal is not None else InternalError()

@@ -14,6 +14,8 @@ import os
 import threading
 from pathlib import Path
 
+from deltaport.storage import FULL_ERRNOS, StorageError, StorageFullError
+
 ASSIGNED_FROM_WITH_MAPPING = 1_000_000
 """Where ids this server assigns start in a column-mapping table: far above the table's own
 ids, so that the two never meet."""
@@ -53,6 +55,13 @@ class FieldIds:
                 return
             self._path.parent.mkdir(parents=True, exist_ok=True)
             partial = self._path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
-            partial.write_text(json.dumps({"next": self._next, "ids": self._ids}, sort_keys=True))
-            os.replace(partial, self._path)
+            try:
+                partial.write_text(
+                    json.dumps({"next": self._next, "ids": self._ids}, sort_keys=True)
+                )
+                os.replace(partial, self._path)
+            except OSError as exc:
+                partial.unlink(missing_ok=True)
+                error = StorageFullError if exc.errno in FULL_ERRNOS else StorageError
+                raise error(f"cannot write {self._path}: {exc.strerror}") from exc
             self._dirty = False

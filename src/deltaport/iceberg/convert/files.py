@@ -8,10 +8,11 @@ its disk in either case: only what readers open goes to the table's store."""
 
 from __future__ import annotations
 
+import os
 import threading
 from pathlib import Path
 
-from deltaport.storage import ObjectInfo, Storage
+from deltaport.storage import FULL_ERRNOS, ObjectInfo, Storage, StorageError, StorageFullError
 from deltaport.storage.uri import Location
 
 METADATA_FOLDER = "metadata"
@@ -86,6 +87,26 @@ class MetadataFiles:
         with self._lock:
             self._known.difference_update(names)
         self._storage.delete([self._root.child(name) for name in names])
+
+
+def append_whole(path: Path, text: str) -> None:
+    """Append ``text`` (whole lines) to one of the server's index files, or nothing: a
+    write that fails (a full disk) is cut back off, so that no torn line is left for the
+    next append to follow."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    descriptor = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    try:
+        size = os.fstat(descriptor).st_size
+        data = text.encode()
+        try:
+            while data:
+                data = data[os.write(descriptor, data) :]
+        except OSError as exc:
+            os.ftruncate(descriptor, size)
+            error = StorageFullError if exc.errno in FULL_ERRNOS else StorageError
+            raise error(f"cannot write {path}: {exc.strerror}") from exc
+    finally:
+        os.close(descriptor)
 
 
 def reader_path(location: Location) -> str:

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from deltaport.iceberg.convert.cleanup import rewrite_lines
-from deltaport.iceberg.convert.files import name_in
+from deltaport.iceberg.convert.files import append_whole, name_in
 
 MANIFEST_INDEX = "manifests.jsonl"
 
@@ -80,8 +80,8 @@ class ManifestIndex:
     def record(self, written: dict[str, ManifestInfo]) -> None:
         """Append manifests just written to the file (after the files themselves)."""
         lines = "".join(json.dumps({"digest": d, **asdict(i)}) + "\n" for d, i in written.items())
-        with self._lock, self._path.open("a") as index:
-            index.write(lines)
+        with self._lock:
+            append_whole(self._path, lines)
 
     def forget(self, removed: set[str]) -> None:
         """Drop the manifests whose file names are in ``removed``, except the one holding

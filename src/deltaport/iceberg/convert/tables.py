@@ -26,7 +26,13 @@ from deltaport.iceberg.avro.binary import concatenated
 from deltaport.iceberg.convert.bounds import stats_columns
 from deltaport.iceberg.convert.cleanup import References, plan_removal, rewrite_lines
 from deltaport.iceberg.convert.field_ids import ASSIGNED_FROM_WITH_MAPPING, FieldIds
-from deltaport.iceberg.convert.files import METADATA_FOLDER, MetadataFiles, name_in, reader_path
+from deltaport.iceberg.convert.files import (
+    METADATA_FOLDER,
+    MetadataFiles,
+    append_whole,
+    name_in,
+    reader_path,
+)
 from deltaport.iceberg.convert.manifest_index import MANIFEST_INDEX, forget_manifests
 from deltaport.iceberg.convert.manifests import DataFiles, ManifestStore, SnapshotFiles
 from deltaport.iceberg.convert.metadata import (
@@ -265,15 +271,13 @@ class _TableState:
         mapped = snapshot.metadata.column_mapping_mode != "none"
         built = _Built(entry, snapshot.metadata.schema_string, columns, mapped)
         self._built[version] = built
-        self.directory.mkdir(parents=True, exist_ok=True)
-        with self._index.open("a") as index:
-            item = {
-                "entry": asdict(entry),
-                "schema": built.schema_string,
-                "partitions": columns,
-                "mapped": mapped,
-            }
-            index.write(json.dumps(item) + "\n")
+        item = {
+            "entry": asdict(entry),
+            "schema": built.schema_string,
+            "partitions": columns,
+            "mapped": mapped,
+        }
+        append_whole(self._index, json.dumps(item) + "\n")
         return built
 
     def _schema(self, snapshot: Snapshot) -> IcebergSchema:

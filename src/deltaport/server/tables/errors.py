@@ -11,12 +11,13 @@ import logging
 from deltaport.catalog.model import SharedTable
 from deltaport.delta.errors import DeltaError, LogCorruptError, TableNotFoundError
 from deltaport.protocol.errors import (
+    InsufficientStorageError,
     InternalError,
     ResourceNotFoundError,
     SharingError,
     TableCorruptError,
 )
-from deltaport.storage import StorageError
+from deltaport.storage import StorageError, StorageFullError
 
 log = logging.getLogger(__name__)
 
@@ -35,6 +36,11 @@ def table_failure(table: SharedTable, exc: DeltaError | StorageError) -> Sharing
     log.error("reading table %s failed: %s", name, exc)
     if isinstance(exc, LogCorruptError):
         return corrupt_table(name, exc.version)
+    if isinstance(exc, StorageFullError):
+        return InsufficientStorageError(
+            f"the server's disk is full: table {name} cannot be prepared for reading; retry "
+            "once the provider has freed space"
+        )
     return InternalError()
 
 
