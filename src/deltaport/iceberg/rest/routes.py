@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import base64
 import logging
-from collections.abc import Awaitable, Callable
 
 import msgspec
 from starlette.concurrency import run_in_threadpool
@@ -37,12 +36,10 @@ from deltaport.iceberg.errors import (
 )
 from deltaport.iceberg.rest.credentials import file_io_properties, storage_credentials
 from deltaport.observe.audit_log import AuditLog
-from deltaport.observe.audit_operations import operation_of
 from deltaport.protocol.credentials import DIR, TemporaryCredentials, TemporaryCredentialsRequest
 from deltaport.protocol.errors import SharingError, TooManyRequestsError
-from deltaport.server.http.audited import SharingAudit
+from deltaport.server.http.audited import RecipientGuard, SharingAudit
 from deltaport.server.limits.sharing_limits import SharingLimits
-from deltaport.server.oauth.client_address import client_host
 from deltaport.server.sources.catalog_source import CatalogSource
 from deltaport.server.tables.credentials import CredentialService
 from deltaport.server.tables.errors import table_failure
@@ -70,8 +67,6 @@ SERVED = [
 ]
 """The routes below ``/v1/config``, as its ``endpoints`` list names them."""
 
-Handler = Callable[[Request, Recipient], Awaitable[Response]]
-
 
 class IcebergCatalog:
     """The catalog's routes over ``source`` (who asks and what it may see) and ``tables``
@@ -86,10 +81,10 @@ class IcebergCatalog:
         credentials: CredentialService | None = None,
     ) -> None:
         self._source = source
-        self._limits = limits
         self._tables = tables
         self._credentials = credentials
-        self._audit = SharingAudit(audit) if audit is not None else None
+        sharing_audit = SharingAudit(audit) if audit is not None else None
+        self._guard = RecipientGuard(source, limits, sharing_audit, _refusal)
 
     def routes(self, base: str = BASE_PATH) -> list[BaseRoute]:
         g = self._guard
@@ -127,27 +122,6 @@ class IcebergCatalog:
             ),
             Route(base + "/{rest:path}", self.unsupported, methods=_ALL_METHODS),
         ]
-
-    def _guard(self, handler: Handler) -> Callable[[Request], Awaitable[Response]]:
-        audit = self._audit
-        operation = operation_of(handler)
-
-        async def endpoint(request: Request) -> Response:
-            started, name, code = audit.start() if audit else 0, None, None
-            try:
-                recipient = self._limits.authenticate(self._source, request)
-                name = recipient.name
-                recipient.ip_access.admit(client_host(request.scope))
-                response = await handler(request, recipient)
-            except SharingError as exc:
-                response, code = _sharing_error(exc, request).response(), exc.error_code
-            except IcebergError as exc:
-                response, code = exc.response(), exc.kind
-            if audit is None:
-                return response
-            return await audit.answered(request, operation, started, name, response, code)
-
-        return endpoint
 
     # -- routes ----------------------------------------------------------------------------
     async def config(self, request: Request, recipient: Recipient) -> Response:
@@ -317,6 +291,15 @@ def _page(request: Request, names: list[str]) -> tuple[list[str], str | None]:
     more = start + size < len(names)
     next_token = base64.urlsafe_b64encode(page[-1].encode()).decode() if more else None
     return page, next_token
+
+
+def _refusal(exc: Exception, request: Request) -> tuple[Response, str] | None:
+    """A refusal in the specification's shape (its exception type the audited code)."""
+    if isinstance(exc, SharingError):
+        return _sharing_error(exc, request).response(), exc.error_code
+    if isinstance(exc, IcebergError):
+        return exc.response(), exc.kind
+    return None
 
 
 def _sharing_error(exc: SharingError, request: Request) -> IcebergError:
