@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
+from unittest.mock import ANY
 
 import httpx
 import pytest
@@ -65,8 +66,8 @@ def test_the_served_document_lists_the_catalog_and_stays_valid(
 
 
 def test_the_document_lists_exactly_the_routes_served(tmp_path: Path) -> None:
-    """The routes of the catalog, at a base path of the configuration's, each documented;
-    the catch-all answering the refusals and unknown paths is the only one not listed."""
+    """The routes of the catalog, at a base path of the configuration's, each documented
+    (the refusals and unknown paths are answered by a route that is not a path of its own)."""
     config = parse_config(
         {"version": 1, "shares": [], "iceberg": {"path": "/lake/", "metadataDirectory": "m"}}, {}
     )
@@ -75,8 +76,6 @@ def test_the_document_lists_exactly_the_routes_served(tmp_path: Path) -> None:
     served: set[tuple[str, str]] = set()
     for route in app.routes:
         if isinstance(route, Route) and route.path.startswith("/lake/"):
-            if route.path == "/lake/{rest:path}":
-                continue
             # Starlette adds HEAD to every GET route: the documented HEADs are tried below
             served |= {(m, route.path) for m in route.methods or () if m != "HEAD"}
     operations = _operations(app.state.openapi, "/lake")
@@ -106,11 +105,24 @@ def test_each_documented_operation_is_answered_as_documented(
             assert answer.status_code in (200, 204), (method, path, answer.text)
 
 
-@pytest.mark.parametrize("method", ["GET", "HEAD", "POST"])
-def test_an_undocumented_path_is_refused_in_the_error_shape(
-    iceberg_server: RunningServer, method: str
+@pytest.mark.parametrize(
+    ("method", "path", "status"),
+    [
+        ("GET", "/v1/shares/Sales/views", 404),
+        ("HEAD", "/v1/shares/Sales/views", 404),
+        ("POST", "/v1/shares/Sales/views", 406),
+        ("OPTIONS", "/v1/config", 406),
+        # a newline in the path (fuzzing found it answered 404 in Delta Sharing's shape)
+        ("POST", "/v1/shares/%0Ax/transactions/commit", 406),
+        ("GET", "/v1/shares/%0A/views", 404),
+        ("PUT", "/v1/%0A", 406),
+    ],
+)
+def test_what_the_catalog_does_not_serve_is_refused_in_its_error_shape(
+    catalog_uri: str, method: str, path: str, status: int
 ) -> None:
-    answer = httpx.request(method, iceberg_server.base + "/iceberg/v1/shares/Sales/views")
-    assert answer.status_code == (406 if method == "POST" else 404)
+    answer = httpx.request(method, catalog_uri + path, json={})
+    assert answer.status_code == status, answer.text
     if method != "HEAD":
-        assert answer.json()["error"]["code"] == answer.status_code
+        kind = "NoSuchResourceException" if status == 404 else "UnsupportedOperationException"
+        assert answer.json()["error"] == {"message": ANY, "type": kind, "code": status}

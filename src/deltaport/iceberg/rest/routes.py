@@ -13,12 +13,15 @@ from __future__ import annotations
 
 import base64
 import logging
+from typing import Any
 
 import msgspec
 from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import URLPath
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import BaseRoute, Route
+from starlette.routing import BaseRoute, Match, NoMatchFound, Route
+from starlette.types import Receive, Scope, Send
 
 from deltaport.catalog.model import Recipient, SharedTable
 from deltaport.delta.errors import DeltaError
@@ -120,7 +123,7 @@ class IcebergCatalog:
                 g(self.report_metrics),
                 methods=["POST"],
             ),
-            Route(base + "/{rest:path}", self.unsupported, methods=_ALL_METHODS),
+            EverythingElse(base),
         ]
 
     # -- routes ----------------------------------------------------------------------------
@@ -225,13 +228,6 @@ class IcebergCatalog:
         )
         return Response(status_code=204)
 
-    async def unsupported(self, request: Request) -> Response:
-        if request.method in ("GET", "HEAD"):
-            error: IcebergError = NoSuchResource("no such route in this catalog")
-        else:
-            error = UnsupportedOperation("this catalog is read-only")
-        return error.response()
-
     def _table(self, request: Request, recipient: Recipient) -> SharedTable:
         p = request.path_params
         namespace = _namespace(p["schema"])
@@ -251,7 +247,29 @@ class NoSuchResource(IcebergError):
     kind = "NoSuchResourceException"
 
 
-_ALL_METHODS = ["GET", "HEAD", "POST", "PUT", "DELETE", "PATCH"]
+class EverythingElse(BaseRoute):
+    """Every other request under the catalog's base path, whatever its method and whatever
+    its path holds (a newline too, which a ``{rest:path}`` route does not match): a GET or
+    HEAD asks for a resource that does not exist, anything else for a write this read-only
+    catalog refuses; both answered in the specification's error shape, to anyone."""
+
+    def __init__(self, base: str) -> None:
+        self._prefix = base + "/"
+
+    def matches(self, scope: Scope) -> tuple[Match, Scope]:
+        if scope["type"] == "http" and scope["path"].startswith(self._prefix):
+            return Match.FULL, {}
+        return Match.NONE, {}
+
+    def url_path_for(self, name: str, /, **path_params: Any) -> URLPath:
+        raise NoMatchFound(name, path_params)
+
+    async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["method"] in ("GET", "HEAD"):
+            error: IcebergError = NoSuchResource("no such route in this catalog")
+        else:
+            error = UnsupportedOperation("this catalog is read-only")
+        await error.response()(scope, receive, send)
 
 
 def offered(table: SharedTable) -> bool:
