@@ -305,7 +305,7 @@ def catalog_paths(base: str) -> dict[str, Any]:
         },
         namespace: {
             "get": _op(
-                "icebergLoadNamespace",
+                "icebergGetNamespace",
                 "A schema of the share",
                 names,
                 {**_ok("GetNamespaceResponse"), **guarded, **_errors("404")},

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import base64
 import logging
+from collections.abc import Mapping
 from typing import Any
 
 import msgspec
@@ -152,7 +153,7 @@ class IcebergCatalog:
         names = [s.name for s in self._source.view().schemas(recipient, share)]
         if request.query_params.get("parent"):
             names = []
-        page, token = _page(request, names)
+        page, token = name_page(request.query_params, names)
         return JSONResponse({"namespaces": [[n] for n in page], "next-page-token": token})
 
     async def get_namespace(self, request: Request, recipient: Recipient) -> Response:
@@ -167,7 +168,7 @@ class IcebergCatalog:
         namespace = _namespace(p["schema"])
         tables = self._source.view().tables(recipient, p["share"], namespace)
         names = [t.name for t in tables if offered(t)]
-        page, token = _page(request, names)
+        page, token = name_page(request.query_params, names)
         identifiers = [{"namespace": [namespace], "name": n} for n in page]
         return JSONResponse({"identifiers": identifiers, "next-page-token": token})
 
@@ -288,15 +289,19 @@ def _namespace(text: str) -> str:
     return text
 
 
-def _page(request: Request, names: list[str]) -> tuple[list[str], str | None]:
-    """A page of ``names`` (in catalog order) after the page token's name."""
-    params = request.query_params
+def name_page(params: Mapping[str, str], names: list[str]) -> tuple[list[str], str | None]:
+    """The page of ``names`` (in catalog order) that the query ``params`` ask for (after
+    the name in ``pageToken``, ``pageSize`` long), and the next page's token; raises
+    :class:`BadRequest` for a size or token this catalog does not take."""
     size_text = params.get("pageSize")
     size = DEFAULT_PAGE_SIZE
     if size_text is not None:
-        if not size_text.isdigit() or not 0 < int(size_text) <= MAX_PAGE_SIZE:
+        # ASCII digits only, and few of them: int() refuses other Unicode digits and more
+        # than 4,300 digits with a ValueError
+        short = size_text.isascii() and size_text.isdigit() and len(size_text) <= 9
+        size = int(size_text) if short else 0
+        if not 0 < size <= MAX_PAGE_SIZE:
             raise BadRequest(f"pageSize must be between 1 and {MAX_PAGE_SIZE}")
-        size = int(size_text)
     start = 0
     token = params.get("pageToken")
     if token:
