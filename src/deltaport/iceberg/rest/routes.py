@@ -217,7 +217,7 @@ class IcebergCatalog:
         self._table(request, recipient)
         try:
             report = msgspec.json.decode(await request.body() or b"{}")
-        except msgspec.DecodeError:
+        except (msgspec.DecodeError, RecursionError):  # nested deeper than it decodes
             raise BadRequest("the metrics report is not valid JSON") from None
         if not isinstance(report, dict):
             raise BadRequest("the metrics report must be a JSON object")
