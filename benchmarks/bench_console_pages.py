@@ -9,18 +9,21 @@ listener, signed in (the page) or with the admin token (the call):
 
 - the audit log, first page, and filtered by recipient, by table and by a time range,
   against ``GET /api/audit`` with the same filters and page size;
-- the recipients page (``/console/recipients``) and one recipient's page, and the shares
-  page (``/console/shares``) and one share's page, against the provider API's
-  ``GET /api/2.1/unity-catalog/recipients`` and ``.../shares`` (and ``.../{name}``),
-  timed only when the console has them (a page that answers 404 is left out and said so);
-- the overview (no list call stands for it: its time alone).
+- the recipients page (``/console/recipients``, first and last page) and one recipient's
+  page, the shares page (``/console/shares``, first and last page), one share's page and
+  a table's settings, against the provider API's ``GET /api/2.1/unity-catalog/recipients``
+  and ``.../shares`` (and ``.../{name}``), timed only when the console has them (a page
+  that answers 404 is left out and said so);
+- the shared tables, the confirmations asked before revoking a grant, dropping a share
+  and deleting a recipient, and the overview (no list call stands for them: their time
+  alone).
 
 Each pair is asked in turn, which goes first alternating, :data:`ROUNDS` times after one
 warm-up; the figures are medians, a ratio is the page's median over the call's (target:
 within 3x), and every page must be under :data:`PAGE_TARGET_MS`.
 
-Run: ``uv run python benchmarks/bench_console_pages.py`` (about two minutes, most of it
-writing the records).
+Run: ``uv run --frozen python benchmarks/bench_console_pages.py`` (about two minutes, most
+of it writing the records).
 """
 
 from __future__ import annotations
@@ -49,6 +52,8 @@ RATIO_TARGET = 3.0
 ADMIN_TOKEN = "bench-admin-token-0123456789"
 UNITY = "/api/2.1/unity-catalog"
 DAY_MS = 86_400_000
+TABLE = "/console/shares/s0424/schemas/d/tables/t"
+GRANT = "/console/recipients/r04242/grants/s0242"
 
 
 def fill(catalog: SqlCatalog, location: str) -> int:
@@ -100,9 +105,16 @@ def pairs(now: int) -> dict[str, tuple[str, str | None]]:
         ),
         "audit, a time range": (f"/console/audit?{day}", f"/api/audit?{day}&limit=50"),
         "recipients, first page": ("/console/recipients", f"{UNITY}/recipients"),
+        "recipients, last page": ("/console/recipients?offset=9900", f"{UNITY}/recipients"),
         "one recipient": ("/console/recipients/r04242", f"{UNITY}/recipients/r04242"),
         "shares, first page": ("/console/shares", f"{UNITY}/shares"),
+        "shares, last page": ("/console/shares?offset=900", f"{UNITY}/shares"),
         "one share": ("/console/shares/s0424", f"{UNITY}/shares/s0424"),
+        "a table's settings": (f"{TABLE}/edit", f"{UNITY}/shares/s0424"),
+        "tables": ("/console/tables", None),
+        "revoke a grant, asked": (f"{GRANT}/revoke", None),
+        "drop a share, asked": ("/console/shares/s0424/drop", None),
+        "delete recipient, asked": ("/console/recipients/r04242/delete", None),
         "overview": ("/console/", None),
     }
 

@@ -132,6 +132,9 @@ def build_parser() -> argparse.ArgumentParser:
     from deltaport.audit_cli import add_audit_command
 
     add_audit_command(commands)
+    from deltaport.iceberg_cli import add_iceberg_command
+
+    add_iceberg_command(commands)
     return parser
 
 

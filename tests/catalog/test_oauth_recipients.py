@@ -72,6 +72,15 @@ def _token(profile: dict[str, Any], **form: str) -> httpx.Response:
     return httpx.post(profile["tokenEndpoint"], data=body, headers=headers)
 
 
+def _sees_share(server: RunningServer, profile: dict[str, Any]) -> bool:
+    """Whether the server has seen both the recipient and its grant (two catalog changes)."""
+    answer = _token(profile)
+    if answer.status_code != 200:
+        return False
+    with server.client(answer.json()["access_token"]) as client:
+        return [s["name"] for s in client.get("/shares").json()["items"]] == ["s"]
+
+
 def _expected_rows() -> list[Any]:
     frame = DeltaTable(str(corpus_table(CORPUS).path)).to_pandas()
     return sorted(frame.to_dict("records"), key=lambda r: json.dumps(r, default=str))
@@ -89,7 +98,7 @@ def test_both_clients_read_with_an_oauth_profile(  # type: ignore[no-untyped-def
     assert profile["tokenEndpoint"] == server.url + "/oauth/token"
     assert profile["clientId"].startswith("dpc_")
     assert "bearerToken" not in profile
-    _eventually(lambda: _token(profile).status_code == 200)
+    _eventually(lambda: _sees_share(server, profile))
     expected = _expected_rows()
     ours = deltaport.load_as_pandas(f"{path}#s.sc.t").to_dict("records")
     assert sorted(ours, key=lambda r: json.dumps(r, default=str)) == expected
@@ -102,7 +111,7 @@ def test_both_clients_read_with_an_oauth_profile(  # type: ignore[no-untyped-def
 def test_the_token_endpoint_follows_rfc_6749(setup) -> None:  # type: ignore[no-untyped-def]
     server, url, tmp = setup
     _, profile = _recipient(server, url, tmp, "rfc")
-    _eventually(lambda: _token(profile).status_code == 200)
+    _eventually(lambda: _sees_share(server, profile))
     answer = _token(profile, scope="anything")
     assert answer.headers["cache-control"] == "no-store"
     body = answer.json()

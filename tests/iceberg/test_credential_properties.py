@@ -1,5 +1,6 @@
 """A vended credential in Iceberg's FileIO property names, for each cloud deltaport vends
-for (S3 is read end to end in test_cloud_catalog.py; these pin the Azure and GCS names)."""
+for (S3 and Azure are read end to end in test_cloud_catalog.py and test_azure_catalog.py;
+GCS only here)."""
 
 from __future__ import annotations
 
@@ -45,6 +46,22 @@ def test_azure_sas_is_keyed_by_the_account_host() -> None:
         "adls.sas-token": "sv=2024&sig=x",
     }
     assert storage_credentials(credentials) == [{"prefix": location, "config": properties}]
+
+
+def test_azure_off_azure_gets_a_connection_string_with_the_endpoint() -> None:
+    """An emulator's or a private blob endpoint reaches adlfs (pyiceberg's FileIO for
+    abfss://) only in a connection string; on Azure itself there is none (above)."""
+    credentials = TemporaryCredentials(
+        location="abfss://box@acct.dfs.core.windows.net/tables/t",
+        expirationTime=EXPIRES,
+        azureUserDelegationSas=AzureUserDelegationSas("sv=2024&sig=x"),
+        endpoint="http://127.0.0.1:10000/acct",
+    )
+    properties = file_io_properties(credentials)
+    assert properties["adls.connection-string"] == (
+        "BlobEndpoint=http://127.0.0.1:10000/acct;SharedAccessSignature=sv=2024&sig=x"
+    )
+    assert properties["adls.sas-token"] == "sv=2024&sig=x"
 
 
 def test_gcs_oauth_token() -> None:

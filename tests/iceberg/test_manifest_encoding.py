@@ -46,7 +46,7 @@ def test_manifests_decode_to_the_per_file_records(tmp_path: Path, table) -> None
         pytest.skip("not offered to Iceberg readers (test_corpus_readers pins why)")
     except (DeltaError, StorageError):
         pytest.skip("deltaport's own reader refuses this table (its own tests pin why)")
-    state = converter._state(shared)
+    state = converter._state(shared.location, shared.storage_options)
     store = state._manifests
     assert store is not None
     delta = open_table(location.uri)

@@ -85,6 +85,14 @@ def test_limits_have_defaults_and_must_be_positive() -> None:
     assert parse_config({"shutdownGraceSeconds": 0}, {}).shutdown_grace_seconds == 0
 
 
+def test_iceberg_cleanup_settings_have_defaults_and_must_not_be_negative() -> None:
+    iceberg = parse_config({}, {}).iceberg
+    assert (iceberg.retain_hours, iceberg.cleanup_interval_minutes) == (24, 60)
+    for key in ("retainHours", "cleanupIntervalMinutes"):
+        assert error_of({"iceberg": {key: -1}}) == f"iceberg.{key}: must not be negative"
+        assert parse_config({"iceberg": {key: 0}}, {}) is not None
+
+
 def test_async_query_bounds_have_defaults_and_must_be_positive() -> None:
     bounds = parse_config({}, {}).async_queries
     assert (bounds.enabled, bounds.max_per_recipient, bounds.idle_seconds) == (True, 16, 600)

@@ -62,7 +62,8 @@ def test_vended_directory_sas(server: RunningServer, azurite: AzuriteEmulator) -
         response = client.post(f"{TABLE}/temporary-table-credentials")
     assert response.status_code == 200, response.text
     credentials = response.json()["credentials"]
-    assert set(credentials) == {"location", "azureUserDelegationSas", "expirationTime"}
+    assert set(credentials) == {"location", "azureUserDelegationSas", "expirationTime", "endpoint"}
+    assert credentials["endpoint"] == azurite.endpoint  # not Azure's own: recipients are told
     token = credentials["azureUserDelegationSas"]["sasToken"]
     query = {k: v[0] for k, v in parse_qs(token).items()}
     assert {k: query[k] for k in ("sr", "sdd", "sp", "sv")} == {

@@ -151,3 +151,17 @@ def test_sigv4_signature_names_the_key(monkeypatch: pytest.MonkeyPatch) -> None:
     for key, at in (("sales/a+b.parquet", when), ("sales/a b.parquet", when + timedelta(0, 1))):
         other = parse_qs(urlsplit(_botocore_url(key, None, at, monkeypatch)).query)
         assert other["X-Amz-Signature"] != signature
+
+
+def test_delete_removes_objects_and_forgives_missing_ones(s3_emulator, tmp_path):
+    s3_emulator.create_bucket("doomed")
+    storage = Storage("s3://doomed/t/", s3_emulator.options)
+    objects = [storage.resolve(f"f{i}") for i in range(3)] + [storage.resolve("keep")]
+    for location in objects:
+        storage.write(location, b"x")
+    local = Storage(str(tmp_path))
+    local.write(local.resolve("a"), b"x")
+    storage.delete([*objects[:3], storage.resolve("never-written")])
+    local.delete([local.resolve("a"), local.resolve("b")])
+    assert [o.name for o in storage.list_dir("")] == ["keep"]
+    assert list(tmp_path.iterdir()) == []

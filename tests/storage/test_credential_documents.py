@@ -199,7 +199,8 @@ def test_azure_container_root_is_refused() -> None:
 
 def test_what_recipients_are_told_besides_the_credential() -> None:
     """S3: the bucket's region always; the endpoint only for an S3-compatible store, and
-    the one recipients reach when the server reaches it by another address."""
+    the one recipients reach when the server reaches it by another address. Azure: the
+    blob endpoint only when the options name one (an emulator, a private endpoint)."""
     s3 = parse_location("s3://b/tables/t")
     plain = CredentialSettings(aws_role_arn="arn:aws:iam::1:role/r")
     assert storage_hints(s3, {}, plain) == StorageHints(None, "us-east-1")
@@ -213,4 +214,8 @@ def test_what_recipients_are_told_besides_the_credential() -> None:
     )
     assert storage_hints(s3, minio, public).endpoint == "https://s3.example.com"
     azure = parse_location("az://container/tables/t")
-    assert storage_hints(azure, {"azure_storage_endpoint": "http://x"}, plain) == StorageHints()
+    assert storage_hints(azure, {"azure_storage_account_name": "a"}, plain) == StorageHints()
+    emulator = {"azure_storage_endpoint": "http://127.0.0.1:10000/a/"}
+    assert storage_hints(azure, emulator, plain) == StorageHints("http://127.0.0.1:10000/a")
+    told = CredentialSettings(azure_recipient_endpoint="https://blobs.example.com/a")
+    assert storage_hints(azure, emulator, told) == StorageHints("https://blobs.example.com/a")

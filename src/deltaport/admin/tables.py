@@ -9,6 +9,7 @@ import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from deltaport.catalog.pages.listings import all_tables
 from deltaport.catalog.sql_store import SqlCatalog
 from deltaport.config.model import ServerConfig
 from deltaport.protocol.echo import echo
@@ -101,13 +102,10 @@ class ConfiguredTables:
             generation = self._catalog.generation()
             if generation == self._generation:
                 return
-            contents = self._catalog.contents()
-            tables = [
-                _Table(t.share, t.schema, t.name, t.location, t.history_shared)
-                for t in contents.tables
-            ]
+            read_at, rows = all_tables(self._catalog.database)
+            tables = [_Table(t.share, t.schema, t.name, t.location, t.history_shared) for t in rows]
             self._load(tables, [(t.share, t.schema) for t in tables])
-            self._generation = contents.generation
+            self._generation = read_at
 
     def _load(self, tables: Iterable[_Table], schemas: list[tuple[str, str]]) -> None:
         by_schema: dict[tuple[str, str], list[TableRef]] = {

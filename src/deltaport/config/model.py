@@ -184,11 +184,15 @@ class AsyncQueriesConfig(_Config):
 class IcebergConfig(_Config):
     """The Iceberg REST catalog on the sharing listener (see docs/iceberg.md): served at
     ``path``; ``metadata_directory`` holds the Iceberg metadata made from the Delta logs
-    (null: beside a SQLite catalog, else in the user's cache directory)."""
+    (null: beside a SQLite catalog, else in the user's cache directory). Files no served
+    version needs are removed once older than ``retain_hours``, by a sweep every
+    ``cleanup_interval_minutes`` (0: only by ``deltaport iceberg cleanup``)."""
 
     enabled: bool = True
     path: str = "/iceberg"
     metadata_directory: str | None = None
+    retain_hours: float = 24.0
+    cleanup_interval_minutes: float = 60.0
 
 
 class ServerConfig(_Config):
@@ -318,6 +322,9 @@ def _check(config: ServerConfig) -> None:
         raise ConfigError(
             f"iceberg.path: must start with '/' and differ from endpoint, got {iceberg_path!r}"
         )
+    for key in ("retain_hours", "cleanup_interval_minutes"):
+        if not getattr(config.iceberg, key) >= 0:
+            raise ConfigError(f"iceberg.{_camel(key)}: must not be negative")
     if config.pre_signed_url_timeout_seconds <= 0:
         raise ConfigError("preSignedUrlTimeoutSeconds: must be positive")
     for key in (

@@ -9,12 +9,14 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
 
-from deltaport.admin.tables import ConfiguredTables, TableRef
+from deltaport.admin.tables import ConfiguredTables, SchemaTables, TableRef
 from deltaport.console import table_view
 from deltaport.console.render import page
 from deltaport.protocol.params import int_param
 
 TABS = ("overview", "history", "files", "rows", "changes")
+TABLES_PAGE = 100
+"""Tables a page of the tables' list shows (a schema without tables counts as one)."""
 
 
 class TablePages:
@@ -22,7 +24,12 @@ class TablePages:
         self.tables = tables
 
     async def home(self, request: Request) -> Response:
-        return page(request, "home.html", groups=self.tables.groups)
+        offset = max(0, int_param(request.query_params.get("offset"), "offset") or 0)
+        groups = await run_in_threadpool(lambda: self.tables.groups)
+        shown, total = page_of(groups, offset, TABLES_PAGE)
+        return page(
+            request, "home.html", groups=shown, offset=offset, page_size=TABLES_PAGE, total=total
+        )
 
     def _ref(self, request: Request) -> TableRef:
         return self.tables.named(request.path_params["name"])
@@ -92,3 +99,19 @@ class TablePages:
 
     def _tab(self, request: Request, ref: TableRef, tab: str, **context: Any) -> Response:
         return page(request, f"table_{tab}.html", ref=ref, tab=tab, tabs=TABS, **context)
+
+
+def page_of(
+    groups: tuple[SchemaTables, ...], offset: int, size: int
+) -> tuple[list[SchemaTables], int]:
+    """The schemas holding the ``size`` tables from ``offset`` (a schema cut by the page's
+    edge shows the part on it), and how many tables (and empty schemas) there are."""
+    entries = [(g, ref) for g in groups for ref in (g.tables or (None,))]
+    shown: list[SchemaTables] = []
+    for group, ref in entries[offset : offset + size]:
+        if not shown or shown[-1].share != group.share or shown[-1].schema != group.schema:
+            shown.append(SchemaTables(group.share, group.schema, ()))
+        if ref is not None:
+            last = shown[-1]
+            shown[-1] = SchemaTables(last.share, last.schema, (*last.tables, ref))
+    return shown, len(entries)

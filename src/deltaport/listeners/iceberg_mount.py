@@ -1,5 +1,6 @@
 """The Iceberg REST catalog mounted on the sharing listener, beside the Delta Sharing API:
-both answer from the same catalog source, so a recipient sees the same grants through each."""
+both answer from the same catalog source, so a recipient sees the same grants through each.
+Its metadata no served version needs is swept away on a thread of its own."""
 
 from __future__ import annotations
 
@@ -10,12 +11,17 @@ from deltaport.config.urls import iceberg_metadata_directory
 from deltaport.iceberg.convert.tables import IcebergTables
 from deltaport.iceberg.rest.openapi import add_catalog
 from deltaport.iceberg.rest.routes import IcebergCatalog
+from deltaport.iceberg.rest.sweeper import IcebergSweeper
 from deltaport.observe.audit_log import AuditLog
+from deltaport.server.sources.catalog_source import CatalogSource
+
+SECONDS_PER_HOUR = 3600
 
 
 def mount_iceberg(app: Starlette, config: ServerConfig, audit: AuditLog | None) -> None:
     """Add the catalog's routes to the sharing listener's ``app`` and to its OpenAPI
-    document (when enabled)."""
+    document (when enabled), and start its cleanup (when ``iceberg.cleanupIntervalMinutes``
+    is not 0)."""
     if not config.iceberg.enabled:
         return
     tables = IcebergTables(iceberg_metadata_directory(config))
@@ -25,3 +31,21 @@ def mount_iceberg(app: Starlette, config: ServerConfig, audit: AuditLog | None) 
     base = config.iceberg.path.rstrip("/")
     app.router.routes.extend(catalog.routes(base))
     add_catalog(app.state.openapi, base)
+    minutes = config.iceberg.cleanup_interval_minutes
+    if minutes > 0:
+        iceberg_sweeper(config, app.state.catalog, tables).start(minutes * 60)
+
+
+def iceberg_sweeper(
+    config: ServerConfig, source: CatalogSource, tables: IcebergTables | None = None
+) -> IcebergSweeper:
+    """The sweeper of the configuration's metadata directory, keeping files for
+    ``iceberg.retainHours``."""
+    if tables is None:
+        tables = IcebergTables(iceberg_metadata_directory(config))
+    return IcebergSweeper(
+        source,
+        tables,
+        config.iceberg.retain_hours * SECONDS_PER_HOUR,
+        lambda location: config.location_settings(location)[0],
+    )

@@ -114,6 +114,12 @@ def blob_account(
     return name, endpoint.rstrip("/"), base64.b64decode(key) if key else None
 
 
+def configured_endpoint(options: Mapping[str, str]) -> str | None:
+    """The blob endpoint the options (or ``AZURE_*`` environment variables) name, if any:
+    an emulator's or a private one; ``None`` for Azure's public endpoint of the account."""
+    return _lookup(_merged(options), _ENDPOINT_KEYS).rstrip("/") or None
+
+
 def _merged(options: Mapping[str, str]) -> dict[str, str]:
     merged = {k.lower(): v for k, v in os.environ.items() if k.startswith("AZURE")}
     merged.update({k.lower(): v for k, v in options.items()})

@@ -194,6 +194,29 @@ class Storage:
         except Exception as exc:
             raise _storage_error(exc, location) from exc
 
+    def delete(self, locations: Sequence[Location]) -> None:
+        """Remove objects (one request per thousand in an object store); one already gone
+        is no error."""
+        for loc in locations:
+            if loc.kind == "local":
+                try:
+                    os.unlink(loc.key)
+                except FileNotFoundError:
+                    continue
+                except OSError as exc:
+                    raise StorageError(f"cannot delete {loc.uri}: {exc.strerror}") from exc
+        remote = [loc for loc in locations if loc.kind != "local"]
+        groups: dict[tuple[str, str, str | None], list[Location]] = {}
+        for loc in remote:
+            groups.setdefault((loc.kind, loc.bucket, loc.account), []).append(loc)
+        for group in groups.values():
+            try:
+                obstore.delete(self.object_store(group[0]), [loc.key for loc in group])
+            except FileNotFoundError:
+                continue
+            except Exception as exc:
+                raise _storage_error(exc, group[0]) from exc
+
     def exists(self, location: Location) -> bool:
         try:
             self.head(location)

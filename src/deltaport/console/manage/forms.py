@@ -10,6 +10,7 @@ from deltaport.catalog.commands import parse_duration
 from deltaport.catalog.limits import properties_problem
 from deltaport.catalog.recipient_access import ip_access_problem
 from deltaport.catalog.rows import CatalogError
+from deltaport.protocol.errors import InvalidParameterError
 
 _ENTRY_SEPARATORS = re.compile(r"[\s,]+")
 
@@ -20,6 +21,11 @@ class FormErrors(dict[str, str]):
     def check(self, field: str, problem: str | None) -> None:
         if problem and field not in self:
             self[field] = problem
+
+
+def invalid(errors: FormErrors) -> InvalidParameterError:
+    """The form's problems as the admin API would refuse them (for the audit record)."""
+    return InvalidParameterError("; ".join(errors.values()) or "invalid form")
 
 
 def checked(fields: dict[str, str], name: str) -> bool:

@@ -7,8 +7,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from deltaport.catalog.partition_filter import properties_named
-from deltaport.catalog.rows import CatalogContents, RecipientRow, TableRow
-from deltaport.protocol.names import name_key
+from deltaport.catalog.rows import RecipientRow, TableRow
+
+READERS_SHOWN = 50
+"""How many readers a share's page names for each table (it counts the rest)."""
 
 
 @dataclass(frozen=True)
@@ -18,14 +20,6 @@ class Reader:
     """The share whose grant lets the recipient read the table."""
     lacking: tuple[str, ...] = ()
     """Properties the table's partition filter names that the recipient has not got."""
-
-
-def granted(contents: CatalogContents, share: str) -> list[RecipientRow]:
-    """The recipients granted ``share``, by name."""
-    key = name_key(share)
-    return sorted(
-        (r for r in contents.recipients.values() if key in r.shares), key=lambda r: r.name
-    )
 
 
 def readers(table: TableRow, recipients: list[RecipientRow]) -> list[Reader]:

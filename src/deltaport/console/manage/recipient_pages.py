@@ -13,24 +13,26 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
 from deltaport.catalog.database import DatabaseUnavailableError
-from deltaport.catalog.rows import CatalogContents, RecipientRow, TokenRow
+from deltaport.catalog.pages import listings
+from deltaport.catalog.pages.listings import RecipientView
 from deltaport.catalog.tokens import AUTHENTICATION_TYPES, TOKEN
 from deltaport.config.model import ServerConfig
 from deltaport.console.manage import forms
 from deltaport.console.manage.changes import ChangeFailed, Changes, Target
-from deltaport.console.manage.confirm import confirm, q, refused
+from deltaport.console.manage.confirm import confirm, confirmed, q, refused
 from deltaport.console.manage.issued import issued
 from deltaport.console.render import page
 from deltaport.observe import audit_record as ops
 from deltaport.observe.audit_record import AuditRecord
 from deltaport.observe.audit_store import AuditFilter, read_page
-from deltaport.protocol.errors import InvalidParameterError, ResourceNotFoundError, SharingError
-from deltaport.protocol.names import name_key
+from deltaport.protocol.errors import ResourceNotFoundError
 from deltaport.protocol.params import int_param
 
 PAGE_SIZE = 100
 TRAIL = 10
 """How many audit records a recipient's page shows (the audit page has the rest)."""
+GRANTABLE_SHOWN = 1000
+"""How many shares the grant field offers to complete (any share name may be typed)."""
 BASE = "/console/recipients"
 DEFAULT_GRACE = "1h"
 STALE_ROTATION = (
@@ -45,24 +47,27 @@ class RecipientPages:
         self._service = changes.service
         self._config = config
 
-    async def _contents(self) -> CatalogContents:
-        return await run_in_threadpool(self._service.store.contents)
+    async def _recipient(self, name: str) -> RecipientView:
+        found = await run_in_threadpool(listings.recipient_view, self._service.store.database, name)
+        if found is None:
+            raise ResourceNotFoundError(f"recipient {name[:300]!r} does not exist")
+        return found
 
     # -- the list and creating -----------------------------------------------------------
     async def listing(
         self, request: Request, errors: forms.FormErrors | None = None, given: Any = None
     ) -> Response:
-        contents = await self._contents()
         offset = max(0, int_param(request.query_params.get("offset"), "offset") or 0)
-        ordered = sorted(contents.recipients.items())
-        live = _live_credentials(contents)
-        rows = [(r, live.get(key, 0)) for key, r in ordered[offset : offset + PAGE_SIZE]]
+        now = int(time.time() * 1000)
+        found = await run_in_threadpool(
+            listings.recipient_page, self._service.store.database, offset, PAGE_SIZE, now
+        )
         return page(
             request,
             "manage/recipients.html",
             status=400 if errors else 200,
-            rows=rows,
-            total=len(ordered),
+            rows=found.rows,
+            total=found.total,
             offset=offset,
             page_size=PAGE_SIZE,
             kinds=AUTHENTICATION_TYPES,
@@ -88,8 +93,7 @@ class RecipientPages:
         lifetime = forms.duration(forms.text(fields, "expires_in"), errors, "expires_in")
         target = Target(recipient=name)
         if errors:
-            error = InvalidParameterError("; ".join(errors.values()))
-            self._changes.refused(request, ops.CREATE_RECIPIENT, target, error)
+            self._changes.refused(request, ops.CREATE_RECIPIENT, target, forms.invalid(errors))
             return await self.listing(request, errors, fields)
         try:
             made = await self._changes.run(
@@ -114,18 +118,20 @@ class RecipientPages:
     async def show(
         self, request: Request, errors: forms.FormErrors | None = None, given: Any = None
     ) -> Response:
-        contents = await self._contents()
-        key, recipient = _recipient(contents, request.path_params["recipient"])
-        shares = {name_key(s.name): s.name for s in contents.shares}
+        found = await self._recipient(request.path_params["recipient"])
+        recipient = found.recipient
+        grantable = await run_in_threadpool(
+            listings.grantable, self._service.store.database, recipient.name, GRANTABLE_SHOWN
+        )
         trail, trail_problem = await run_in_threadpool(self._trail, recipient.name)
         return page(
             request,
             "manage/recipient.html",
             status=400 if errors else 200,
             recipient=recipient,
-            granted=[shares[k] for k in recipient.shares if k in shares],
-            grantable=[s.name for s in contents.shares if name_key(s.name) not in recipient.shares],
-            credentials=_credentials(contents, key),
+            granted=found.granted,
+            grantable=grantable,
+            credentials=found.credentials,
             trail=trail,
             trail_problem=trail_problem,
             errors=errors or {},
@@ -178,14 +184,14 @@ class RecipientPages:
         name = request.path_params["recipient"]
         errors = forms.FormErrors()
         grace = forms.duration(forms.text(fields, "grace") or "0s", errors, "grace")
-        contents = await self._contents()
-        key, _ = _recipient(contents, name)
-        if fields.get("seen") != str(len(_credentials(contents, key))):
+        if fields.get("seen") != str(len((await self._recipient(name)).credentials)):
             # the form of an older page, or one sent again by reloading the new profile's page
             errors.check("grace", STALE_ROTATION)
         target = Target(recipient=name)
         if errors or grace is None:
-            self._changes.refused(request, ops.ROTATE_RECIPIENT_TOKEN, target, _invalid(errors))
+            self._changes.refused(
+                request, ops.ROTATE_RECIPIENT_TOKEN, target, forms.invalid(errors)
+            )
             return await self.show(request, errors, fields)
         try:
             made = await self._changes.run(
@@ -212,7 +218,7 @@ class RecipientPages:
 
     # -- destructive changes, confirmed first ---------------------------------------------
     async def confirm_revoke(self, request: Request) -> Response:
-        name = _recipient(await self._contents(), request.path_params["recipient"])[1].name
+        name = (await self._recipient(request.path_params["recipient"])).recipient.name
         return confirm(
             request,
             f"Revoke every credential of {name}?",
@@ -225,7 +231,8 @@ class RecipientPages:
 
     async def revoke(self, request: Request) -> Response:
         name = request.path_params["recipient"]
-        return await self._confirmed(
+        return await confirmed(
+            self._changes,
             request,
             ops.REVOKE_RECIPIENT_TOKENS,
             Target(recipient=name),
@@ -234,7 +241,7 @@ class RecipientPages:
         )
 
     async def confirm_delete(self, request: Request) -> Response:
-        name = _recipient(await self._contents(), request.path_params["recipient"])[1].name
+        name = (await self._recipient(request.path_params["recipient"])).recipient.name
         return confirm(
             request,
             f"Delete recipient {name}?",
@@ -247,7 +254,8 @@ class RecipientPages:
 
     async def delete(self, request: Request) -> Response:
         name = request.path_params["recipient"]
-        return await self._confirmed(
+        return await confirmed(
+            self._changes,
             request,
             ops.DELETE_RECIPIENT,
             Target(recipient=name),
@@ -257,7 +265,7 @@ class RecipientPages:
 
     async def confirm_revoke_grant(self, request: Request) -> Response:
         p = request.path_params
-        name = _recipient(await self._contents(), p["recipient"])[1].name
+        name = (await self._recipient(p["recipient"])).recipient.name
         return confirm(
             request,
             f"Take share {p['share']} back from {name}?",
@@ -269,7 +277,8 @@ class RecipientPages:
 
     async def revoke_grant(self, request: Request) -> Response:
         p = request.path_params
-        return await self._confirmed(
+        return await confirmed(
+            self._changes,
             request,
             ops.UPDATE_PERMISSIONS,
             Target(share=p["share"], recipient=p["recipient"]),
@@ -289,7 +298,7 @@ class RecipientPages:
         change = make(fields, errors)
         target = Target(recipient=name, share=forms.text(fields, "share") or None)
         if errors:
-            self._changes.refused(request, operation, target, _invalid(errors))
+            self._changes.refused(request, operation, target, forms.invalid(errors))
             return await self.show(request, errors, fields)
         try:
             await self._changes.run(request, operation, target, change)
@@ -298,58 +307,3 @@ class RecipientPages:
                 raise exc.error from None
             return await self.show(request, forms.FormErrors({field: exc.error.message}), fields)
         return RedirectResponse(f"{BASE}/{q(name)}", status_code=303)
-
-    async def _confirmed(
-        self, request: Request, operation: str, target: Target, change: Any, to: str
-    ) -> Response:
-        fields = await self._changes.posted(request)
-        if fields is None:
-            return refused(request)
-        try:
-            await self._changes.run(request, operation, target, change)
-        except ChangeFailed as exc:
-            return page(request, "error.html", status=exc.error.status, error=exc.error)
-        return RedirectResponse(to, status_code=303)
-
-
-def _current(recipient: RecipientRow) -> dict[str, str]:
-    """The recipient's forms as they stand."""
-    properties = sorted(recipient.properties.items())
-    return {
-        "properties": "\n".join(f"{k}={v}" for k, v in properties),
-        "ip_access_list": "\n".join(recipient.ip_access_list),
-        "grace": DEFAULT_GRACE,
-    }
-
-
-def _invalid(errors: forms.FormErrors) -> SharingError:
-    return InvalidParameterError("; ".join(errors.values()) or "invalid form")
-
-
-def _recipient(contents: CatalogContents, name: str) -> tuple[str, RecipientRow]:
-    key = name_key(name)
-    found = contents.recipients.get(key)
-    if found is None:
-        raise ResourceNotFoundError(f"recipient {name[:300]!r} does not exist")
-    return key, found
-
-
-def _credentials(contents: CatalogContents, key: str) -> list[tuple[str, TokenRow]]:
-    """The recipient's tokens and OAuth clients (when each ends; never a hash)."""
-    found = [("token", t) for t in contents.tokens.values() if t.recipient_key == key]
-    found += [
-        (f"OAuth client {client_id}", c.token)
-        for client_id, c in sorted(contents.clients.items())
-        if c.token.recipient_key == key
-    ]
-    return sorted(found, key=lambda c: (c[1].expires_at is None, c[1].expires_at or 0))
-
-
-def _live_credentials(contents: CatalogContents) -> dict[str, int]:
-    now = int(time.time() * 1000)
-    live: dict[str, int] = {}
-    tokens = [*contents.tokens.values(), *(c.token for c in contents.clients.values())]
-    for t in tokens:
-        if t.revoked_at is None and (t.expires_at is None or t.expires_at > now):
-            live[t.recipient_key] = live.get(t.recipient_key, 0) + 1
-    return live

@@ -4,29 +4,25 @@ table), and the confirmations before a share, a schema or a table is dropped."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
-from deltaport.catalog.rows import CatalogContents, CatalogError, ShareRow, TableRow
+from deltaport.catalog.pages import listings
+from deltaport.catalog.pages.listings import ShareView
+from deltaport.catalog.rows import CatalogError, TableRow
 from deltaport.catalog.store_checks import check_name
 from deltaport.config.model import ServerConfig
 from deltaport.console.manage import filter_check, forms
 from deltaport.console.manage.changes import ChangeFailed, Changes, Target
-from deltaport.console.manage.confirm import confirm, q, refused
-from deltaport.console.manage.readers import granted, readers
+from deltaport.console.manage.confirm import confirm, confirmed, q, refused
+from deltaport.console.manage.readers import READERS_SHOWN, readers
 from deltaport.console.render import page
 from deltaport.observe import audit_record as ops
 from deltaport.protocol.credentials import ACCESS_MODES, URL
-from deltaport.protocol.errors import (
-    InvalidParameterError,
-    ResourceExistsError,
-    ResourceNotFoundError,
-)
-from deltaport.protocol.names import name_key
+from deltaport.protocol.errors import ResourceExistsError, ResourceNotFoundError
 from deltaport.protocol.params import int_param
 from deltaport.storage.uri import is_relative_path
 
@@ -40,32 +36,36 @@ class SharePages:
         self._service = changes.service
         self._config = config
 
-    async def _contents(self) -> CatalogContents:
-        return await run_in_threadpool(self._service.store.contents)
+    async def _share(self, name: str) -> ShareView:
+        found = await run_in_threadpool(listings.share_view, self._service.store.database, name)
+        if found is None:
+            raise ResourceNotFoundError(f"share {name[:300]!r} does not exist")
+        return found
+
+    async def _table(self, request: Request) -> TableRow:
+        p = request.path_params
+        found = await run_in_threadpool(
+            listings.shared_table, self._service.store.database, p["share"], p["schema"], p["table"]
+        )
+        if found is None:
+            label = f"{p['share']}.{p['schema']}.{p['table']}"
+            raise ResourceNotFoundError(f"table {label[:300]!r} does not exist")
+        return found
 
     # -- the list ------------------------------------------------------------------------
     async def listing(
         self, request: Request, errors: forms.FormErrors | None = None, given: Any = None
     ) -> Response:
-        contents = await self._contents()
         offset = max(0, int_param(request.query_params.get("offset"), "offset") or 0)
-        chosen = contents.shares[offset : offset + PAGE_SIZE]
-        tables: dict[str, int] = {}
-        for t in contents.tables:
-            tables[name_key(t.share)] = tables.get(name_key(t.share), 0) + 1
-        grants: dict[str, int] = {}
-        for r in contents.recipients.values():
-            for key in r.shares:
-                grants[key] = grants.get(key, 0) + 1
-        rows = [
-            (s, tables.get(name_key(s.name), 0), grants.get(name_key(s.name), 0)) for s in chosen
-        ]
+        found = await run_in_threadpool(
+            listings.share_page, self._service.store.database, offset, PAGE_SIZE
+        )
         return page(
             request,
             "manage/shares.html",
             status=400 if errors else 200,
-            rows=rows,
-            total=len(contents.shares),
+            rows=found.rows,
+            total=found.total,
             offset=offset,
             page_size=PAGE_SIZE,
             errors=errors or {},
@@ -93,20 +93,19 @@ class SharePages:
     async def show(
         self, request: Request, errors: forms.FormErrors | None = None, given: Any = None
     ) -> Response:
-        contents = await self._contents()
-        share = _share(contents, request.path_params["share"])
-        recipients = granted(contents, share.name)
+        found = await self._share(request.path_params["share"])
+        shown = found.recipients[:READERS_SHOWN]
         schemas: dict[str, list[Any]] = {}
-        for t in contents.tables:
-            if name_key(t.share) == name_key(share.name):
-                schemas.setdefault(t.schema, []).append((t, readers(t, recipients)))
+        for t in found.tables:
+            schemas.setdefault(t.schema, []).append((t, readers(t, shown)))
         return page(
             request,
             "manage/share.html",
             status=400 if errors else 200,
-            share=share,
+            share=found.share,
             schemas=schemas,
-            recipients=recipients,
+            recipients=found.recipients,
+            names_shown=READERS_SHOWN,
             access_modes=ACCESS_MODES,
             errors=errors or {},
             given=given or {"access_modes": [URL]},
@@ -114,8 +113,7 @@ class SharePages:
 
     async def filter_report(self, request: Request) -> Response:
         """The htmx fragment under the partition filter field."""
-        contents = await self._contents()
-        share = _share(contents, request.path_params["share"])
+        share = await self._share(request.path_params["share"])
         params = request.query_params
         location = params.get("location", "").strip()
         text = params.get("partition_filter", "").strip()
@@ -127,7 +125,7 @@ class SharePages:
                 location,
                 text,
                 self._options_for,
-                granted(contents, share.name),
+                share.recipients,
             )
         return page(request, "manage/_filter_report.html", report=found, text=text)
 
@@ -135,8 +133,7 @@ class SharePages:
         fields = await self._changes.posted(request)
         if fields is None:
             return refused(request)
-        contents = await self._contents()
-        share = _share(contents, request.path_params["share"])
+        share = (await self._share(request.path_params["share"])).share
         errors = forms.FormErrors()
         schema, name = forms.text(fields, "schema"), forms.text(fields, "name")
         location = forms.text(fields, "location")
@@ -162,7 +159,7 @@ class SharePages:
         given = {**fields, "access_modes": modes}
         target = Target(table=full_name)
         if errors:
-            self._changes.refused(request, ops.UPDATE_SHARE, target, _invalid(errors))
+            self._changes.refused(request, ops.UPDATE_SHARE, target, forms.invalid(errors))
             return await self.show(request, errors, given)
         try:
             await self._changes.run(
@@ -186,8 +183,7 @@ class SharePages:
     async def edit_form(
         self, request: Request, errors: forms.FormErrors | None = None, given: Any = None
     ) -> Response:
-        contents = await self._contents()
-        table = _table(contents, request.path_params)
+        table = await self._table(request)
         current = {
             "history_shared": "on" if table.history_shared else "",
             "start_version": str(table.start_version),
@@ -206,8 +202,7 @@ class SharePages:
         fields = await self._changes.posted(request)
         if fields is None:
             return refused(request)
-        contents = await self._contents()
-        table = _table(contents, request.path_params)
+        table = await self._table(request)
         label = f"{table.share}.{table.schema}.{table.name}"
         errors = forms.FormErrors()
         start = forms.whole_number(forms.text(fields, "start_version"), errors, "start_version")
@@ -219,7 +214,7 @@ class SharePages:
             errors.check("partition_filter", found.problem or found.location_problem)
         target = Target(table=label)
         if errors:
-            self._changes.refused(request, ops.UPDATE_SHARE, target, _invalid(errors))
+            self._changes.refused(request, ops.UPDATE_SHARE, target, forms.invalid(errors))
             return await self.edit_form(request, errors, fields)
         try:
             await self._changes.run(
@@ -240,14 +235,13 @@ class SharePages:
 
     # -- confirmations and drops ---------------------------------------------------------
     async def confirm_drop_share(self, request: Request) -> Response:
-        contents = await self._contents()
-        share = _share(contents, request.path_params["share"])
-        tables = [t for t in contents.tables if name_key(t.share) == name_key(share.name)]
+        found = await self._share(request.path_params["share"])
+        share = found.share
         return confirm(
             request,
             f"Drop share {share.name}?",
-            f"Its {len(tables)} table(s) stop being shared and its "
-            f"{len(granted(contents, share.name))} grant(s) end. Nothing is deleted from storage.",
+            f"Its {len(found.tables)} table(s) stop being shared and its "
+            f"{len(found.recipients)} grant(s) end. Nothing is deleted from storage.",
             f"{BASE}/{q(share.name)}/drop",
             f"{BASE}/{q(share.name)}",
             "Drop the share",
@@ -255,7 +249,8 @@ class SharePages:
 
     async def drop_share(self, request: Request) -> Response:
         share = request.path_params["share"]
-        return await self._drop(
+        return await confirmed(
+            self._changes,
             request,
             ops.DELETE_SHARE,
             Target(share=share),
@@ -265,7 +260,7 @@ class SharePages:
 
     async def confirm_drop_schema(self, request: Request) -> Response:
         p = request.path_params
-        share = _share(await self._contents(), p["share"])
+        share = (await self._share(p["share"])).share
         return confirm(
             request,
             f"Drop schema {share.name}.{p['schema']}?",
@@ -278,7 +273,8 @@ class SharePages:
 
     async def drop_schema(self, request: Request) -> Response:
         p = request.path_params
-        return await self._drop(
+        return await confirmed(
+            self._changes,
             request,
             ops.UPDATE_SHARE,
             Target(share=p["share"]),
@@ -301,7 +297,8 @@ class SharePages:
     async def remove_table(self, request: Request) -> Response:
         p = request.path_params
         label = f"{p['share']}.{p['schema']}.{p['table']}"
-        return await self._drop(
+        return await confirmed(
+            self._changes,
             request,
             ops.UPDATE_SHARE,
             Target(table=label),
@@ -309,36 +306,9 @@ class SharePages:
             f"{BASE}/{q(p['share'])}",
         )
 
-    async def _drop(
-        self, request: Request, operation: str, target: Target, change: Any, to: str
-    ) -> Response:
-        fields = await self._changes.posted(request)
-        if fields is None:
-            return refused(request)
-        try:
-            await self._changes.run(request, operation, target, change)
-        except ChangeFailed as exc:
-            return page(request, "error.html", status=exc.error.status, error=exc.error)
-        return RedirectResponse(to, status_code=303)
-
     def _options_for(self, location: str) -> dict[str, str]:
         options, _ = self._config.location_settings(location)
         return dict(options)
-
-
-def _share(contents: CatalogContents, name: str) -> ShareRow:
-    for share in contents.shares:
-        if name_key(share.name) == name_key(name):
-            return share
-    raise ResourceNotFoundError(f"share {name[:300]!r} does not exist")
-
-
-def _table(contents: CatalogContents, path: Mapping[str, str]) -> TableRow:
-    label = f"{path['share']}.{path['schema']}.{path['table']}"
-    for t in contents.tables:
-        if name_key(f"{t.share}.{t.schema}.{t.name}") == name_key(label):
-            return t
-    raise ResourceNotFoundError(f"table {label[:300]!r} does not exist")
 
 
 def _name_problem(name: str, what: str) -> str | None:
@@ -347,7 +317,3 @@ def _name_problem(name: str, what: str) -> str | None:
     except CatalogError as exc:
         return str(exc)
     return None
-
-
-def _invalid(errors: forms.FormErrors) -> InvalidParameterError:
-    return InvalidParameterError("; ".join(errors.values()))

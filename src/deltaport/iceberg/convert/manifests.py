@@ -12,11 +12,10 @@ from __future__ import annotations
 
 import hashlib
 import io
-import json
 import threading
 import zlib
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from itertools import pairwise
 from pathlib import Path
 from typing import Any
@@ -39,43 +38,10 @@ from deltaport.iceberg.convert.bounds import StatsColumn
 from deltaport.iceberg.convert.column_metrics import metric_columns
 from deltaport.iceberg.convert.deletion_vectors import puffin_file, vector_blob
 from deltaport.iceberg.convert.files import MetadataFiles, name_in
+from deltaport.iceberg.convert.manifest_index import MANIFEST_INDEX, ManifestIndex, ManifestInfo
 from deltaport.storage import Storage
 
 FILES_PER_MANIFEST = 512
-
-
-@dataclass(frozen=True)
-class ManifestInfo:
-    """One written manifest, as a manifest list names it."""
-
-    path: str
-    length: int
-    content: int
-    sequence_number: int
-    snapshot_id: int
-    files: int
-    rows: int
-    first_row_id: int | None = None
-
-    def list_record(self) -> dict[str, Any]:
-        return {
-            "first_row_id": self.first_row_id,
-            "manifest_path": self.path,
-            "manifest_length": self.length,
-            "partition_spec_id": 0,
-            "content": self.content,
-            "sequence_number": self.sequence_number,
-            "min_sequence_number": 0 if self.content == 0 else self.sequence_number,
-            "added_snapshot_id": self.snapshot_id,
-            "added_files_count": self.files,
-            "existing_files_count": 0,
-            "deleted_files_count": 0,
-            "added_rows_count": self.rows,
-            "existing_rows_count": 0,
-            "deleted_rows_count": 0,
-            "partitions": None,
-            "key_metadata": None,
-        }
 
 
 @dataclass(frozen=True)
@@ -157,21 +123,12 @@ class ManifestStore:
         self._layout: _Layout | None = None
         self._list_schema = fastavro.parse_schema(manifest_list_schema(format_version))
         self._lock = threading.Lock()
-        self._index: dict[str, ManifestInfo] = {}
-        self._index_path = directory / "manifests.jsonl"
-        if self._index_path.exists():
-            for line in self._index_path.read_text().splitlines():
-                if line.strip():
-                    item = json.loads(line)
-                    self._index[item.pop("digest")] = ManifestInfo(**item)
+        self._index = ManifestIndex(directory / MANIFEST_INDEX)
 
     @property
     def next_row_id(self) -> int:
         """The first row id no manifest of this table has taken (format version 3)."""
-        return max(
-            ((m.first_row_id or 0) + m.rows for m in self._index.values() if m.content == 0),
-            default=0,
-        )
+        return self._index.next_row_id
 
     @property
     def built_version(self) -> int | None:
@@ -223,7 +180,7 @@ class ManifestStore:
                 columns,
             )
             known = self._index.get(digest)
-            if known is not None and self._files.exists(name_in(known.path)):
+            if known is not None and self._files.exists(name_in(known.path), remembered=False):
                 found[bucket] = known
             else:
                 missing[bucket] = (digest, cut.rows[start:end])
@@ -248,7 +205,7 @@ class ManifestStore:
         for rows in _buckets(plain.paths, with_vectors):
             digest = self._delete_digest(plain, rows)
             found = self._index.get(digest)
-            if found is None or not self._files.exists(name_in(found.path)):
+            if found is None or not self._files.exists(name_in(found.path), remembered=False):
                 found = self._write_deletes(digest, plain, rows, version, storage)
             out.append(found)
         return out
@@ -347,9 +304,9 @@ class ManifestStore:
                 first_row_id,
             )
             out[bucket] = info
-            with self._lock:
-                self._index[digest] = info
-        self._append_index({missing[b][0]: info for b, info in out.items()})
+            self._index.add(digest, info)
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self._index.record({missing[b][0]: info for b, info in out.items()})
         return out
 
     def _write_deletes(
@@ -399,10 +356,26 @@ class ManifestStore:
             len(rows),
             sum(b.cardinality for b in placed),
         )
-        with self._lock:
-            self._index[digest] = info
-        self._append_index({digest: info})
+        self._index.add(digest, info)
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self._index.record({digest: info})
         return info
+
+    def layout_manifests(self) -> list[str]:
+        """The paths of the manifests the next version may keep (the last built's)."""
+        layout = self._layout
+        return [m.path for m in layout.manifests.values()] if layout else []
+
+    def forget(self, removed: set[str]) -> None:
+        """Drop the manifests named ``removed`` (removed by a cleanup) from the index, and
+        the layout of the version built last when it holds one of them."""
+        with self._lock:
+            self._index.forget(removed)
+            layout = self._layout
+            if layout is not None and any(
+                name_in(m.path) in removed for m in layout.manifests.values()
+            ):
+                self._layout = None
 
     def _header(self, content: str) -> dict[str, str]:
         return {
@@ -413,13 +386,6 @@ class ManifestStore:
             "format-version": str(self.format_version),
             "content": content,
         }
-
-    def _append_index(self, written: dict[str, ManifestInfo]) -> None:
-        """Record manifests just written in the index file (after the files themselves)."""
-        lines = "".join(json.dumps({"digest": d, **asdict(i)}) + "\n" for d, i in written.items())
-        self.directory.mkdir(parents=True, exist_ok=True)
-        with self._lock, self._index_path.open("a") as index:
-            index.write(lines)
 
 
 def _buckets(paths: Sequence[str], rows: Sequence[int]) -> list[list[int]]:

@@ -24,8 +24,10 @@ from deltaport.delta.errors import DeltaError
 from deltaport.delta.model import DeletionVector
 from deltaport.iceberg.avro.binary import concatenated
 from deltaport.iceberg.convert.bounds import stats_columns
+from deltaport.iceberg.convert.cleanup import References, plan_removal, rewrite_lines
 from deltaport.iceberg.convert.field_ids import ASSIGNED_FROM_WITH_MAPPING, FieldIds
-from deltaport.iceberg.convert.files import MetadataFiles, name_in, reader_path
+from deltaport.iceberg.convert.files import METADATA_FOLDER, MetadataFiles, name_in, reader_path
+from deltaport.iceberg.convert.manifest_index import MANIFEST_INDEX, forget_manifests
 from deltaport.iceberg.convert.manifests import DataFiles, ManifestStore, SnapshotFiles
 from deltaport.iceberg.convert.metadata import (
     SnapshotEntry,
@@ -43,6 +45,8 @@ from deltaport.storage import StorageError
 from deltaport.storage.uri import Location, resolve_log_path
 
 DELETION_VECTORS = "deletionVectors"
+LOCATION_FILE = "location"
+"""The file naming the table location a bookkeeping directory is of (its name is a digest)."""
 _FILE_COLUMNS = ["path", "partition_values", "size", "stats", "deletion_vector"]
 
 OpenTable = Callable[[str, dict[str, str]], DeltaTable]
@@ -72,11 +76,39 @@ class IcebergTables:
         from its start version when its history is shared (``all_snapshots``), else only
         the latest."""
         delta_table = self._open(table.location.uri, table.storage_options)
-        state = self._state(table)
+        state = self._state(table.location, table.storage_options)
         return state.load(delta_table, table, all_snapshots)
 
-    def _state(self, table: SharedTable) -> _TableState:
-        location = table.location
+    def locations(self) -> list[str]:
+        """The table locations this directory holds metadata of (as their URIs)."""
+        if not self._root.is_dir():
+            return []
+        found = (d / LOCATION_FILE for d in self._root.iterdir())
+        return sorted(f.read_text().strip() for f in found if f.is_file())
+
+    def cleanup(
+        self,
+        location: Location,
+        options: dict[str, str],
+        tables: list[SharedTable],
+        cutoff_ms: int,
+        *,
+        dry_run: bool = False,
+    ) -> list[str]:
+        """Remove the Iceberg files of ``location`` that no version the catalog serves
+        needs (``tables``: the shared tables at it, offered to Iceberg readers; none: the
+        table is served no more) and that are older than ``cutoff_ms``; their paths."""
+        state = self._state(location, options)
+        served: set[str] = set()
+        if tables:
+            delta_table = self._open(location.uri, tables[0].storage_options)
+            for table in {(t.history_shared, t.start_version): t for t in tables}.values():
+                for all_snapshots in (True, False):
+                    loaded = state.load(delta_table, table, all_snapshots)
+                    served.add(f"{METADATA_FOLDER}/{name_in(loaded.metadata_location)}")
+        return state.remove(served, cutoff_ms, dry_run=dry_run)
+
+    def _state(self, location: Location, options: dict[str, str]) -> _TableState:
         with self._lock:
             state = self._states.get(location.uri)
             if state is None:
@@ -85,7 +117,7 @@ class IcebergTables:
                 if location.kind == "local":
                     files = MetadataFiles.local(directory)
                 else:
-                    files = MetadataFiles.cloud(location, table.storage_options)
+                    files = MetadataFiles.cloud(location, options)
                 state = self._states[location.uri] = _TableState(directory, location, files)
             return state
 
@@ -109,6 +141,8 @@ class _TableState:
         self._ids: FieldIds | None = None
         self._manifests: ManifestStore | None = None
         self._spec_key: tuple[str, ...] | None = None
+        self._references = References()
+        self._named = False
         self._index = directory / "snapshots.jsonl"
         if self._index.exists():
             for line in self._index.read_text().splitlines():
@@ -122,15 +156,66 @@ class _TableState:
     def load(self, delta_table: DeltaTable, table: SharedTable, all_snapshots: bool) -> LoadedTable:
         with self._lock:
             latest = delta_table.snapshot()
-            chosen = self._versions(latest, table, all_snapshots)
+            chosen = self._versions(delta_table, latest, table, all_snapshots)
             built = [b for b in (self._build(delta_table, latest, v) for v in chosen) if b]
+            # every version may have been built by an earlier process: the store still
+            # says which format version the table is and where its row ids end
+            manifests = self._manifest_store(self._schema(latest), latest)
             self._save_ids()
-            return self._metadata(latest, table, built)
+            self._name_location()
+            return self._metadata(latest, table, built, manifests)
 
-    def _versions(self, latest: Snapshot, table: SharedTable, all_snapshots: bool) -> list[int]:
+    def _name_location(self) -> None:
+        """Write (once) which location the directory is of: the sweeps find it by that."""
+        if not self._named:
+            named = self.directory / LOCATION_FILE
+            if not named.exists():
+                self.directory.mkdir(parents=True, exist_ok=True)
+                named.write_text(self.location.uri + "\n")
+            self._named = True
+
+    def remove(self, served: set[str], cutoff_ms: int, *, dry_run: bool) -> list[str]:
+        """Remove what neither ``served`` (metadata file names) nor a file newer than
+        ``cutoff_ms`` needs (:mod:`deltaport.iceberg.convert.cleanup`); their paths. The
+        files are found without the lock; the lock is held to take out of them what a
+        version built meanwhile in this process names, and to remove them."""
+        removal = plan_removal(self._files, served, cutoff_ms, self._references)
+        with self._lock:
+            lists = [b.entry.manifest_list for b in self._built.values()]
+            layout = self._manifests.layout_manifests() if self._manifests else []
+            roots = [name_in(p) for p in [*lists, *layout]]
+            doomed = set(removal.names)
+            needed = self._references.needed(self._files, [n for n in roots if n not in doomed])
+            names = sorted(doomed - needed)
+            if dry_run or not names:
+                return [self._files.path(n) for n in names]
+            self._files.delete(names)
+            gone = set(names)
+            for version, built in list(self._built.items()):
+                if name_in(built.entry.manifest_list) in gone:
+                    del self._built[version]
+            rewrite_lines(
+                self._index,
+                lambda line: name_in(json.loads(line)["entry"]["manifest_list"]) not in gone,
+            )
+            if self._manifests is not None:
+                self._manifests.forget(gone)
+            else:
+                forget_manifests(self.directory / MANIFEST_INDEX, gone)
+            return [self._files.path(n) for n in names]
+
+    def _versions(
+        self, delta_table: DeltaTable, latest: Snapshot, table: SharedTable, all_snapshots: bool
+    ) -> list[int]:
+        """The versions served: the latest; with history, each from the start version on
+        that the log still holds (not before its earliest checkpoint once cleaned up)."""
         if not (table.history_shared and all_snapshots):
             return [latest.version]
-        return list(range(table.start_version, latest.version + 1))
+        first = table.start_version
+        if first < latest.version:
+            earliest = delta_table.listing().earliest_version
+            first = max(first, latest.version if earliest is None else earliest)
+        return list(range(first, latest.version + 1))
 
     def _build(self, delta_table: DeltaTable, latest: Snapshot, version: int) -> _Built | None:
         """The snapshot entry of ``version``; None for an earlier version that cannot be
@@ -275,8 +360,7 @@ class _TableState:
     def _resolved(self, raw: pa.Array) -> pa.Array:
         """Log paths as readers open them: relative, unescaped paths (the common case)
         joined to the table's root at once, any other path resolved on its own."""
-        root = self.location.child("x")
-        prefix = (root.key if root.kind == "local" else root.uri)[:-1]
+        prefix = reader_path(self.location.child("x"))[:-1]
         joined = pc.utf8_replace_slice(raw, 0, 0, prefix)
         text = concatenated(raw)
         if b"%" not in text and b":" not in text and not pc.any(pc.starts_with(raw, "/")).as_py():
@@ -299,7 +383,9 @@ class _TableState:
             raise UnsupportedTable(f"a data file has no row count in its statistics: {path}")
         return int(pq.read_metadata(path).num_rows)
 
-    def _metadata(self, latest: Snapshot, table: SharedTable, built: list[_Built]) -> LoadedTable:
+    def _metadata(
+        self, latest: Snapshot, table: SharedTable, built: list[_Built], manifests: ManifestStore
+    ) -> LoadedTable:
         schema_ids: dict[str, int] = {}
         schemas: list[dict[str, Any]] = []
         entries: list[SnapshotEntry] = []
@@ -324,7 +410,6 @@ class _TableState:
             "delta.version": str(latest.version),
             "delta.table-id": latest.metadata.id,
         }
-        manifests = self._manifests
         metadata = table_metadata(
             location=location,
             table_id=table_uuid(latest.metadata.id, self.location.uri),
@@ -333,8 +418,8 @@ class _TableState:
             spec=self._spec(current, tuple(latest.metadata.partition_columns)),
             snapshots=entries,
             properties=properties,
-            format_version=manifests.format_version if manifests else 2,
-            next_row_id=manifests.next_row_id if manifests else 0,
+            format_version=manifests.format_version,
+            next_row_id=manifests.next_row_id,
         )
         body = canonical(metadata)
         digest = hashlib.sha256(body).hexdigest()[:32]

@@ -45,6 +45,11 @@ def file_io_properties(credentials: TemporaryCredentials) -> dict[str, str]:
             "adls.account-name": account,
             "adls.sas-token": sas.sasToken,
         }
+        if credentials.endpoint:
+            # a blob endpoint that is not Azure's own (Azurite, a private endpoint): only a
+            # connection string tells pyiceberg's adlfs FileIO an endpoint over http too
+            connection = f"BlobEndpoint={credentials.endpoint};SharedAccessSignature={sas.sasToken}"
+            out["adls.connection-string"] = connection
     gcp = credentials.gcpOauthToken
     if isinstance(gcp, GcpOauthToken):
         out |= {"gcs.oauth2.token": gcp.oauthToken, "gcs.oauth2.token-expires-at": expires}

@@ -13,6 +13,7 @@ import importlib.util
 from collections.abc import Callable, Mapping
 
 from deltaport.storage.credentials.azure import AzureVendor
+from deltaport.storage.credentials.azure import recipient_endpoint as azure_endpoint
 from deltaport.storage.credentials.cache import CredentialCache, Issued
 from deltaport.storage.credentials.gcs import GcsVendor
 from deltaport.storage.credentials.s3 import S3Vendor, policy_text, recipient_endpoint
@@ -109,9 +110,11 @@ def make_vendor(
 def storage_hints(
     location: Location, options: Mapping[str, str], settings: CredentialSettings
 ) -> StorageHints:
-    """The endpoint and region recipients are told with credentials for ``location`` (S3
-    only: Azure and GCS locations name their account or bucket, and their endpoints are
-    the cloud's)."""
+    """The endpoint and region recipients are told with credentials for ``location``: for
+    S3 and for Azure when the store is not the cloud's own (an emulator, a private
+    endpoint); GCS locations name their bucket, and its endpoint is Google's."""
     if location.kind == "s3":
         return recipient_endpoint(settings, options)
+    if location.kind == "azure":
+        return azure_endpoint(settings, options)
     return StorageHints()

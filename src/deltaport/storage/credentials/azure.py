@@ -17,9 +17,14 @@ from datetime import UTC, datetime, timedelta
 from urllib.parse import quote
 
 from deltaport.protocol.credentials import AzureUserDelegationSas
-from deltaport.storage.azure_sas import blob_account
+from deltaport.storage.azure_sas import blob_account, configured_endpoint
 from deltaport.storage.credentials.azure_identity import DelegationKey, delegation_key
-from deltaport.storage.credentials.settings import CredentialError, CredentialSettings, Vended
+from deltaport.storage.credentials.settings import (
+    CredentialError,
+    CredentialSettings,
+    StorageHints,
+    Vended,
+)
 from deltaport.storage.uri import Location
 
 SAS_VERSION = "2022-11-02"
@@ -81,6 +86,13 @@ def directory_sas(
     params.append(("sig", base64.b64encode(mac).decode()))
     token = "&".join(f"{k}={quote(v, safe='')}" for k, v in params)
     return DirectorySas(token, string_to_sign)
+
+
+def recipient_endpoint(settings: CredentialSettings, options: Mapping[str, str]) -> StorageHints:
+    """The blob endpoint recipients read the container with, when it is not Azure's public
+    one for the location's account."""
+    endpoint = settings.azure_recipient_endpoint or configured_endpoint(options)
+    return StorageHints(endpoint.rstrip("/") if endpoint else None)
 
 
 class AzureVendor:

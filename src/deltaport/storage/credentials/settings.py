@@ -40,6 +40,10 @@ class CredentialSettings(msgspec.Struct, forbid_unknown_fields=True, rename="cam
     azure_client_id: str | None = None
     azure_client_secret: str | None = None
     azure_managed_identity: bool = False
+    azure_recipient_endpoint: str | None = None
+    """The blob endpoint recipients are told to read with; default the storage options'
+    Azure endpoint (an emulator's, a private one's). Azure's own is left for clients to
+    derive from the account."""
 
 
 class CredentialError(Exception):
