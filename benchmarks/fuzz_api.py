@@ -4,11 +4,11 @@ The same server, documents, targets and checks as the bounded run in the test co
 (``tests/api_fuzz.py``, ``tests/test_api_fuzz.py``), with more cases: every operation gets
 ``--per-operation`` schema-valid cases, as many schema-invalid ones and as many naming
 things that exist, for each target (sharing API with a recipient's token, with an OAuth
-client's credentials and with none; admin listener with the admin token and with none).
-The default, 25, makes about 11,000 cases (3.5 minutes on 2 cores, 10 while other
-work shares them). Prints the cases per target, per check how many passed and failed,
-the statuses answered and the failures (each with a curl command that repeats it,
-credentials filtered); exits 1 on any failure.
+client's credentials and with none; the Iceberg catalog on the sharing listener with the
+recipient's token and with none; admin listener with the admin token and with none).
+The default, 25, makes about 15,000 cases. Prints the cases per target, per check how
+many passed and failed, the statuses answered and the failures (each with a curl command
+that repeats it, credentials filtered); exits 1 on any failure.
 
 Run: ``uv run python benchmarks/fuzz_api.py [--per-operation 25]``.
 """

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import httpx
 
-from api_fuzz import CHECKS, FuzzReport, fuzz_server, run_fuzz
+from api_fuzz import CHECKS, ICEBERG_PATHS, FuzzReport, fuzz_server, run_fuzz
 from deltaport.catalog.tokens import TOKEN_ENDPOINT_PATH
 
 CASES_PER_OPERATION = 3
@@ -20,6 +20,7 @@ def test_the_documented_apis_answer_every_case_as_documented(tmp_path: Path) -> 
     with fuzz_server(tmp_path) as server:
         document = httpx.get(server.sharing_url + "/openapi.json").json()
         assert TOKEN_ENDPOINT_PATH in document["paths"]  # fuzzed with the rest
+        assert any(path.startswith(ICEBERG_PATHS) for path in document["paths"])
         for target in server.targets():
             run_fuzz(target, CASES_PER_OPERATION, report)
     assert report.total >= 500, report.lines()
@@ -29,3 +30,4 @@ def test_the_documented_apis_answer_every_case_as_documented(tmp_path: Path) -> 
     assert set(report.cases) == {t.name for t in server.targets()}
     # the cases reach past authentication and past unknown names
     assert report.statuses[200] >= 50 and report.statuses[404] >= 50, report.statuses
+    assert report.successes["iceberg"] >= 20, report.lines()  # the catalog's too

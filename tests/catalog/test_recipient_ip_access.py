@@ -1,6 +1,7 @@
 """Recipients' IP access lists on a real server on a catalog database: a request from
 outside the list gets 403 on every recipient endpoint of the sharing listener (local file
-URLs and file batches included); ``X-Forwarded-For`` counts only from ``trustedProxies``."""
+URLs and file batches included, and the Iceberg catalog's routes, in its own error shape);
+``X-Forwarded-For`` counts only from ``trustedProxies``."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ import pytest
 from deltalake import write_deltalake
 
 from deltaport.cli import main as cli
+from deltaport.iceberg.rest.openapi import add_catalog
 from deltaport.server.openapi.document import openapi_document
 from sharing_server import RunningServer, start_server, stop_server
 
@@ -36,6 +38,19 @@ RECIPIENT_ROUTES = [
     ("POST", f"{TABLE_ROUTE}/temporary-table-credentials"),
 ]
 """Every route a recipient's token opens (the file routes are tried with a file URL)."""
+ICEBERG_TABLE = "/iceberg/v1/shares/{share}/namespaces/{schema}/tables/{table}"
+ICEBERG_ROUTES = [
+    ("GET", "/iceberg/v1/config"),
+    ("GET", "/iceberg/v1/shares/{share}/namespaces"),
+    ("GET", "/iceberg/v1/shares/{share}/namespaces/{schema}"),
+    ("HEAD", "/iceberg/v1/shares/{share}/namespaces/{schema}"),
+    ("GET", "/iceberg/v1/shares/{share}/namespaces/{schema}/tables"),
+    ("GET", ICEBERG_TABLE),
+    ("HEAD", ICEBERG_TABLE),
+    ("GET", f"{ICEBERG_TABLE}/credentials"),
+    ("POST", f"{ICEBERG_TABLE}/metrics"),
+]
+"""Every route of the Iceberg catalog a recipient's token opens (from the listener's root)."""
 NAMES = {"share": "s", "schema": "sc", "table": "t", "queryId": "a-query-id"}
 TABLE = TABLE_ROUTE.format(**NAMES)
 LIVE_SECONDS = 5
@@ -105,13 +120,15 @@ def _call(client: httpx.Client, method: str, route: str) -> httpx.Response:
 def test_the_routes_tried_are_every_recipient_route() -> None:
     """Every route a bearer token opens (the public ones, such as the document, the probes
     and the file routes, name a security of their own)."""
+    document = openapi_document("")
+    add_catalog(document, "/iceberg")
     documented = {
         (method.upper(), path)
-        for path, item in openapi_document("").get("paths", {}).items()
+        for path, item in document["paths"].items()
         for method, operation in item.items()
         if isinstance(operation, dict) and "security" not in operation
     }
-    assert documented == set(RECIPIENT_ROUTES)
+    assert documented == set(RECIPIENT_ROUTES) | set(ICEBERG_ROUTES)
 
 
 def test_a_recipient_outside_its_list_is_refused_everywhere(direct) -> None:  # type: ignore[no-untyped-def]
@@ -130,6 +147,26 @@ def test_a_recipient_outside_its_list_is_refused_everywhere(direct) -> None:  # 
                 answer = _call(inside, method, path)
                 assert answer.status_code != 403, (name, method, path, answer.text)
             assert inside.get("/shares").json()["items"][0]["name"] == "s"
+
+
+def test_the_iceberg_catalog_refuses_a_recipient_outside_its_list(direct) -> None:  # type: ignore[no-untyped-def]
+    server, tokens = direct
+
+    def call(token: str, method: str, route: str) -> httpx.Response:
+        url = server.base + route.format(**NAMES)
+        headers = {"Authorization": f"Bearer {token}"}
+        body = {"report-type": "scan-report"} if method == "POST" else None
+        return httpx.request(method, url, headers=headers, json=body, timeout=30)
+
+    for method, route in ICEBERG_ROUTES:
+        answer = call(tokens["elsewhere"], method, route)
+        assert answer.status_code == 403, (method, route, answer.text)
+        if method != "HEAD":
+            error = answer.json()["error"]
+            assert error["type"] == "ForbiddenException" and error["code"] == 403, route
+            assert "10.0.0.0" not in error["message"]
+        inside = call(tokens["loopback"], method, route)
+        assert inside.status_code < 400, (method, route, inside.text)
 
 
 def test_a_bad_token_is_still_401_from_outside(direct) -> None:  # type: ignore[no-untyped-def]

@@ -142,7 +142,11 @@ def test_paging(catalog_uri: str) -> None:
         if token is None:
             break
     assert names == OFFERED
-    assert _get(catalog_uri, path, params={"pageSize": "0"}).status_code == 400
+    # a digit that int() refuses (superscript two), and more digits than int() reads, too
+    for size in ("0", "1001", "-1", "²", "٣", "9" * 5000):
+        refused = _get(catalog_uri, path, params={"pageSize": size})
+        assert refused.status_code == 400, (size[:10], refused.text)
+        assert refused.json()["error"]["type"] == "BadRequestException"
 
 
 def test_a_table_iceberg_cannot_hold_is_named_on_load(catalog_uri: str) -> None:
@@ -202,5 +206,10 @@ def test_credentials_and_metrics(catalog_uri: str) -> None:
     assert sent.status_code == 204
     bad = httpx.post(catalog_uri + table + "/metrics", headers=auth, content=b"[1")
     assert bad.status_code == 400
+    # nested deeper than the decoder recurses (RecursionError was a 500), out of range
+    for body in (b"[" * 100_000, b'{"a":' * 100_000, b"1e999999", b"[1]"):
+        refused = httpx.post(catalog_uri + table + "/metrics", headers=auth, content=body)
+        assert refused.status_code == 400, (body[:10], refused.text)
+        assert refused.json()["error"]["type"] == "BadRequestException"
     with pytest.raises(NoSuchTableError):
         _catalog(catalog_uri).load_table("d.nope")

@@ -9,6 +9,7 @@ from starlette.applications import Starlette
 from deltaport.config.model import ServerConfig
 from deltaport.config.urls import iceberg_metadata_directory
 from deltaport.iceberg.convert.tables import IcebergTables
+from deltaport.iceberg.rest.openapi import add_catalog
 from deltaport.iceberg.rest.routes import IcebergCatalog
 from deltaport.iceberg.rest.sweeper import IcebergSweeper
 from deltaport.observe.audit_log import AuditLog
@@ -18,15 +19,18 @@ SECONDS_PER_HOUR = 3600
 
 
 def mount_iceberg(app: Starlette, config: ServerConfig, audit: AuditLog | None) -> None:
-    """Add the catalog's routes to the sharing listener's ``app`` (when enabled), and start
-    its cleanup (when ``iceberg.cleanupIntervalMinutes`` is not 0)."""
+    """Add the catalog's routes to the sharing listener's ``app`` and to its OpenAPI
+    document (when enabled), and start its cleanup (when ``iceberg.cleanupIntervalMinutes``
+    is not 0)."""
     if not config.iceberg.enabled:
         return
     tables = IcebergTables(iceberg_metadata_directory(config))
     catalog = IcebergCatalog(
         app.state.catalog, tables, app.state.limits, audit, app.state.credentials
     )
-    app.router.routes.extend(catalog.routes(config.iceberg.path.rstrip("/")))
+    base = config.iceberg.path.rstrip("/")
+    app.router.routes.extend(catalog.routes(base))
+    add_catalog(app.state.openapi, base)
     minutes = config.iceberg.cleanup_interval_minutes
     if minutes > 0:
         iceberg_sweeper(config, app.state.catalog, tables).start(minutes * 60)

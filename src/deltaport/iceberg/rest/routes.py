@@ -13,13 +13,16 @@ from __future__ import annotations
 
 import base64
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Mapping
+from typing import Any
 
 import msgspec
 from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import URLPath
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import BaseRoute, Route
+from starlette.routing import BaseRoute, Match, NoMatchFound, Route
+from starlette.types import Receive, Scope, Send
 
 from deltaport.catalog.model import Recipient, SharedTable
 from deltaport.delta.errors import DeltaError
@@ -37,12 +40,10 @@ from deltaport.iceberg.errors import (
 )
 from deltaport.iceberg.rest.credentials import file_io_properties, storage_credentials
 from deltaport.observe.audit_log import AuditLog
-from deltaport.observe.audit_operations import operation_of
 from deltaport.protocol.credentials import DIR, TemporaryCredentials, TemporaryCredentialsRequest
 from deltaport.protocol.errors import SharingError, TooManyRequestsError
-from deltaport.server.http.audited import SharingAudit
+from deltaport.server.http.audited import RecipientGuard, SharingAudit
 from deltaport.server.limits.sharing_limits import SharingLimits
-from deltaport.server.oauth.client_address import client_host
 from deltaport.server.sources.catalog_source import CatalogSource
 from deltaport.server.tables.credentials import CredentialService
 from deltaport.server.tables.errors import table_failure
@@ -70,8 +71,6 @@ SERVED = [
 ]
 """The routes below ``/v1/config``, as its ``endpoints`` list names them."""
 
-Handler = Callable[[Request, Recipient], Awaitable[Response]]
-
 
 class IcebergCatalog:
     """The catalog's routes over ``source`` (who asks and what it may see) and ``tables``
@@ -86,10 +85,10 @@ class IcebergCatalog:
         credentials: CredentialService | None = None,
     ) -> None:
         self._source = source
-        self._limits = limits
         self._tables = tables
         self._credentials = credentials
-        self._audit = SharingAudit(audit) if audit is not None else None
+        sharing_audit = SharingAudit(audit) if audit is not None else None
+        self._guard = RecipientGuard(source, limits, sharing_audit, _refusal)
 
     def routes(self, base: str = BASE_PATH) -> list[BaseRoute]:
         g = self._guard
@@ -125,29 +124,8 @@ class IcebergCatalog:
                 g(self.report_metrics),
                 methods=["POST"],
             ),
-            Route(base + "/{rest:path}", self.unsupported, methods=_ALL_METHODS),
+            EverythingElse(base),
         ]
-
-    def _guard(self, handler: Handler) -> Callable[[Request], Awaitable[Response]]:
-        audit = self._audit
-        operation = operation_of(handler)
-
-        async def endpoint(request: Request) -> Response:
-            started, name, code = audit.start() if audit else 0, None, None
-            try:
-                recipient = self._limits.authenticate(self._source, request)
-                name = recipient.name
-                recipient.ip_access.admit(client_host(request.scope))
-                response = await handler(request, recipient)
-            except SharingError as exc:
-                response, code = _sharing_error(exc, request).response(), exc.error_code
-            except IcebergError as exc:
-                response, code = exc.response(), exc.kind
-            if audit is None:
-                return response
-            return await audit.answered(request, operation, started, name, response, code)
-
-        return endpoint
 
     # -- routes ----------------------------------------------------------------------------
     async def config(self, request: Request, recipient: Recipient) -> Response:
@@ -175,7 +153,7 @@ class IcebergCatalog:
         names = [s.name for s in self._source.view().schemas(recipient, share)]
         if request.query_params.get("parent"):
             names = []
-        page, token = _page(request, names)
+        page, token = name_page(request.query_params, names)
         return JSONResponse({"namespaces": [[n] for n in page], "next-page-token": token})
 
     async def get_namespace(self, request: Request, recipient: Recipient) -> Response:
@@ -190,7 +168,7 @@ class IcebergCatalog:
         namespace = _namespace(p["schema"])
         tables = self._source.view().tables(recipient, p["share"], namespace)
         names = [t.name for t in tables if offered(t)]
-        page, token = _page(request, names)
+        page, token = name_page(request.query_params, names)
         identifiers = [{"namespace": [namespace], "name": n} for n in page]
         return JSONResponse({"identifiers": identifiers, "next-page-token": token})
 
@@ -239,7 +217,7 @@ class IcebergCatalog:
         self._table(request, recipient)
         try:
             report = msgspec.json.decode(await request.body() or b"{}")
-        except msgspec.DecodeError:
+        except (msgspec.DecodeError, RecursionError):  # nested deeper than it decodes
             raise BadRequest("the metrics report is not valid JSON") from None
         if not isinstance(report, dict):
             raise BadRequest("the metrics report must be a JSON object")
@@ -250,13 +228,6 @@ class IcebergCatalog:
             str(report.get("report-type", "unknown"))[:40],
         )
         return Response(status_code=204)
-
-    async def unsupported(self, request: Request) -> Response:
-        if request.method in ("GET", "HEAD"):
-            error: IcebergError = NoSuchResource("no such route in this catalog")
-        else:
-            error = UnsupportedOperation("this catalog is read-only")
-        return error.response()
 
     def _table(self, request: Request, recipient: Recipient) -> SharedTable:
         p = request.path_params
@@ -277,7 +248,29 @@ class NoSuchResource(IcebergError):
     kind = "NoSuchResourceException"
 
 
-_ALL_METHODS = ["GET", "HEAD", "POST", "PUT", "DELETE", "PATCH"]
+class EverythingElse(BaseRoute):
+    """Every other request under the catalog's base path, whatever its method and whatever
+    its path holds (a newline too, which a ``{rest:path}`` route does not match): a GET or
+    HEAD asks for a resource that does not exist, anything else for a write this read-only
+    catalog refuses; both answered in the specification's error shape, to anyone."""
+
+    def __init__(self, base: str) -> None:
+        self._prefix = base + "/"
+
+    def matches(self, scope: Scope) -> tuple[Match, Scope]:
+        if scope["type"] == "http" and scope["path"].startswith(self._prefix):
+            return Match.FULL, {}
+        return Match.NONE, {}
+
+    def url_path_for(self, name: str, /, **path_params: Any) -> URLPath:
+        raise NoMatchFound(name, path_params)
+
+    async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["method"] in ("GET", "HEAD"):
+            error: IcebergError = NoSuchResource("no such route in this catalog")
+        else:
+            error = UnsupportedOperation("this catalog is read-only")
+        await error.response()(scope, receive, send)
 
 
 def offered(table: SharedTable) -> bool:
@@ -296,15 +289,19 @@ def _namespace(text: str) -> str:
     return text
 
 
-def _page(request: Request, names: list[str]) -> tuple[list[str], str | None]:
-    """A page of ``names`` (in catalog order) after the page token's name."""
-    params = request.query_params
+def name_page(params: Mapping[str, str], names: list[str]) -> tuple[list[str], str | None]:
+    """The page of ``names`` (in catalog order) that the query ``params`` ask for (after
+    the name in ``pageToken``, ``pageSize`` long), and the next page's token; raises
+    :class:`BadRequest` for a size or token this catalog does not take."""
     size_text = params.get("pageSize")
     size = DEFAULT_PAGE_SIZE
     if size_text is not None:
-        if not size_text.isdigit() or not 0 < int(size_text) <= MAX_PAGE_SIZE:
+        # ASCII digits only, and few of them: int() refuses other Unicode digits and more
+        # than 4,300 digits with a ValueError
+        short = size_text.isascii() and size_text.isdigit() and len(size_text) <= 9
+        size = int(size_text) if short else 0
+        if not 0 < size <= MAX_PAGE_SIZE:
             raise BadRequest(f"pageSize must be between 1 and {MAX_PAGE_SIZE}")
-        size = int(size_text)
     start = 0
     token = params.get("pageToken")
     if token:
@@ -317,6 +314,15 @@ def _page(request: Request, names: list[str]) -> tuple[list[str], str | None]:
     more = start + size < len(names)
     next_token = base64.urlsafe_b64encode(page[-1].encode()).decode() if more else None
     return page, next_token
+
+
+def _refusal(exc: Exception, request: Request) -> tuple[Response, str] | None:
+    """A refusal in the specification's shape (its exception type the audited code)."""
+    if isinstance(exc, SharingError):
+        return _sharing_error(exc, request).response(), exc.error_code
+    if isinstance(exc, IcebergError):
+        return exc.response(), exc.kind
+    return None
 
 
 def _sharing_error(exc: SharingError, request: Request) -> IcebergError:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from datetime import timedelta
 from typing import TypeVar
@@ -22,7 +21,6 @@ from deltaport.catalog.tokens import TOKEN_ENDPOINT_PATH
 from deltaport.config.model import ServerConfig
 from deltaport.config.urls import iceberg_endpoint_for, public_url
 from deltaport.observe.audit_log import AuditLog
-from deltaport.observe.audit_operations import operation_of
 from deltaport.observe.health import Readiness
 from deltaport.observe.metrics import CATALOG_SIZES, CatalogCounts, count_served, count_vended
 from deltaport.protocol.actions import (
@@ -48,13 +46,13 @@ from deltaport.protocol.file_batch import HEADER as FILE_BATCH_HEADER
 from deltaport.protocol.file_id_hash import HEADER as FILE_ID_HASH_HEADER
 from deltaport.protocol.file_id_hash import parse_file_id_hash
 from deltaport.protocol.params import int_param, json_body
-from deltaport.server.answers.client_gone import ClientGone, closing_body, while_connected
+from deltaport.server.answers.client_gone import closing_body, while_connected
 from deltaport.server.answers.ndjson import CONTENT_TYPE as NDJSON
 from deltaport.server.files.endpoint import FilesFirst, files_path, files_routes
 from deltaport.server.files.reader_seal import ReaderSeal
 from deltaport.server.files.signing import TableUrlSigner
 from deltaport.server.http.async_query import AsyncQueryAnswers
-from deltaport.server.http.audited import SharingAudit, public_routes
+from deltaport.server.http.audited import RecipientGuard, SharingAudit, public_routes
 from deltaport.server.http.body_limit import BodyLimit
 from deltaport.server.http.header_limit import HeaderLimit
 from deltaport.server.http.health import health_routes
@@ -66,7 +64,7 @@ from deltaport.server.http.server_keys import derive_key, server_key
 from deltaport.server.http.warm_up import warmed_up
 from deltaport.server.limits.sharing_limits import SharingLimits
 from deltaport.server.oauth.activation import Activation
-from deltaport.server.oauth.client_address import ClientAddresses, client_host
+from deltaport.server.oauth.client_address import ClientAddresses
 from deltaport.server.oauth.token_endpoint import TokenEndpoint
 from deltaport.server.openapi.document import openapi_document
 from deltaport.server.pages.listing import PageTokens
@@ -96,8 +94,6 @@ TABLE_FORMAT = "delta"
 """The format OpenSharing's Get Table names: every shared table is a Delta table."""
 
 T = TypeVar("T")
-
-Handler = Callable[[Request, Recipient], Awaitable[Response]]
 
 _encode = msgspec.json.encode
 _query_decoder = msgspec.json.Decoder(QueryTableRequest)
@@ -222,9 +218,11 @@ class _Api:
         self.async_answers = async_answers
         catalog = isinstance(source, DatabaseCatalog)
         self.openapi = openapi_document(config.endpoint, catalog=catalog)
-        self._openapi_bytes = _encode(self.openapi)
+        self._openapi_bytes: bytes | None = None  # encoded when first asked: the listener
+        # adds its other parts (the Iceberg catalog) to ``openapi`` before serving
         self.audit = SharingAudit(audit) if audit is not None else None
         self.limits = SharingLimits(config.rate_limits)
+        self.guard = RecipientGuard(source, self.limits, self.audit, _refusal)
 
     @property
     def catalog(self) -> CatalogView:
@@ -261,32 +259,6 @@ class _Api:
             Route(f"{shares}/{{share}}/all-tables", guard(self.list_all_tables), methods=["GET"]),
             Route(f"{endpoint}/openapi.json", self.openapi_json, methods=["GET"]),
         ]
-
-    def guard(self, handler: Handler) -> Callable[[Request], Awaitable[Response]]:
-        audit = self.audit
-        operation = operation_of(handler)
-
-        async def endpoint(request: Request) -> Response:
-            started, name, code = audit.start() if audit else 0, None, None
-            try:
-                recipient = self.limits.authenticate(self.source, request)
-                name = recipient.name
-                recipient.ip_access.admit(client_host(request.scope))
-                response = await handler(request, recipient)
-            except SharingError as exc:
-                response, code = error_response(exc), exc.error_code
-            except ClientGone:
-                log.info("%s %s: the client left before its answer was ready", *_what(request))
-                response = Response(status_code=499)
-            except Exception:
-                if audit:
-                    audit.failed(request, operation, started, name)
-                raise
-            if audit is None:
-                return response
-            return await audit.answered(request, operation, started, name, response, code)
-
-        return endpoint
 
     # -- listing ---------------------------------------------------------------------------
     async def list_shares(self, request: Request, recipient: Recipient) -> Response:
@@ -426,6 +398,8 @@ class _Api:
         return _stream(answer, {FILE_BATCH_HEADER: self.files_url})
 
     async def openapi_json(self, request: Request) -> Response:
+        if self._openapi_bytes is None:
+            self._openapi_bytes = _encode(self.openapi)
         return Response(self._openapi_bytes, media_type=JSON)
 
 
@@ -451,6 +425,12 @@ def _stream(answer: TableResponse, extra_headers: dict[str, str] | None = None) 
 
 def _json(value: object) -> Response:
     return Response(_encode(value), media_type=JSON)
+
+
+def _refusal(exc: Exception, request: Request) -> tuple[Response, str] | None:
+    if isinstance(exc, SharingError):
+        return error_response(exc), exc.error_code
+    return None
 
 
 def error_response(error: SharingError) -> Response:

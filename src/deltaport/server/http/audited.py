@@ -5,13 +5,16 @@ Only names, versions, counts and codes are taken from the request and the answer
 the ``Authorization`` header, a body, a URL or its query string, nor a path parameter other
 than a share, schema or table name (an activation link's path is its secret).
 
-The routes that take no bearer token (the OAuth token endpoint, activation links) are
-audited by :func:`public_routes`; their handlers name the recipient they served, once they
-know it, in ``request.state.recipient``.
+The routes a recipient's bearer token opens, on the Delta Sharing API and on the Iceberg
+catalog alike, are wrapped by :class:`RecipientGuard`. The routes that take no bearer
+token (the OAuth token endpoint, activation links) are audited by :func:`public_routes`;
+their handlers name the recipient they served, once they know it, in
+``request.state.recipient``.
 """
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any
@@ -21,10 +24,18 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import BaseRoute, Route
 
+from deltaport.catalog.model import Recipient
 from deltaport.observe import audit_record as ops
 from deltaport.observe.audit_log import AuditLog
 from deltaport.observe.audit_operations import operation_of
 from deltaport.observe.audit_record import USER_AGENT_LENGTH, AuditRecord
+from deltaport.protocol.echo import echo
+from deltaport.server.answers.client_gone import ClientGone
+from deltaport.server.limits.sharing_limits import SharingLimits
+from deltaport.server.oauth.client_address import client_host
+from deltaport.server.sources.catalog_source import CatalogSource
+
+log = logging.getLogger(__name__)
 
 VERSION_HEADER = "delta-table-version"
 
@@ -112,6 +123,58 @@ class SharingAudit:
             record.files, record.bytes = files, size
             record.duration_ms = self._log.now_ms() - record.time_ms
             self._log.record(record)
+
+
+Handler = Callable[[Request, Recipient], Awaitable[Response]]
+Refusal = Callable[[Exception, Request], "tuple[Response, str] | None"]
+"""An API's answer to what a handler (or the guard) raised, with the error code its audit
+record keeps; None for an exception that is no refusal (it propagates: a 500)."""
+
+
+class RecipientGuard:
+    """Wraps handlers taking the recipient into endpoints, one audited operation each: who
+    asks (the listener's limits, then the recipient's IP access list), then the handler.
+    Each API answers a refusal in its own shape, through its ``refusal``."""
+
+    def __init__(
+        self,
+        source: CatalogSource,
+        limits: SharingLimits,
+        audit: SharingAudit | None,
+        refusal: Refusal,
+    ) -> None:
+        self._source = source
+        self._limits = limits
+        self._audit = audit
+        self._refusal = refusal
+
+    def __call__(self, handler: Handler) -> Endpoint:
+        audit = self._audit
+        operation = operation_of(handler)
+
+        async def endpoint(request: Request) -> Response:
+            started, name, code = audit.start() if audit else 0, None, None
+            try:
+                recipient = self._limits.authenticate(self._source, request)
+                name = recipient.name
+                recipient.ip_access.admit(client_host(request.scope))
+                response = await handler(request, recipient)
+            except ClientGone:
+                path = echo(request.url.path)
+                log.info("%s %s: the client left before its answer was ready", request.method, path)
+                response = Response(status_code=499)
+            except Exception as exc:
+                refused = self._refusal(exc, request)
+                if refused is None:
+                    if audit:
+                        audit.failed(request, operation, started, name)
+                    raise
+                response, code = refused
+            if audit is None:
+                return response
+            return await audit.answered(request, operation, started, name, response, code)
+
+        return endpoint
 
 
 def public_routes(routes: Sequence[BaseRoute], audit: SharingAudit | None) -> list[Route]:
