@@ -1,14 +1,26 @@
 """A soak under load: many clients of several recipients against one real server on loopback.
 
 Builds a SQLite catalog (one share of a Delta table with history and change data, several
-recipients) and starts ``python -m deltaport.server`` on it, then runs ``--clients``
-threads for ``--seconds``, each a recipient's client looping over listings, metadata, a
-whole snapshot query, a paged query, changes and a file download. In the middle the token
-of recipient ``rotated`` is rotated (the old one ending at once) and the grant of recipient
-``revoked`` is revoked: their clients count 401/403/404 from then on as expected. One
-recipient, ``greedy``, is over its rate limit the whole time (its 429s are expected), and
-one client guesses tokens from another address (its 401s and 429s are expected): the
-figures of the other recipients show whether either slowed them down.
+recipients) and starts ``python -m deltaport.server`` on it, then runs clients for
+``--seconds``:
+
+- **steady** clients (threads of this process), spread over four recipients, each looping
+  over listings, metadata, a whole snapshot query, a paged query, changes and a file
+  download. In the middle the token of recipient ``rotated`` is rotated (the old one ending
+  at once) and the grant of recipient ``revoked`` is revoked: their clients count
+  401/403/404 from then on as expected;
+- a **greedy** recipient's clients, ``--greedy-clients`` of the ``--clients``, in a process
+  of their own, doing only the heaviest requests (whole snapshot queries, changes from the
+  first version, and the download of every file those answered) back to back with no
+  pause; on a 429 they wait ``Retry-After``, as deltaport's client does;
+- ``--guessers`` clients, in a process of their own, each from an address of its own,
+  presenting a new wrong token on every request with no pause, whatever the answer.
+
+The greedy recipient's rate is limited (``GREEDY_RATE``) and each guesser is refused after
+``failedAuthLimit`` failures, so its 429s are expected. ``--without-limits`` runs the same
+with no limit, ``--no-greedy`` without the greedy recipient and the guessers (the baseline
+the steady clients' figures are compared with), and ``--runs N`` runs the three modes
+alternately N times each and prints the medians of the steady clients' figures.
 
 It prints requests per second, p50/p99 latency per kind of client, the unexpected answers,
 and the server's resident memory (VmRSS), open file descriptors and threads at the start,
@@ -25,6 +37,7 @@ import argparse
 import itertools
 import json
 import os
+import secrets
 import socket
 import statistics
 import subprocess
@@ -50,12 +63,16 @@ from deltaport.catalog.sql_store import SqlCatalog
 TABLE = "/shares/soak/schemas/s/tables/t"
 STEADY = ("r0", "r1", "r2", "r3")
 GREEDY_RATE = 10  # requests per second allowed to recipient greedy
-GUESSER_ADDRESS = "203.0.113.9"
 ADDRESSES = {
     name: f"198.51.100.{i}"
     for i, name in enumerate((*STEADY, "rotated", "revoked", "greedy"), start=1)
 }
 FD_SLACK = 4  # connections being opened or closed at the instant of a count
+WITH_LIMITS, WITHOUT_LIMITS, NO_GREEDY = "limits", "no limits", "no greedy"
+
+
+def guesser_address(index: int) -> str:
+    return f"203.0.113.{index + 1}"
 
 
 @dataclass
@@ -83,9 +100,29 @@ class Tally:
     statuses: Counter[int] = field(default_factory=Counter)
     unexpected: list[str] = field(default_factory=list)
 
+    def add(self, other: Tally) -> None:
+        self.latencies += other.latencies
+        self.statuses += other.statuses
+        self.unexpected += other.unexpected
+
+    def to_json(self) -> str:
+        return json.dumps([self.latencies, dict(self.statuses), self.unexpected])
+
+    @classmethod
+    def from_json(cls, text: str) -> Tally:
+        latencies, statuses, unexpected = json.loads(text)
+        return cls(latencies, Counter({int(s): c for s, c in statuses.items()}), unexpected)
+
+    def figures(self, seconds: float) -> tuple[float, float, float]:
+        """Requests per second, p50 and p99 latency in milliseconds."""
+        ms = sorted(x * 1000 for x in self.latencies)
+        n = len(ms)
+        return n / seconds, statistics.median(ms), ms[min(n - 1, int(n * 0.99))]
+
 
 @dataclass
 class SoakResult:
+    mode: str
     seconds: float
     tallies: dict[str, Tally]
     start: Resources
@@ -106,18 +143,23 @@ class SoakResult:
         """Whether descriptors or threads grew after the warm-up."""
         return self.end.fds > self.warm.fds + FD_SLACK or self.end.threads > self.warm.threads
 
+    @property
+    def failed(self) -> bool:
+        return bool(self.unexpected) or self.memory_growth >= 0.10 or self.grew
+
+    def steady(self) -> tuple[float, float, float]:
+        """The steady clients' requests per second, p50 and p99 in milliseconds."""
+        return self.tallies["steady"].figures(self.seconds)
+
     def report(self) -> str:
-        lines = [f"soak: {self.seconds:.0f} s"]
+        lines = [f"soak ({self.mode}): {self.seconds:.0f} s"]
         for kind, tally in self.tallies.items():
-            n = len(tally.latencies)
-            if not n:
+            if not tally.latencies:
                 continue
-            ms = sorted(x * 1000 for x in tally.latencies)
-            p50, p99 = statistics.median(ms), ms[min(n - 1, int(n * 0.99))]
+            rate, p50, p99 = tally.figures(self.seconds)
             statuses = ", ".join(f"{s}: {c}" for s, c in sorted(tally.statuses.items()))
             lines.append(
-                f"  {kind:<8} {n / self.seconds:8.1f} req/s  p50 {p50:7.1f} ms  "
-                f"p99 {p99:7.1f} ms  ({statuses})"
+                f"  {kind:<8} {rate:8.1f} req/s  p50 {p50:7.1f} ms  p99 {p99:7.1f} ms  ({statuses})"
             )
         lines += [
             f"  unexpected answers: {len(self.unexpected)}",
@@ -154,7 +196,7 @@ def build(tmp: Path) -> tuple[str, dict[str, str]]:
 
 def server_config(url: str, limits: bool = True, failed_auth_window: int = 60) -> dict[str, Any]:
     """The server's configuration; without ``limits``, no rate limit and a failed
-    authentication limit never reached (to compare the steady clients' figures). The
+    authentication limit never reached (to compare the steady clients' figures). Each
     guesser gets ``failedAuthLimit`` 401s per ``failed_auth_window`` seconds."""
     if not limits:
         unlimited = {"failedAuthLimit": 10**9}
@@ -209,34 +251,42 @@ def serving(config: dict[str, Any], tmp: Path) -> Iterator[tuple[int, str]]:
         log.close()
 
 
-class Client(threading.Thread):
-    """One recipient's client, looping over the operations until ``stop`` is set."""
+@dataclass
+class Run:
+    """What the clients of one process share."""
 
-    def __init__(self, kind: str, recipient: str, soak: Soak) -> None:
+    base: str
+    tokens: dict[str, str]
+    stop: threading.Event = field(default_factory=threading.Event)
+    changed_at: dict[str, float] = field(default_factory=dict)
+
+
+class Client(threading.Thread):
+    """One client (of ``kind``: steady, rotated, revoked, greedy, guesser), looping over
+    its operations until ``stop`` is set."""
+
+    def __init__(self, kind: str, recipient: str, run: Run, address: str) -> None:
         super().__init__(daemon=True)
-        self.kind, self.recipient, self.soak = kind, recipient, soak
+        self.kind, self.recipient, self.run_ = kind, recipient, run
         self.tally = Tally()
-        # each recipient's clients come from an address of their own, as partners do
-        address = GUESSER_ADDRESS if kind == "guesser" else ADDRESSES[recipient]
         headers = {
-            "Authorization": f"Bearer {soak.tokens.get(recipient, 'x' * 40)}",
+            "Authorization": f"Bearer {run.tokens.get(recipient, '')}",
             "X-Forwarded-For": address,
         }
-        self.http = httpx.Client(base_url=soak.base, headers=headers, timeout=60)
+        self.http = httpx.Client(base_url=run.base, headers=headers, timeout=60)
         self.file_url: str | None = None
 
     def run(self) -> None:
-        operations = [
-            self.listings,
-            self.metadata,
-            self.snapshot,
-            self.paged,
-            self.changes,
-            self.download,
-        ]
+        operations = {
+            "greedy": [self.greedy],
+            "guesser": [self.guess],
+        }.get(
+            self.kind,
+            [self.listings, self.metadata, self.snapshot, self.paged, self.changes, self.download],
+        )
         try:
             for operation in itertools.cycle(operations):
-                if self.soak.stop.is_set():
+                if self.run_.stop.is_set():
                     return
                 operation()
         finally:
@@ -258,6 +308,8 @@ class Client(threading.Thread):
             self.tally.unexpected.append(
                 f"{self.kind} {method} {url.split('?')[0]}: {response.status_code} {body}"
             )
+        if response.status_code == 429 and self.kind == "greedy":
+            time.sleep(float(response.headers["retry-after"]))
         return response if response.status_code == 200 else None
 
     def expected(self, ended: float) -> set[int]:
@@ -265,12 +317,16 @@ class Client(threading.Thread):
             return {200, 429}
         if self.kind == "guesser":
             return {401, 429}
-        changed = self.soak.changed_at.get(self.recipient)
+        changed = self.run_.changed_at.get(self.recipient)
         if changed is not None and ended >= changed:
             # 200 until the server has read the change; an old token presented again and
             # again is then refused by the failed-authentication limit (429)
             return {200, 401, 403, 404, 429}
         return {200}
+
+    def file_urls(self, response: httpx.Response | None) -> list[str]:
+        lines = response.text.splitlines() if response else ()
+        return [a["file"]["url"] for a in map(json.loads, lines) if "file" in a]
 
     def listings(self) -> None:
         self.call("GET", "/shares")
@@ -281,11 +337,8 @@ class Client(threading.Thread):
         self.call("GET", TABLE + "/metadata")
 
     def snapshot(self) -> None:
-        response = self.call("POST", TABLE + "/query", json={})
-        for line in response.text.splitlines() if response else ():
-            action = json.loads(line)
-            if "file" in action:
-                self.file_url = action["file"]["url"]
+        urls = self.file_urls(self.call("POST", TABLE + "/query", json={}))
+        self.file_url = urls[-1] if urls else self.file_url
 
     def paged(self) -> None:
         body: dict[str, Any] = {"maxFiles": 2}
@@ -305,34 +358,94 @@ class Client(threading.Thread):
         if self.file_url is not None:
             self.call("GET", self.file_url)
 
+    def greedy(self) -> None:
+        """The heaviest requests: a whole snapshot and all changes, every file of both."""
+        urls = self.file_urls(self.call("POST", TABLE + "/query", json={}))
+        urls += self.file_urls(self.call("GET", TABLE + "/changes", params={"startingVersion": 0}))
+        for url in urls:
+            self.call("GET", url)
 
-@dataclass
-class Soak:
-    base: str
-    tokens: dict[str, str]
-    stop: threading.Event = field(default_factory=threading.Event)
-    changed_at: dict[str, float] = field(default_factory=dict)
+    def guess(self) -> None:
+        self.http.headers["Authorization"] = f"Bearer {secrets.token_urlsafe(30)}"
+        self.call("GET", "/shares")
 
 
-def kinds(clients: int) -> list[tuple[str, str]]:
-    """(kind, recipient) of each client: one greedy recipient's and one guesser's, one
-    each for the rotated and revoked recipients, the rest the steady recipients'."""
-    fixed = [("greedy", "greedy"), ("greedy", "greedy"), ("guesser", "nobody")]
-    fixed += [("rotated", "rotated"), ("revoked", "revoked")]
-    steady = [("steady", STEADY[i % len(STEADY)]) for i in range(max(1, clients - len(fixed)))]
-    return fixed + steady
+def swarm(kind: str, base: str, token: str, clients: int) -> Tally:
+    """``clients`` clients of ``kind`` (greedy or guesser) from when this process says it is
+    ready until its standard input ends: what they saw."""
+    run = Run(base, {"greedy": token})
+    threads = [
+        Client(kind, kind, run, ADDRESSES["greedy"] if kind == "greedy" else guesser_address(i))
+        for i in range(clients)
+    ]
+    print("ready", flush=True)
+    for thread in threads:
+        thread.start()
+    sys.stdin.read()
+    run.stop.set()
+    tally = Tally()
+    for thread in threads:
+        thread.join(120)
+        tally.add(thread.tally)
+    return tally
+
+
+class Swarm:
+    """:func:`swarm` in a process of its own, at the lowest priority (``nice`` 19): its
+    clients' own work, done on the partner's or the attacker's machines in production, takes
+    only the CPU the server and the steady clients leave; the work it makes the server do
+    is the server's, at the same priority as the steady clients'."""
+
+    def __init__(self, kind: str, base: str, token: str, clients: int) -> None:
+        self.kind = kind
+        command = ["nice", "-n", "19", sys.executable, __file__, "--swarm", kind]
+        command += ["--base", base, "--token", token, "--clients", str(clients)]
+        pipe = subprocess.PIPE
+        self.process = subprocess.Popen(command, stdin=pipe, stdout=pipe) if clients else None
+
+    def ready(self) -> None:
+        if self.process is not None:
+            assert self.process.stdout is not None
+            assert self.process.stdout.readline() == b"ready\n"
+
+    def stop(self) -> dict[str, Tally]:
+        """Its clients stopped: what they saw."""
+        if self.process is None:
+            return {}
+        out, _ = self.process.communicate(timeout=180)
+        return {self.kind: Tally.from_json(out.decode())}
 
 
 def soak(
-    seconds: float, clients: int, limits: bool = True, failed_auth_window: int = 60
+    seconds: float,
+    clients: int,
+    mode: str = WITH_LIMITS,
+    greedy_share: float = 0.4,
+    guessers: int = 4,
+    failed_auth_window: int = 60,
 ) -> SoakResult:
+    """One run: ``clients`` clients of which ``greedy_share`` the greedy recipient's (none
+    in mode ``NO_GREEDY``, the others the same), and ``guessers`` more."""
+    greedy = round(clients * greedy_share)
+    others = max(3, clients - greedy)
+    if mode == NO_GREEDY:
+        greedy, guessers = 0, 0
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
         url, tokens = build(tmp)
-        with serving(server_config(url, limits, failed_auth_window), tmp) as (pid, base):
+        config = server_config(url, mode != WITHOUT_LIMITS, failed_auth_window)
+        with serving(config, tmp) as (pid, base):
             start = resources(pid)
-            run = Soak(base, tokens)
-            threads = [Client(kind, recipient, run) for kind, recipient in kinds(clients)]
+            run = Run(base, tokens)
+            kinds = [("rotated", "rotated"), ("revoked", "revoked")]
+            kinds += [("steady", STEADY[i % len(STEADY)]) for i in range(others - 2)]
+            threads = [Client(k, r, run, ADDRESSES[r]) for k, r in kinds]
+            swarms = [
+                Swarm("greedy", base, tokens["greedy"], greedy),
+                Swarm("guesser", base, "", guessers),
+            ]
+            for group in swarms:
+                group.ready()
             began = time.perf_counter()
             for thread in threads:
                 thread.start()
@@ -348,16 +461,34 @@ def soak(
             time.sleep(max(0.0, began + seconds - time.perf_counter()))
             end = resources(pid)
             run.stop.set()
+            elapsed = time.perf_counter() - began
+            tallies = {k: t for group in swarms for k, t in group.stop().items()}
             for thread in threads:
                 thread.join(120)
-            elapsed = time.perf_counter() - began
-    tallies: dict[str, Tally] = {}
     for thread in threads:
-        tally = tallies.setdefault(thread.kind, Tally())
-        tally.latencies += thread.tally.latencies
-        tally.statuses += thread.tally.statuses
-        tally.unexpected += thread.tally.unexpected
-    return SoakResult(elapsed, tallies, start, warm, end)
+        tallies.setdefault(thread.kind, Tally()).add(thread.tally)
+    return SoakResult(mode, elapsed, tallies, start, warm, end)
+
+
+def compare(results: list[SoakResult]) -> str:
+    """The medians of the steady clients' figures per mode, and their ratios to the
+    figures with no greedy recipient."""
+    medians = {}
+    for mode in (NO_GREEDY, WITH_LIMITS, WITHOUT_LIMITS):
+        figures = [r.steady() for r in results if r.mode == mode]
+        if figures:
+            medians[mode] = tuple(statistics.median(f[i] for f in figures) for i in range(3))
+    lines = [f"steady clients, medians of {len(results) // len(medians)} runs per mode:"]
+    base = medians.get(NO_GREEDY)
+    for mode, (rate, p50, p99) in medians.items():
+        line = f"  {mode:<10} {rate:7.1f} req/s  p50 {p50:7.1f} ms  p99 {p99:7.1f} ms"
+        if base and mode != NO_GREEDY:
+            line += (
+                f"   vs no greedy: req/s {rate / base[0]:.2f}x, p50 {p50 / base[1]:.2f}x, "
+                f"p99 {p99 / base[2]:.2f}x"
+            )
+        lines.append(line)
+    return "\n".join(lines)
 
 
 def main() -> None:
@@ -365,14 +496,48 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=600)
     parser.add_argument("--clients", type=int, default=50)
     parser.add_argument(
+        "--greedy-clients",
+        type=float,
+        default=0.4,
+        help="the share of --clients that are the greedy recipient's (default 0.4)",
+    )
+    parser.add_argument("--guessers", type=int, default=4, help="token guessers (default 4)")
+    modes = parser.add_mutually_exclusive_group()
+    modes.add_argument(
         "--without-limits",
         action="store_true",
         help="no rate limit and no failed-authentication limit, for comparison",
     )
+    modes.add_argument(
+        "--no-greedy",
+        action="store_true",
+        help="no greedy recipient and no guessers: the steady clients' baseline",
+    )
+    modes.add_argument(
+        "--runs",
+        type=int,
+        help="run the three modes alternately this many times each; print the medians",
+    )
+    parser.add_argument("--swarm", choices=["greedy", "guesser"], help=argparse.SUPPRESS)
+    parser.add_argument("--base", help=argparse.SUPPRESS)
+    parser.add_argument("--token", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    result = soak(args.seconds, args.clients, limits=not args.without_limits)
-    print(result.report())
-    if result.unexpected or result.memory_growth >= 0.10 or result.grew:
+    if args.swarm:
+        print(swarm(args.swarm, args.base, args.token, args.clients).to_json())
+        return
+    if args.runs:
+        sequence = [NO_GREEDY, WITH_LIMITS, WITHOUT_LIMITS] * args.runs
+    else:
+        mode = NO_GREEDY if args.no_greedy else WITH_LIMITS
+        sequence = [WITHOUT_LIMITS if args.without_limits else mode]
+    results = []
+    for mode in sequence:
+        result = soak(args.seconds, args.clients, mode, args.greedy_clients, args.guessers)
+        print(result.report(), flush=True)
+        results.append(result)
+    if args.runs:
+        print(compare(results))
+    if any(r.failed for r in results):
         sys.exit(1)
 
 

@@ -68,6 +68,30 @@ def test_failures_are_logged_without_the_token(caplog: pytest.LogCaptureFixture)
     assert "refused for 192.0.2.7" in caplog.text
 
 
+def test_a_storm_of_refusals_is_logged_once_per_time_over_the_limit(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A refused attempt costs no log line after the first: a guesser that keeps trying
+    would otherwise make the server write a line for each 429, costing more than the 429."""
+    caplog.set_level(logging.WARNING)
+    clock = Clock()
+    limit = FailedAuthLimit(2, 60, clock)
+    limit.failed("192.0.2.7", "admin token")
+    limit.failed("192.0.2.7", "admin token")
+    for _ in range(100):
+        with pytest.raises(TooManyRequestsError):
+            limit.check("192.0.2.7")
+    assert caplog.text.count("refused for 192.0.2.7") == 1
+    clock.now += 60  # both failures left the window: allowed again, then over it again
+    limit.check("192.0.2.7")
+    limit.failed("192.0.2.7", "admin token")
+    limit.failed("192.0.2.7", "admin token")
+    for _ in range(10):
+        with pytest.raises(TooManyRequestsError):
+            limit.check("192.0.2.7")
+    assert caplog.text.count("refused for 192.0.2.7") == 2
+
+
 @pytest.fixture(scope="module")
 def strict_server(
     admin_tables: dict[str, Path], tmp_path_factory: pytest.TempPathFactory

@@ -104,7 +104,8 @@ def test_wrong_tokens_from_one_address_are_refused_before_they_are_checked(
     assert _get(server, "/shares", tokens["bystander"], "203.0.113.9").status_code == 429
     assert _get(server, "/shares", tokens["bystander"], "198.51.100.7").status_code == 200
     log = server.log()
-    assert "sharing authentication refused for 203.0.113.9" in log
+    # four refusals, one log line: a storm of refused guesses does not flood the log
+    assert log.count("sharing authentication refused for 203.0.113.9") == 1
     assert "failed sharing bearer token from 203.0.113.9" in log
     assert WRONG_TOKEN not in log
 

@@ -6,7 +6,9 @@ client address; on the sharing listener recipients' bearer tokens do. After
 (right token or wrong) is answered 429 with ``Retry-After`` until the oldest of those
 failures leaves the window. A success does not clear the count: a guesser gains nothing
 from also holding a valid token. Each failure is logged with the address and the count,
-never the token. At most :data:`ADDRESSES_KEPT` addresses are tracked (the least recently
+never the token; a refusal only when its address goes over the limit, not each one after
+(a storm of refused guesses would otherwise cost a log line each, more than the 429
+itself). At most :data:`ADDRESSES_KEPT` addresses are tracked (the least recently
 failing are forgotten first), so the memory used is bounded whatever the traffic.
 """
 
@@ -40,22 +42,28 @@ class FailedAuthLimit:
         self._clock = clock
         self._lock = threading.Lock()
         self._failures: OrderedDict[str, deque[float]] = OrderedDict()
+        self._refused: set[str] = set()  # addresses over the limit whose refusal was logged
 
     def check(self, address: str) -> None:
         """Raise :class:`TooManyRequestsError` while ``address`` is over the limit."""
         with self._lock:
             recent = self._recent(address)
             if recent is None or len(recent) < self.limit:
+                self._refused.discard(address)
                 return
             wait = max(1, math.ceil(recent[0] + self.window - self._clock()))
-        log.warning(
-            "%s authentication refused for %s: %d failures in %d s (retry after %d s)",
-            self.listener,
-            address,
-            self.limit,
-            self.window,
-            wait,
-        )
+            logged = address in self._refused
+            self._refused.add(address)
+        if not logged:
+            log.warning(
+                "%s authentication refused for %s: %d failures in %d s (retry after %d s; "
+                "its further refusals are not logged)",
+                self.listener,
+                address,
+                self.limit,
+                self.window,
+                wait,
+            )
         raise TooManyRequestsError(
             f"too many failed authentications from this address; try again in {wait} s", wait
         )
@@ -69,7 +77,7 @@ class FailedAuthLimit:
             recent.append(self._clock())
             self._failures.move_to_end(address)
             while len(self._failures) > ADDRESSES_KEPT:
-                self._failures.popitem(last=False)
+                self._refused.discard(self._failures.popitem(last=False)[0])
             count = len(recent)
         log.warning(
             "failed %s from %s (%d of %d allowed in %d s)",
@@ -90,6 +98,7 @@ class FailedAuthLimit:
             recent.popleft()
         if not recent:
             del self._failures[address]
+            self._refused.discard(address)
             return None
         return recent
 
