@@ -92,6 +92,13 @@ def resources(pid: int) -> Resources:
     return Resources(rss, len(os.listdir(f"/proc/{pid}/fd")), int(fields["Threads"]))
 
 
+def watch(pid: int, until: float, samples: list[Resources]) -> None:
+    """Sample the server's resources every second until ``until`` (a perf_counter time)."""
+    while (left := until - time.perf_counter()) > 0:
+        time.sleep(min(1.0, left))
+        samples.append(resources(pid))
+
+
 @dataclass
 class Tally:
     """What the clients of one kind saw."""
@@ -128,6 +135,8 @@ class SoakResult:
     start: Resources
     warm: Resources
     end: Resources
+    samples: list[Resources]
+    """The server's resources every second from the warm-up to the end."""
 
     @property
     def unexpected(self) -> list[str]:
@@ -140,8 +149,14 @@ class SoakResult:
 
     @property
     def grew(self) -> bool:
-        """Whether descriptors or threads grew after the warm-up."""
-        return self.end.fds > self.warm.fds + FD_SLACK or self.end.threads > self.warm.threads
+        """Whether descriptors or threads grew after the warm-up. Worker threads start on
+        demand and leave when idle, so one count after the warm-up can be below the pool's
+        usual size: threads grew when the fewest of the last third of the samples is above
+        the most of the first third (a floor that rose), not when the end passes the start."""
+        third = max(1, len(self.samples) // 3)
+        threads = [s.threads for s in self.samples]
+        floor_rose = min(threads[-third:]) > max(threads[:third])
+        return self.end.fds > self.warm.fds + FD_SLACK or floor_rose
 
     @property
     def failed(self) -> bool:
@@ -452,14 +467,16 @@ def soak(
             warm_up = min(60.0, seconds / 5)
             time.sleep(warm_up)
             warm = resources(pid)
-            time.sleep(max(0.0, seconds / 2 - warm_up))
+            samples = [warm]
+            watch(pid, began + seconds / 2, samples)
             store = SqlCatalog(url)
             run.changed_at["rotated"] = time.perf_counter()
             store.rotate("rotated", timedelta(0))
             run.changed_at["revoked"] = time.perf_counter()
             store.revoke_grant("soak", "revoked")
-            time.sleep(max(0.0, began + seconds - time.perf_counter()))
+            watch(pid, began + seconds, samples)
             end = resources(pid)
+            samples.append(end)
             run.stop.set()
             elapsed = time.perf_counter() - began
             tallies = {k: t for group in swarms for k, t in group.stop().items()}
@@ -467,7 +484,7 @@ def soak(
                 thread.join(120)
     for thread in threads:
         tallies.setdefault(thread.kind, Tally()).add(thread.tally)
-    return SoakResult(mode, elapsed, tallies, start, warm, end)
+    return SoakResult(mode, elapsed, tallies, start, warm, end, samples)
 
 
 def compare(results: list[SoakResult]) -> str:
