@@ -6,11 +6,15 @@ reader that forgives only representation (an ``int8`` read as ``int32``, a zone 
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Mapping
 from typing import Any
 
 import duckdb
 import pyarrow as pa
 from duckdb_extensions import import_extension
+
+from deltaport.delta import open_table
+from deltaport.read import scan_snapshot, table_arrow_schema
 
 
 def duckdb_connection() -> duckdb.DuckDBPyConnection:
@@ -24,6 +28,17 @@ def duckdb_connection() -> duckdb.DuckDBPyConnection:
 def duckdb_arrow(con: duckdb.DuckDBPyConnection, sql: str) -> pa.Table:
     result = con.execute(sql).arrow()
     return result.read_all() if isinstance(result, pa.RecordBatchReader) else result
+
+
+def deltaport_read(
+    location: str, options: Mapping[str, str] | None = None, version: int | None = None
+) -> pa.Table:
+    """The table at ``location`` (its ``version``, else the latest) as deltaport's own
+    reader reads it: what the Iceberg readers must match."""
+    table = open_table(location, options)
+    snapshot = table.snapshot(version)
+    schema = table_arrow_schema(snapshot.metadata)
+    return pa.Table.from_batches(list(scan_snapshot(snapshot, table.storage)), schema=schema)
 
 
 def as_expected(got: pa.Table, expected: pa.Table) -> pa.Table:

@@ -19,12 +19,10 @@ import httpx
 import pyarrow as pa
 import pytest
 from deltalake import write_deltalake
-from iceberg_readers import first_difference
+from iceberg_readers import deltaport_read, first_difference
 from pyiceberg.catalog.rest import RestCatalog
 
 from azure_directory_gate import DirectoryGate, directory_gate
-from deltaport.delta import open_table
-from deltaport.read import scan_snapshot, table_arrow_schema
 from emulators import AzuriteEmulator
 from sharing_server import TOKEN, RunningServer, start_server, stop_server, table_entry
 
@@ -94,13 +92,6 @@ def _get(server: RunningServer, path: str) -> httpx.Response:
     return httpx.get(_uri(server) + path, headers=headers, timeout=60)
 
 
-def _deltaport_read(azurite: AzuriteEmulator, version: int | None = None) -> pa.Table:
-    table = open_table(f"az://{CONTAINER}/tables/sales", azurite.options)
-    snapshot = table.snapshot(version)
-    schema = table_arrow_schema(snapshot.metadata)
-    return pa.Table.from_batches(list(scan_snapshot(snapshot, table.storage)), schema=schema)
-
-
 def test_load_answer_carries_the_directory_sas_and_the_endpoint(
     azure_server: RunningServer, gate: DirectoryGate
 ) -> None:
@@ -129,11 +120,19 @@ def test_pyiceberg_reads_through_the_directory_sas(
     gate.requests.clear()
     latest = table.scan().to_arrow()
     assert latest.num_rows == 6
-    assert first_difference(latest, _deltaport_read(azurite)) is None
+    assert (
+        first_difference(latest, deltaport_read(f"az://{CONTAINER}/tables/sales", azurite.options))
+        is None
+    )
     first = next(s for s in table.metadata.snapshots if s.summary["delta.version"] == "0")
     earlier = table.scan(snapshot_id=first.snapshot_id).to_arrow()
     assert earlier.num_rows == 3
-    assert first_difference(earlier, _deltaport_read(azurite, 0)) is None
+    assert (
+        first_difference(
+            earlier, deltaport_read(f"az://{CONTAINER}/tables/sales", azurite.options, 0)
+        )
+        is None
+    )
     # every request passed the gate, inside the table's directory, Iceberg files included
     read = {r.blob for r in gate.requests}
     assert {r.status for r in gate.requests} <= {200, 206}, gate.requests

@@ -19,7 +19,7 @@ import obstore
 import pyarrow as pa
 import pytest
 from deltalake import DeltaTable, write_deltalake
-from iceberg_readers import first_difference
+from iceberg_readers import deltaport_read, first_difference
 from obstore.store import S3Store
 from pyiceberg.catalog.rest import RestCatalog
 from pyiceberg.table import Table
@@ -29,11 +29,9 @@ from client.compare import direct_read
 from deltaport.catalog.model import Recipient, SharedTable
 from deltaport.cli import main
 from deltaport.config.model import ServerConfig, load_config
-from deltaport.delta import open_table
 from deltaport.iceberg.convert.cleanup import WRITTEN
 from deltaport.iceberg.convert.tables import IcebergTables
 from deltaport.iceberg.rest.sweeper import IcebergSweeper
-from deltaport.read import scan_snapshot, table_arrow_schema
 from deltaport.server.sources.catalog_source import YamlCatalog
 from deltaport.storage.uri import parse_location
 from emulators import S3Emulator
@@ -274,13 +272,6 @@ def _objects(s3: S3Emulator) -> set[str]:
     return {f"s3://{BUCKET}/{m['path']}" for b in obstore.list(store, prefix) for m in b}
 
 
-def _cloud_read(s3: S3Emulator, version: int) -> pa.Table:
-    table = open_table(CLOUD_ROOT, s3.options)
-    snapshot = table.snapshot(version)
-    schema = table_arrow_schema(snapshot.metadata)
-    return pa.Table.from_batches(list(scan_snapshot(snapshot, table.storage)), schema=schema)
-
-
 def test_an_s3_tables_prefix_is_cleaned(
     cloud_server: RunningServer, s3_emulator: S3Emulator, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -309,7 +300,9 @@ def test_an_s3_tables_prefix_is_cleaned(
     for snapshot in again.metadata.snapshots:
         version = int(snapshot.summary["delta.version"])  # type: ignore[index]
         got = again.scan(snapshot_id=snapshot.snapshot_id).to_arrow()
-        assert first_difference(got, _cloud_read(s3_emulator, version)) is None
+        assert (
+            first_difference(got, deltaport_read(CLOUD_ROOT, s3_emulator.options, version)) is None
+        )
     records = [json.loads(line) for line in _bookkeeping(cloud_server, "snapshots.jsonl")]
     assert sorted(r["entry"]["version"] for r in records) == [1, 2]
 

@@ -15,15 +15,12 @@ from typing import Any
 
 import httpx
 import obstore
-import pyarrow as pa
 import pytest
-from iceberg_readers import duckdb_arrow, duckdb_connection, first_difference
+from iceberg_readers import deltaport_read, duckdb_arrow, duckdb_connection, first_difference
 from obstore.store import S3Store
 from pyiceberg.catalog.rest import RestCatalog
 
 from catalog_lake import storage_entry, write_lake_table
-from deltaport.delta import open_table
-from deltaport.read import scan_snapshot, table_arrow_schema
 from emulators import S3Emulator, assumed_roles
 from sharing_server import TOKEN, RunningServer, start_server, stop_server, table_entry
 
@@ -80,13 +77,6 @@ def _get(server: RunningServer, path: str) -> httpx.Response:
     return httpx.get(_uri(server) + path, headers=headers, timeout=60)
 
 
-def _deltaport_read(s3: S3Emulator, location: str) -> pa.Table:
-    table = open_table(location, s3.options)
-    snapshot = table.snapshot()
-    schema = table_arrow_schema(snapshot.metadata)
-    return pa.Table.from_batches(list(scan_snapshot(snapshot, table.storage)), schema=schema)
-
-
 def test_load_answer_carries_the_vended_credential(
     cloud_server: RunningServer, s3_emulator: S3Emulator
 ) -> None:
@@ -124,7 +114,7 @@ def test_pyiceberg_reads_with_the_vended_credential(
     catalog = RestCatalog("deltaport", uri=_uri(cloud_server), token=TOKEN, warehouse="Lake")
     got = catalog.load_table("s.sales").scan().to_arrow()
     assert got.num_rows == 6
-    assert first_difference(got, _deltaport_read(s3_emulator, ROOT)) is None
+    assert first_difference(got, deltaport_read(ROOT, s3_emulator.options)) is None
 
 
 def test_duckdb_reads_with_the_vended_credential(
@@ -136,7 +126,7 @@ def test_duckdb_reads_with_the_vended_credential(
         f"ATTACH 'Lake' AS lake (TYPE iceberg, ENDPOINT '{_uri(cloud_server)}', SECRET deltaport)"
     )
     got = duckdb_arrow(con, "SELECT * FROM lake.s.sales")
-    assert first_difference(got, _deltaport_read(s3_emulator, ROOT)) is None
+    assert first_difference(got, deltaport_read(ROOT, s3_emulator.options)) is None
 
 
 def test_a_table_without_dir_mode_is_not_offered(cloud_server: RunningServer) -> None:
