@@ -54,6 +54,13 @@ class UnsupportedTable(IcebergError):
     kind = "BadRequestException"
 
 
+class InternalServerError(IcebergError):
+    """What an unexpected failure answers (its cause in the server's log, not the body)."""
+
+    status = 500
+    kind = "InternalServerError"
+
+
 class ServiceUnavailable(IcebergError):
     status = 503
     kind = "ServiceUnavailableException"

@@ -31,6 +31,7 @@ from deltaport.iceberg.errors import (
     BadRequest,
     Forbidden,
     IcebergError,
+    InternalServerError,
     NoSuchNamespace,
     NoSuchTable,
     NotAuthorized,
@@ -41,6 +42,7 @@ from deltaport.iceberg.errors import (
 from deltaport.iceberg.rest.credentials import file_io_properties, storage_credentials
 from deltaport.observe.audit_log import AuditLog
 from deltaport.protocol.credentials import DIR, TemporaryCredentials, TemporaryCredentialsRequest
+from deltaport.protocol.echo import echo
 from deltaport.protocol.errors import SharingError, TooManyRequestsError
 from deltaport.server.http.audited import RecipientGuard, SharingAudit
 from deltaport.server.limits.sharing_limits import SharingLimits
@@ -316,13 +318,16 @@ def name_page(params: Mapping[str, str], names: list[str]) -> tuple[list[str], s
     return page, next_token
 
 
-def _refusal(exc: Exception, request: Request) -> tuple[Response, str] | None:
-    """A refusal in the specification's shape (its exception type the audited code)."""
+def _refusal(exc: Exception, request: Request) -> tuple[Response, str]:
+    """Every failure in the specification's shape (its exception type the audited code):
+    an Iceberg reader parses no other, not even for an unexpected error."""
     if isinstance(exc, SharingError):
         return _sharing_error(exc, request).response(), exc.error_code
     if isinstance(exc, IcebergError):
         return exc.response(), exc.kind
-    return None
+    log.error("unexpected error on %s %s", request.method, echo(request.url.path), exc_info=exc)
+    failed = InternalServerError("the catalog could not answer; the server's log says why")
+    return failed.response(), failed.kind
 
 
 def _sharing_error(exc: SharingError, request: Request) -> IcebergError:
