@@ -39,6 +39,7 @@ import httpx
 import yaml
 from bench_server import free_port, serving
 
+from deltaport.admin.unity.paging import page_token
 from deltaport.catalog.sql_store import SqlCatalog
 from deltaport.observe.audit_record import QUERIED_TABLE, AuditRecord, iso_time
 from deltaport.observe.audit_store import write
@@ -105,10 +106,16 @@ def pairs(now: int) -> dict[str, tuple[str, str | None]]:
         ),
         "audit, a time range": (f"/console/audit?{day}", f"/api/audit?{day}&limit=50"),
         "recipients, first page": ("/console/recipients", f"{UNITY}/recipients"),
-        "recipients, last page": ("/console/recipients?offset=9900", f"{UNITY}/recipients"),
+        "recipients, last page": (
+            "/console/recipients?offset=9900",
+            f"{UNITY}/recipients?page_token={page_token('r09899')}",
+        ),
         "one recipient": ("/console/recipients/r04242", f"{UNITY}/recipients/r04242"),
         "shares, first page": ("/console/shares", f"{UNITY}/shares"),
-        "shares, last page": ("/console/shares?offset=900", f"{UNITY}/shares"),
+        "shares, last page": (
+            "/console/shares?offset=900",
+            f"{UNITY}/shares?page_token={page_token('s0899')}",
+        ),
         "one share": ("/console/shares/s0424", f"{UNITY}/shares/s0424"),
         "a table's settings": (f"{TABLE}/edit", f"{UNITY}/shares/s0424"),
         "tables": ("/console/tables", None),

@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
 
-from deltaport.catalog.pages import listings
-from deltaport.catalog.rows import CatalogContents
+from deltaport.catalog.pages import by_name, listings
+from deltaport.catalog.rows import CatalogContents, TokenRow
 from deltaport.catalog.sql_store import SqlCatalog
 from deltaport.catalog.tokens import OAUTH
 from deltaport.protocol.names import name_key
@@ -126,3 +127,50 @@ def test_one_share_one_recipient_and_one_table_as_the_whole_catalog_has_them(
         )
     assert listings.shared_table(catalog.database, "Share03", "sch0", "none") is None
     assert listings.all_tables(catalog.database) == (contents.generation, list(contents.tables))
+
+
+def test_pages_by_name_say_what_the_whole_catalog_holds(catalog: SqlCatalog) -> None:
+    """The provider API's keyset pages: every share and recipient once, in the order Python
+    sorts their name keys on both databases (whatever PostgreSQL's locale would say about
+    ``_``, ``-`` and accents), each recipient with its live credentials and unused link."""
+    filled(catalog)
+    with catalog.batch():
+        for name in ("a_b", "aB-c", "Ab-d", "é1", "z"):
+            catalog.create_share(name)
+            catalog.create_recipient(name)
+    catalog.create_recipient_with_link("linked", endpoint="https://example.com/ds")
+    contents = catalog.contents()
+    now = int(time.time() * 1000) + 10_000
+    unused = catalog.unused_links()
+
+    shares: list[str] = []
+    while page := by_name.shares_after(
+        catalog.database, name_key(shares[-1]) if shares else None, 4
+    ):
+        shares += [s.name for s in page]
+    assert shares == sorted((s.name for s in contents.shares), key=name_key)
+
+    seen: list[by_name.RecipientCredentials] = []
+    while page := by_name.recipients_after(
+        catalog.database, name_key(seen[-1].recipient.name) if seen else None, 4, now
+    ):
+        seen += page
+    assert [f.recipient.name for f in seen] == sorted(
+        (r.name for r in contents.recipients.values()), key=name_key
+    )
+    for found in seen:
+        key = name_key(found.recipient.name)
+        expected = contents.recipients[key]  # its grants in an order of no meaning
+        assert found.recipient == replace(expected, shares=tuple(sorted(expected.shares)))
+        live = {h for h, t in contents.tokens.items() if t.recipient_key == key and _live(t, now)}
+        assert {h for h, _ in found.tokens} == live
+        clients = [c.token for c in contents.clients.values() if c.token.recipient_key == key]
+        assert sorted(map(str, found.clients)) == sorted(str(c) for c in clients if _live(c, now))
+        assert found.unused_link == (key in unused)
+        assert by_name.recipient_credentials(catalog.database, found.recipient.name, now) == found
+    assert any(f.unused_link for f in seen) and any(not f.tokens for f in seen)
+    assert by_name.recipient_credentials(catalog.database, "nobody", now) is None
+
+
+def _live(token: TokenRow, now: int) -> bool:
+    return token.revoked_at is None and (token.expires_at is None or token.expires_at > now)

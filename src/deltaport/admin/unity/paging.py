@@ -26,23 +26,35 @@ def page(
 ) -> tuple[list[T], str | None]:
     """One page of ``items`` in the order of their names (case-insensitive), and the token of
     the next page (None on the last)."""
-    size = int_param(params.get("max_results"), "max_results") or 0
-    if size < 0:
-        raise InvalidParameterError(f"max_results must be 0 or more, got {size}")
-    size = min(size or DEFAULT_PAGE, MAX_PAGE)
-    after = _after(params.get("page_token"))
+    size, after = page_request(params)
     ordered = sorted(items, key=lambda item: name_key(name(item)))
     if after is not None:
         ordered = [item for item in ordered if name_key(name(item)) > after]
-    chosen = ordered[:size]
-    more = len(ordered) > size
-    return chosen, _token(name_key(name(chosen[-1]))) if more else None
+    return ordered[:size], next_page_token([name(item) for item in ordered[: size + 1]], size)
+
+
+def page_request(params: QueryParams) -> tuple[int, str | None]:
+    """The page size ``params`` ask for and the name key the page starts after (None: from
+    the first); a query for the page reads one more than the size, for
+    :func:`next_page_token`."""
+    size = int_param(params.get("max_results"), "max_results") or 0
+    if size < 0:
+        raise InvalidParameterError(f"max_results must be 0 or more, got {size}")
+    return min(size or DEFAULT_PAGE, MAX_PAGE), _after(params.get("page_token"))
+
+
+def next_page_token(names: Sequence[str], size: int) -> str | None:
+    """The token of the page after the first ``size`` of ``names`` (read one past the
+    page), or None when nothing follows."""
+    return page_token(names[size - 1]) if len(names) > size else None
 
 
 _TOKEN_PREFIX = "p1."
 
 
-def _token(key: str) -> str:
+def page_token(name: str) -> str:
+    """The token of the page that starts after ``name``."""
+    key = name_key(name)
     return _TOKEN_PREFIX + base64.urlsafe_b64encode(key.encode()).decode().rstrip("=")
 
 

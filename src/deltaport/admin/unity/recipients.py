@@ -30,8 +30,13 @@ from deltaport.admin.unity.bodies import (
     refuse_set,
 )
 from deltaport.admin.unity.errors import unity_json
-from deltaport.admin.unity.paging import page
+from deltaport.admin.unity.paging import next_page_token, page, page_request
 from deltaport.catalog.limits import grace_problem, lifetime_problem
+from deltaport.catalog.pages.by_name import (
+    RecipientCredentials,
+    recipient_credentials,
+    recipients_after,
+)
 from deltaport.catalog.recipient_access import ActivationLink, ip_access_problem
 from deltaport.catalog.rows import KEEP, CatalogContents, RecipientRow, TokenRow
 from deltaport.catalog.sql_store import SqlCatalog
@@ -90,10 +95,12 @@ class RecipientsApi:
         return await self._answer(given.name, link)
 
     async def listing(self, request: Request) -> Response:
-        contents = await run_in_threadpool(self._store.contents)
-        unused = await run_in_threadpool(self._store.unused_links)
-        chosen, token = page(list(contents.recipients), lambda k: k, request.query_params)
-        out: dict[str, Any] = {"recipients": [_recipient_json(contents, unused, k) for k in chosen]}
+        size, after = page_request(request.query_params)
+        found = await run_in_threadpool(
+            recipients_after, self._store.database, after, size + 1, _now()
+        )
+        token = next_page_token([f.recipient.name for f in found], size)
+        out: dict[str, Any] = {"recipients": [_recipient_json(f) for f in found[:size]]}
         if token:
             out["next_page_token"] = token
         return unity_json(out)
@@ -177,13 +184,13 @@ class RecipientsApi:
         return given.allowed_ip_addresses
 
     async def _answer(self, name: str, link: ActivationLink | None = None) -> Response:
-        contents = await run_in_threadpool(self._store.contents)
-        unused = await run_in_threadpool(self._store.unused_links)
-        recipient = _recipient(contents, name)
-        out = _recipient_json(contents, unused, name_key(name))
+        found = await run_in_threadpool(recipient_credentials, self._store.database, name, _now())
+        if found is None:
+            raise _missing(name)
+        out = _recipient_json(found)
         if link is not None:
             out["activation_url"] = link.url
-            if recipient.authentication_type == TOKEN:
+            if found.recipient.authentication_type == TOKEN:
                 out["tokens"].append({"activation_url": link.url})
         return unity_json(out)
 
@@ -217,42 +224,40 @@ def _ending(token: TokenRow) -> tuple[bool, int]:
 def _recipient(contents: CatalogContents, name: str) -> RecipientRow:
     found = contents.recipients.get(name_key(name))
     if found is None:
-        raise ResourceNotFoundError(f"recipient {name[:300]!r} does not exist")
+        raise _missing(name)
     return found
 
 
-def _valid(token: TokenRow, key: str, now: int) -> bool:
-    return (
-        token.recipient_key == key
-        and token.revoked_at is None
-        and (token.expires_at is None or token.expires_at > now)
-    )
+def _missing(name: str) -> ResourceNotFoundError:
+    return ResourceNotFoundError(f"recipient {name[:300]!r} does not exist")
 
 
-def _recipient_json(contents: CatalogContents, unused: dict[str, int], key: str) -> dict[str, Any]:
+def _now() -> int:
+    """Milliseconds since the epoch, as the catalog keeps times."""
+    return int(time.time() * 1000)
+
+
+def _recipient_json(found: RecipientCredentials) -> dict[str, Any]:
     """The recipient in the SDK's ``RecipientInfo`` shape."""
-    r = contents.recipients[key]
-    now = int(time.time() * 1000)
+    r = found.recipient
     out: dict[str, Any] = {
         "name": r.name,
         "authentication_type": r.authentication_type,
-        "activated": key not in unused,
+        "activated": not found.unused_link,
         "properties_kvpairs": {"properties": dict(r.properties)},
     }
     if r.ip_access_list:
         out["ip_access_list"] = {"allowed_ip_addresses": list(r.ip_access_list)}
     if r.authentication_type == TOKEN:
-        tokens = sorted(
-            ((credential_id(h), t) for h, t in contents.tokens.items() if _valid(t, key, now)),
-            key=lambda pair: _ending(pair[1]),
-        )
+        tokens = sorted(found.tokens, key=lambda pair: _ending(pair[1]))
         out["tokens"] = [
-            {"id": token_id} | ({} if t.expires_at is None else {"expiration_time": t.expires_at})
-            for token_id, t in tokens
+            {"id": credential_id(h)}
+            | ({} if t.expires_at is None else {"expiration_time": t.expires_at})
+            for h, t in tokens
         ]
         ends = [t.expires_at for _, t in tokens]
     else:
-        ends = [c.token.expires_at for c in contents.clients.values() if _valid(c.token, key, now)]
+        ends = [c.expires_at for c in found.clients]
     if ends and None not in ends:
         out["expiration_time"] = max(e for e in ends if e is not None)
     if r.comment is not None:

@@ -25,8 +25,10 @@ from deltaport.admin.unity.bodies import (
 )
 from deltaport.admin.unity.errors import unity_json
 from deltaport.admin.unity.objects import TableSettings, find, object_json, settings, shared_as
-from deltaport.admin.unity.paging import page
+from deltaport.admin.unity.paging import next_page_token, page, page_request
 from deltaport.catalog.commands import check_table
+from deltaport.catalog.pages.by_name import shares_after
+from deltaport.catalog.pages.listings import ShareView, share_view
 from deltaport.catalog.rows import CatalogContents, CatalogError, ShareRow, TableRow
 from deltaport.catalog.sql_store import SqlCatalog
 from deltaport.config.model import ServerConfig
@@ -61,9 +63,10 @@ class SharesApi:
         return await self._answer(given.name, True)
 
     async def listing(self, request: Request) -> Response:
-        contents = await run_in_threadpool(self._store.contents)
-        chosen, token = page(contents.shares, lambda s: s.name, request.query_params)
-        out: dict[str, Any] = {"shares": [_share_json(contents, s, False) for s in chosen]}
+        size, after = page_request(request.query_params)
+        found = await run_in_threadpool(shares_after, self._store.database, after, size + 1)
+        token = next_page_token([s.name for s in found], size)
+        out: dict[str, Any] = {"shares": [_share_json(s, None) for s in found[:size]]}
         if token:
             out["next_page_token"] = token
         return unity_json(out)
@@ -91,10 +94,8 @@ class SharesApi:
         return await self._answer(name, True)
 
     async def permissions(self, request: Request) -> Response:
-        contents = await run_in_threadpool(self._store.contents)
-        name = request.path_params["share"]
-        _tables(contents, name)
-        granted = [r.name for r in contents.recipients.values() if name_key(name) in r.shares]
+        view = await self._view(request.path_params["share"])
+        granted = [r.name for r in view.recipients]
         chosen, token = page(granted, lambda r: r, request.query_params)
         out: dict[str, Any] = {"privilege_assignments": [_assignment(r) for r in chosen]}
         if token:
@@ -123,10 +124,15 @@ class SharesApi:
 
     # -- the catalog -----------------------------------------------------------------------
     async def _answer(self, name: str, objects: bool) -> Response:
-        contents = await run_in_threadpool(self._store.contents)
-        _tables(contents, name)
-        (share,) = [s for s in contents.shares if name_key(s.name) == name_key(name)]
-        return unity_json(_share_json(contents, share, objects))
+        view = await self._view(name)
+        return unity_json(_share_json(view.share, view.tables if objects else None))
+
+    async def _view(self, name: str) -> ShareView:
+        """The share ``name`` with its tables and recipients; 404 when there is none."""
+        view = await run_in_threadpool(share_view, self._store.database, name)
+        if view is None:
+            raise _missing(name)
+        return view
 
     def _check(self, share: str, plan: _Plan) -> None:
         """Refuse a table to add or change that cannot be shared (reads storage)."""
@@ -230,7 +236,7 @@ def _plan(update: ObjectUpdate, tables: list[TableRow], where: str) -> _Plan:
 def _tables(contents: CatalogContents, share: str) -> list[TableRow]:
     """The tables of ``share``; 404 when there is no such share."""
     if not any(name_key(s.name) == name_key(share) for s in contents.shares):
-        raise ResourceNotFoundError(f"share {share[:300]!r} does not exist")
+        raise _missing(share)
     return [t for t in contents.tables if name_key(t.share) == name_key(share)]
 
 
@@ -238,10 +244,15 @@ def _assignment(recipient: str) -> dict[str, Any]:
     return {"principal": recipient, "privileges": [SELECT]}
 
 
-def _share_json(contents: CatalogContents, share: ShareRow, objects: bool) -> dict[str, Any]:
+def _missing(share: str) -> ResourceNotFoundError:
+    return ResourceNotFoundError(f"share {share[:300]!r} does not exist")
+
+
+def _share_json(share: ShareRow, tables: list[TableRow] | None) -> dict[str, Any]:
+    """The share in the SDK's ``ShareInfo`` shape, with ``objects`` when ``tables`` given."""
     out: dict[str, Any] = {"name": share.name, "id": share.id}
     if share.comment is not None:
         out["comment"] = share.comment
-    if objects:
-        out["objects"] = [object_json(t) for t in _tables(contents, share.name)]
+    if tables is not None:
+        out["objects"] = [object_json(t) for t in tables]
     return out

@@ -25,14 +25,14 @@ from deltaport.catalog.rows import (
 )
 from deltaport.protocol.names import name_key
 
-_SHARE = "SELECT s.name, s.id, s.comment, s.display_name, s.properties"
+SHARE_COLUMNS = "SELECT s.name, s.id, s.comment, s.display_name, s.properties"
 _TABLES = (
     "SELECT s.name, t.schema_name, t.name, t.location, t.id, t.history_shared, "
     "t.start_version, t.partition_filter, t.access_modes, t.auxiliary_locations, "
     "t.comment, t.display_name, t.properties FROM shared_tables t "
     "JOIN shares s ON s.name_key = t.share_key"
 )
-_RECIPIENT = (
+RECIPIENT_COLUMNS = (
     "SELECT r.name_key, r.name, r.properties, r.endpoint, r.token_lifetime_seconds, "
     "r.comment, r.ip_access_list, r.authentication_type"
 )
@@ -90,7 +90,7 @@ def share_page(database: Database, offset: int, limit: int) -> SharePage:
     with database.read() as tx:
         total = int(tx.execute("SELECT COUNT(*) FROM shares")[0][0])
         rows = tx.execute(
-            f"{_SHARE}, "
+            f"{SHARE_COLUMNS}, "
             "(SELECT COUNT(*) FROM shared_tables t WHERE t.share_key = s.name_key), "
             "(SELECT COUNT(*) FROM grants g WHERE g.share_key = s.name_key) "
             "FROM shares s ORDER BY s.created_at, s.name LIMIT ? OFFSET ?",
@@ -105,14 +105,14 @@ def recipient_page(database: Database, offset: int, limit: int, now: int) -> Rec
     with database.read() as tx:
         total = int(tx.execute("SELECT COUNT(*) FROM recipients")[0][0])
         rows = tx.execute(
-            f"{_RECIPIENT}, "
+            f"{RECIPIENT_COLUMNS}, "
             f"(SELECT COUNT(*) FROM tokens t WHERE t.recipient_key = r.name_key AND {_LIVE}), "
             "(SELECT COUNT(*) FROM oauth_clients c "
             f"WHERE c.recipient_key = r.name_key AND {_LIVE}) "
             "FROM recipients r ORDER BY r.name_key LIMIT ? OFFSET ?",
             (now, now, limit, offset),
         )
-        granted = _grants(
+        granted = grants_of(
             tx,
             "SELECT name_key FROM recipients ORDER BY name_key LIMIT ? OFFSET ?",
             (limit, offset),
@@ -131,16 +131,16 @@ def share_view(database: Database, name: str) -> ShareView | None:
     when there is no such share."""
     key = name_key(name)
     with database.read() as tx:
-        found = tx.execute(f"{_SHARE} FROM shares s WHERE s.name_key = ?", (key,))
+        found = tx.execute(f"{SHARE_COLUMNS} FROM shares s WHERE s.name_key = ?", (key,))
         if not found:
             return None
         tables = tx.execute(f"{_TABLES} WHERE t.share_key = ? ORDER BY t.ordinal", (key,))
         recipients = tx.execute(
-            f"{_RECIPIENT} FROM grants g JOIN recipients r ON r.name_key = g.recipient_key "
+            f"{RECIPIENT_COLUMNS} FROM grants g JOIN recipients r ON r.name_key = g.recipient_key "
             "WHERE g.share_key = ?",
             (key,),
         )
-        granted = _grants(tx, "SELECT recipient_key FROM grants WHERE share_key = ?", (key,))
+        granted = grants_of(tx, "SELECT recipient_key FROM grants WHERE share_key = ?", (key,))
     return ShareView(
         share_row(found[0]),
         [table_row(r) for r in tables],
@@ -153,7 +153,7 @@ def recipient_view(database: Database, name: str) -> RecipientView | None:
     when there is no such recipient."""
     key = name_key(name)
     with database.read() as tx:
-        found = tx.execute(f"{_RECIPIENT} FROM recipients r WHERE r.name_key = ?", (key,))
+        found = tx.execute(f"{RECIPIENT_COLUMNS} FROM recipients r WHERE r.name_key = ?", (key,))
         if not found:
             return None
         shares = tx.execute(
@@ -209,11 +209,11 @@ def shared_table(database: Database, share: str, schema: str, name: str) -> Tabl
     return table_row(rows[0]) if rows else None
 
 
-def _grants(
+def grants_of(
     tx: Transaction, recipients: str, params: Sequence[object]
 ) -> dict[str, tuple[str, ...]]:
     """The share keys granted to each recipient whose key the statement ``recipients``
-    selects (a page of them, or those of one share)."""
+    selects (a page of them, or those of one share), or that it lists (``?, ?``)."""
     rows: list[Row] = tx.execute(
         f"SELECT recipient_key, share_key FROM grants WHERE recipient_key IN ({recipients}) "
         "ORDER BY recipient_key, share_key",
