@@ -35,8 +35,8 @@ from deltalake import write_deltalake
 from starlette.requests import Request
 from starlette.responses import StreamingResponse
 
-from deltaport.catalog.database import Database
-from deltaport.catalog.migrations import migrate
+from deltaport.catalog.database.connection import Database
+from deltaport.catalog.database.migrations import migrate
 from deltaport.catalog.sql_store import SqlCatalog
 from deltaport.observe.audit_log import AuditLog
 from deltaport.observe.audit_record import QUERIED_TABLE, AuditRecord

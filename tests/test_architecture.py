@@ -13,7 +13,7 @@ from imports_graph import SRC, Module, cycles, module_edges, modules, package_ed
 ROOT = SRC.parent
 PAGE = ROOT / "docs" / "architecture.md"
 FAMILIES = ("server", "client", "diff", "spark")
-MAX_MODULES_PER_FOLDER = 15
+MAX_MODULES_PER_FOLDER = 14  # about 12 modules besides __init__, as the house rule says
 MAX_LINES_PER_MODULE = 500
 
 FOUND = modules()

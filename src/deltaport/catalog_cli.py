@@ -422,7 +422,7 @@ def _recipient_list(args: argparse.Namespace) -> str:
 
 
 def _init(args: argparse.Namespace) -> str:
-    from deltaport.catalog.database import sqlite_path
+    from deltaport.catalog.database.connection import sqlite_path
     from deltaport.catalog.rows import CatalogError
 
     url = resolve_catalog(args.catalog, args.config)

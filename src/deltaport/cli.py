@@ -258,12 +258,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _user_errors() -> tuple[type[Exception], ...]:
     """Errors whose message is meant for the user: printed without a traceback."""
-    from deltaport.catalog.database import (
+    from deltaport.catalog.database.connection import (
         CatalogMissingError,
         CatalogUrlError,
         DatabaseUnavailableError,
     )
-    from deltaport.catalog.migrations import CatalogSchemaError
+    from deltaport.catalog.database.migrations import CatalogSchemaError
     from deltaport.catalog.rows import CatalogError
     from deltaport.client.base.errors import SharingError
     from deltaport.config.model import ConfigError

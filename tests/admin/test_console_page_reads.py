@@ -16,7 +16,7 @@ from typing import Any
 import httpx
 import pytest
 
-from deltaport.catalog.database import Database, Row, Transaction
+from deltaport.catalog.database.connection import Database, Row, Transaction
 from deltaport.catalog.sql_store import SqlCatalog
 from deltaport.config.model import parse_config
 from deltaport.console import table_pages

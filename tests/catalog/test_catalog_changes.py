@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from deltaport.catalog import change_log
+from deltaport.catalog.database import change_log
 from deltaport.catalog.live.live_catalog import LiveCatalog
 from deltaport.catalog.rows import CatalogError
 from deltaport.catalog.sql_store import SqlCatalog

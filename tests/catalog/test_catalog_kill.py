@@ -23,7 +23,7 @@ import pyarrow as pa
 import pytest
 from deltalake import write_deltalake
 
-from deltaport.catalog.database import sqlite_path
+from deltaport.catalog.database.connection import sqlite_path
 from deltaport.catalog.sql_store import SqlCatalog
 from deltaport.catalog.tokens import OAUTH
 from postgres import new_database, postgres_server  # noqa: F401

@@ -30,8 +30,8 @@ import pyarrow as pa
 import pytest
 from deltalake import write_deltalake
 
-from deltaport.catalog.database import Database, sqlite_path
-from deltaport.catalog.migrations import MIGRATIONS, SCHEMA_VERSION
+from deltaport.catalog.database.connection import Database, sqlite_path
+from deltaport.catalog.database.migrations import MIGRATIONS, SCHEMA_VERSION
 from deltaport.catalog.sql_store import SqlCatalog
 from deltaport.catalog.tokens import token_hash
 from postgres import new_database, postgres_server  # noqa: F401

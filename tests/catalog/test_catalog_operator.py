@@ -17,7 +17,7 @@ import pytest
 import yaml
 from deltalake import write_deltalake
 
-from deltaport.catalog.database import CatalogMissingError
+from deltaport.catalog.database.connection import CatalogMissingError
 from deltaport.catalog.rows import CatalogError
 from deltaport.catalog.sql_store import SqlCatalog
 from deltaport.cli import main as cli

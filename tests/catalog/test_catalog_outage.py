@@ -22,8 +22,8 @@ import pyarrow as pa
 import pytest
 from deltalake import write_deltalake
 
-from deltaport.catalog import database
-from deltaport.catalog.database import Database, DatabaseUnavailableError
+from deltaport.catalog.database import connection
+from deltaport.catalog.database.connection import Database, DatabaseUnavailableError
 from deltaport.catalog.live.live_catalog import POLL_SECONDS, RETRY_MAX_SECONDS
 from deltaport.catalog.sql_store import SqlCatalog
 from postgres import PostgresCluster, new_database
@@ -41,7 +41,7 @@ STALE_SECONDS = 8
 PAUSE_SECONDS = 8
 HOLDER = """
 import sqlite3, sys
-from deltaport.catalog.database import sqlite_path
+from deltaport.catalog.database.connection import sqlite_path
 from deltaport.catalog.sql_store import SqlCatalog
 
 url = sys.argv[1]
@@ -278,7 +278,7 @@ def test_a_stopped_backend_is_cut_off_and_its_connection_replaced(
 ) -> None:
     db = Database(new_database(cluster.url))
     backend = db.query("SELECT pg_backend_pid()")[0][0]
-    monkeypatch.setattr(database, "STALLED_SECONDS", 1)
+    monkeypatch.setattr(connection, "STALLED_SECONDS", 1)
     os.kill(backend, signal.SIGSTOP)  # its own statement timeout can never fire
     try:
         with pytest.raises(DatabaseUnavailableError):
@@ -297,7 +297,7 @@ def test_sqlite_reads_pass_a_held_write_lock_and_writes_give_up(
     holder = sqlite3.connect(tmp_path / "catalog.db", isolation_level=None)
     holder.execute("BEGIN IMMEDIATE")
     holder.execute("DELETE FROM shares")
-    monkeypatch.setattr(database, "STALLED_SECONDS", 1)
+    monkeypatch.setattr(connection, "STALLED_SECONDS", 1)
     try:
         with db.read() as tx:
             assert tx.execute("SELECT name FROM shares") == [("s",)]  # the last commit

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from deltaport.catalog.database import Database
+from deltaport.catalog.database.connection import Database
+from deltaport.catalog.database.migrations import MIGRATIONS, SCHEMA_VERSION, CatalogSchemaError
 from deltaport.catalog.live.live_catalog import LiveCatalog
-from deltaport.catalog.migrations import MIGRATIONS, SCHEMA_VERSION, CatalogSchemaError
 from deltaport.catalog.model import Recipient, TableAccess
 from deltaport.catalog.rows import CatalogError
 from deltaport.catalog.sql_store import SqlCatalog

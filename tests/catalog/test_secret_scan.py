@@ -31,7 +31,7 @@ from deltalake import write_deltalake
 
 from admin_support import ADMIN_TOKEN, AdminServer, login
 from catalog_lake import storage_entry, write_lake_table
-from deltaport.catalog.database import sqlite_path
+from deltaport.catalog.database.connection import sqlite_path
 from deltaport.catalog.sql_store import SqlCatalog
 from emulators import S3Emulator
 from sharing_server import RunningServer, free_port, start_server, stop_server

@@ -13,8 +13,8 @@ import msgspec
 import pytest
 
 from deltaport.admin.openapi import admin_openapi
-from deltaport.catalog.database import Database
-from deltaport.catalog.migrations import migrate
+from deltaport.catalog.database.connection import Database
+from deltaport.catalog.database.migrations import migrate
 from deltaport.observe.audit_log import DAY_MS, AuditLog
 from deltaport.observe.audit_record import AuditRecord
 from deltaport.observe.audit_store import AuditFilter, read_page

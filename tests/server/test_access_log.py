@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 
-from deltaport.server.http.logs import AccessFormatter, uvicorn_log_config
+from deltaport.listeners.logs import AccessFormatter, uvicorn_log_config
 
 
 def access_record(path: str, status: int = 200) -> logging.LogRecord:
@@ -40,7 +40,7 @@ def test_other_records_are_redacted_too() -> None:
 
 def test_uvicorn_config_uses_the_formatter() -> None:
     config = uvicorn_log_config()
-    assert config["formatters"]["access"] == {"()": "deltaport.server.http.logs.AccessFormatter"}
+    assert config["formatters"]["access"] == {"()": "deltaport.listeners.logs.AccessFormatter"}
     assert config["loggers"]["uvicorn.access"]["handlers"] == ["access"]
 
 

@@ -22,6 +22,7 @@ from deltalake import WriterProperties, write_deltalake
 
 import deltaport
 import deltaport.listeners.serving as serving
+from deltaport.listeners.tls import self_signed_certificate
 from deltaport.server.files import zero_copy
 from deltaport.server.files.endpoint import ONE_READ_MAX_BYTES
 from deltaport.server.files.zero_copy import (
@@ -29,7 +30,6 @@ from deltaport.server.files.zero_copy import (
     ZeroCopyHttpToolsProtocol,
     zero_copy_protocol,
 )
-from deltaport.server.http.tls import self_signed_certificate
 from emulators import (  # noqa: F401 - official_client_python is a fixture
     official_client_python,
     read_with_official_client,

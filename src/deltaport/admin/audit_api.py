@@ -16,7 +16,7 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from deltaport.admin.tokens import AdminTokens
-from deltaport.catalog.database import Database, DatabaseUnavailableError
+from deltaport.catalog.database.connection import Database, DatabaseUnavailableError
 from deltaport.observe import audit_record as ops
 from deltaport.observe.audit_log import AuditLog
 from deltaport.observe.audit_operations import operation_of

@@ -33,7 +33,7 @@ from datetime import timedelta
 from typing import Protocol
 from urllib.parse import urlsplit
 
-from deltaport.catalog.database import Database, Transaction
+from deltaport.catalog.database.connection import Database, Transaction
 from deltaport.catalog.limits import MAX_DURATION_SECONDS
 from deltaport.catalog.rows import (
     KEEP,

@@ -9,7 +9,12 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from enum import Enum
 
-from deltaport.catalog.database import Database, DatabaseFullError, DatabaseUnavailableError, Row
+from deltaport.catalog.database.connection import (
+    Database,
+    DatabaseFullError,
+    DatabaseUnavailableError,
+    Row,
+)
 from deltaport.catalog.limits import properties_problem
 from deltaport.protocol.credentials import URL
 from deltaport.protocol.errors import (

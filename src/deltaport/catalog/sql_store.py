@@ -17,10 +17,10 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from datetime import timedelta
 
-from deltaport.catalog.change_log import begin_change, end_change
-from deltaport.catalog.database import CatalogUrlError, Database, Transaction
+from deltaport.catalog.database.change_log import begin_change, end_change
+from deltaport.catalog.database.connection import CatalogUrlError, Database, Transaction
+from deltaport.catalog.database.migrations import migrate
 from deltaport.catalog.limits import grace_problem, properties_problem, text_problem
-from deltaport.catalog.migrations import migrate
 from deltaport.catalog.recipient_access import (
     DEFAULT_MAX_ENTRIES,
     Access,
@@ -483,7 +483,7 @@ class SqlCatalog(RecipientAccess):
 @contextmanager
 def _changing(database: Database) -> Iterator[Transaction]:
     """A write transaction that moves the generation counter first (the change log rows
-    its triggers write carry the new generation: :mod:`deltaport.catalog.change_log`)."""
+    its triggers write carry the new generation: :mod:`deltaport.catalog.database.change_log`)."""
     with database.transaction() as tx:
         generation = begin_change(tx)
         yield tx

@@ -26,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 
-from deltaport.catalog.database import Database, Transaction
+from deltaport.catalog.database.connection import Database, Transaction
 from deltaport.catalog.rows import KEEP, CatalogNotFoundError, IssuedToken, Keep
 from deltaport.catalog.store_checks import seconds
 from deltaport.protocol.errors import UnauthenticatedError

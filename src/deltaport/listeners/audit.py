@@ -8,8 +8,8 @@ import os
 import sys
 from typing import TextIO
 
-from deltaport.catalog.database import Database
-from deltaport.catalog.migrations import migrate
+from deltaport.catalog.database.connection import Database
+from deltaport.catalog.database.migrations import migrate
 from deltaport.config.model import ServerConfig
 from deltaport.config.urls import catalog_url
 from deltaport.observe.audit_log import AuditLog

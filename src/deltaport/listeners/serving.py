@@ -20,14 +20,14 @@ from deltaport.config.urls import public_url
 from deltaport.listeners.admin_app import create_admin_app
 from deltaport.listeners.audit import open_audit_log
 from deltaport.listeners.iceberg_mount import mount_iceberg
+from deltaport.listeners.logs import configure_logging, uvicorn_log_config
 from deltaport.listeners.servers import serve_all
+from deltaport.listeners.tls import TLS_CIPHERS, tls_files
 from deltaport.observe.audit_log import AuditLog
 from deltaport.observe.health import Readiness
 from deltaport.server import create_app
 from deltaport.server.files.zero_copy import zero_copy_protocol
 from deltaport.server.http.app import files_path_prefix
-from deltaport.server.http.logs import configure_logging, uvicorn_log_config
-from deltaport.server.http.tls import TLS_CIPHERS, tls_files
 from deltaport.text.wording import count
 
 

@@ -24,7 +24,7 @@ from typing import TextIO
 
 import msgspec
 
-from deltaport.catalog.database import Database
+from deltaport.catalog.database.connection import Database
 from deltaport.observe.audit_record import AuditRecord, as_json
 from deltaport.observe.audit_store import new_id, remove_before, write
 from deltaport.observe.metrics import AUDIT_DROPPED, AUDIT_WRITTEN

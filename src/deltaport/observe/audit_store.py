@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from deltaport.catalog.database import Database, Row
+from deltaport.catalog.database.connection import Database, Row
 from deltaport.observe.audit_record import AuditRecord
 
 DEFAULT_PAGE_SIZE = 100

@@ -6,8 +6,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from deltaport.catalog.database import CatalogMissingError, CatalogUrlError
-from deltaport.catalog.migrations import CatalogSchemaError
+from deltaport.catalog.database.connection import CatalogMissingError, CatalogUrlError
+from deltaport.catalog.database.migrations import CatalogSchemaError
 from deltaport.config.model import ConfigError
 from deltaport.listeners import run
 

@@ -4,5 +4,5 @@
 its own), ``snapshot`` (one generation in memory, built whole or from the one before and
 the items changed) and ``reading`` (the rows read: all, or those the change log names).
 Uses the rest of ``catalog/`` (the log itself, written by the database in every change's
-transaction, is ``catalog/change_log``, beside the store that writes it); nothing in
+transaction, is ``catalog/database/change_log``, beside the store that writes it); nothing in
 ``catalog/`` outside this room uses it."""

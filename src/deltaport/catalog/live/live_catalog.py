@@ -5,7 +5,7 @@ Requests never wait on the database: they read an immutable snapshot (the view a
 token table, :mod:`~deltaport.catalog.live.snapshot`) in memory. A thread of its own checks
 the database's generation counter every ``poll_seconds`` (one small read) and, when another
 process changed the catalog, reads in one read-only transaction the items changed since the
-generation it holds (from the change log, :mod:`~deltaport.catalog.change_log`), builds
+generation it holds (from the change log, :mod:`~deltaport.catalog.database.change_log`), builds
 the new snapshot from the old one and those rows, and swaps it in with one assignment; a
 change therefore reaches every server on the database within about ``poll_seconds``, at a
 cost in proportion to the change. The first load, and any refresh the log cannot serve (it
@@ -27,7 +27,7 @@ import time
 from collections.abc import Callable
 from dataclasses import replace
 
-from deltaport.catalog.database import DatabaseUnavailableError
+from deltaport.catalog.database.connection import DatabaseUnavailableError
 from deltaport.catalog.live.reading import read_all, read_changes
 from deltaport.catalog.live.snapshot import OptionsFor, Snapshot, applied, loaded
 from deltaport.catalog.model import CatalogView, Recipient

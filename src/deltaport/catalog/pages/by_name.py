@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from deltaport.catalog.database import Database, Row, Transaction
+from deltaport.catalog.database.connection import Database, Row, Transaction
 from deltaport.catalog.pages.listings import RECIPIENT_COLUMNS, SHARE_COLUMNS, grants_of
 from deltaport.catalog.rows import RecipientRow, ShareRow, TokenRow, recipient_row, share_row
 from deltaport.protocol.names import name_key

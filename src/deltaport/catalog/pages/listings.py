@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from deltaport.catalog.database import Database, Row, Transaction
+from deltaport.catalog.database.connection import Database, Row, Transaction
 from deltaport.catalog.rows import (
     RecipientRow,
     ShareRow,

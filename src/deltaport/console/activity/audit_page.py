@@ -9,7 +9,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
-from deltaport.catalog.database import Database, DatabaseUnavailableError
+from deltaport.catalog.database.connection import Database, DatabaseUnavailableError
 from deltaport.console.activity.audit_filters import OPERATIONS, Filters, read_filters
 from deltaport.console.activity.export import csv_chunks, json_lines_chunks, records
 from deltaport.observe.audit_record import AuditRecord

@@ -9,7 +9,7 @@ import io
 import json
 from collections.abc import Callable, Iterable, Iterator
 
-from deltaport.catalog.database import Database
+from deltaport.catalog.database.connection import Database
 from deltaport.observe.audit_record import AuditRecord, as_json
 from deltaport.observe.audit_store import MAX_PAGE_SIZE, AuditFilter, read_page
 

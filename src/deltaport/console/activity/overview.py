@@ -19,7 +19,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from deltaport.admin.tables import ConfiguredTables
-from deltaport.catalog.database import DatabaseUnavailableError
+from deltaport.catalog.database.connection import DatabaseUnavailableError
 from deltaport.catalog.rows import Counts, counts
 from deltaport.catalog.sql_store import SqlCatalog
 from deltaport.catalog.tokens import Expiring, expiring

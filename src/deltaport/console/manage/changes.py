@@ -14,7 +14,7 @@ from starlette.requests import Request
 
 from deltaport.admin.catalog_api import CatalogService
 from deltaport.admin.tokens import AdminTokens
-from deltaport.catalog.database import DatabaseFullError, DatabaseUnavailableError
+from deltaport.catalog.database.connection import DatabaseFullError, DatabaseUnavailableError
 from deltaport.catalog.rows import CatalogError, catalog_refusal
 from deltaport.console.auth import form
 from deltaport.console.sessions import Session, same_token

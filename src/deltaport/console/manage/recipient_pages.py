@@ -12,7 +12,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
-from deltaport.catalog.database import DatabaseUnavailableError
+from deltaport.catalog.database.connection import DatabaseUnavailableError
 from deltaport.catalog.pages import listings
 from deltaport.catalog.pages.listings import RecipientView
 from deltaport.catalog.tokens import AUTHENTICATION_TYPES, TOKEN

@@ -10,8 +10,8 @@ from __future__ import annotations
 import secrets
 from collections.abc import Callable
 
-from deltaport.catalog import change_log
-from deltaport.catalog.database import Database, Transaction
+from deltaport.catalog.database import change_log
+from deltaport.catalog.database.connection import Database, Transaction
 
 Migration = tuple[str, ...] | Callable[[str], tuple[str, ...]]
 """A migration's statements, or a function of the database's kind giving them (when
@@ -127,7 +127,7 @@ MIGRATIONS: tuple[Migration, ...] = (
             expires_at BIGINT NOT NULL,
             used_at BIGINT)""",
     ),
-    # 7: the change log (deltaport.catalog.change_log): which shares, tables and
+    # 7: the change log (deltaport.catalog.database.change_log): which shares, tables and
     # recipients each generation changed, written by triggers in the change's transaction,
     # so that servers read only what changed; and indexes for reading one recipient's rows
     change_log.migration,

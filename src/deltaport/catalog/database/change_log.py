@@ -18,7 +18,7 @@ older generation loads the catalog whole.
 
 from __future__ import annotations
 
-from deltaport.catalog.database import Transaction
+from deltaport.catalog.database.connection import Transaction
 
 KEEP_GENERATIONS = 1000
 """How many generations the log keeps: a server that fell further behind (at one poll a
