@@ -164,6 +164,10 @@ def test_unreadable_and_malformed_sources(tmp_path: Path) -> None:
         load_profile(bad)
     with pytest.raises(ProfileError, match="must be a JSON object"):
         load_profile(b"[1, 2]")
+    with pytest.raises(ProfileError, match="nested too deeply"):
+        load_profile(
+            b'{"shareCredentialsVersion": 1, "x": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+        )
 
 
 @pytest.mark.parametrize(

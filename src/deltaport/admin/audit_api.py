@@ -132,7 +132,7 @@ class AdminAudit:
 def _decoded(raw: bytes | memoryview, kind: type[T]) -> T:
     try:
         return msgspec.json.decode(raw or b"{}", type=kind)
-    except msgspec.DecodeError:
+    except (msgspec.DecodeError, RecursionError):
         return kind()
 
 

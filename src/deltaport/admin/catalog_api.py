@@ -419,6 +419,8 @@ async def _body(request: Request, kind: type[Any]) -> Any:
         return msgspec.json.decode(await request.body() or b"{}", type=kind)
     except (msgspec.ValidationError, msgspec.DecodeError) as exc:
         raise MalformedRequestError(f"invalid request body: {exc}") from None
+    except RecursionError:  # skipping an unknown field recurses into it
+        raise MalformedRequestError("the request body is nested too deeply") from None
 
 
 def _duration(field: str, seconds: int, problem: Callable[[float], str | None]) -> timedelta:

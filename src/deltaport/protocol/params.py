@@ -42,3 +42,5 @@ def json_body(body: bytes, decoder: msgspec.json.Decoder[T], empty: T) -> T:
         raise MalformedRequestError(f"invalid request body: {exc}") from None
     except msgspec.DecodeError:
         raise MalformedRequestError("the request body is not valid JSON") from None
+    except RecursionError:  # skipping an unknown field recurses into it
+        raise MalformedRequestError("the request body is nested too deeply") from None

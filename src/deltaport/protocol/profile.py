@@ -99,6 +99,8 @@ def _decode(text: str | bytes, what: str) -> Mapping[str, Any]:
         obj = msgspec.json.decode(text)
     except msgspec.DecodeError as exc:
         raise ProfileError(f"{what} is not valid JSON: {exc}") from None
+    except RecursionError:
+        raise ProfileError(f"{what} is nested too deeply") from None
     if not isinstance(obj, dict):
         raise ProfileError(f"{what} must be a JSON object")
     return obj

@@ -143,6 +143,8 @@ async def body(request: Request, kind: type[Any]) -> Any:
         raise InvalidParameterError(f"invalid request body: {exc}") from None
     except msgspec.DecodeError as exc:
         raise MalformedRequestError(f"the request body is not JSON: {exc}") from None
+    except RecursionError:  # skipping an unknown field recurses into it
+        raise MalformedRequestError("the request body is nested too deeply") from None
 
 
 def refuse_set(value: msgspec.Struct, where: str, fields: tuple[str, ...], why: str) -> None:

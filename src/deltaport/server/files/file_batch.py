@@ -47,7 +47,7 @@ class FileBatchEndpoint:
         body = await request.body()
         try:
             urls = _decoder.decode(body).files
-        except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+        except (msgspec.ValidationError, msgspec.DecodeError, RecursionError) as exc:
             message = f'the body must be {{"files": [signed file URL, ...]}}: {exc}'
             return _error(400, "INVALID_PARAMETER_VALUE", message)
         if not 0 < len(urls) <= MAX_FILES:
