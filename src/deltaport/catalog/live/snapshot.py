@@ -159,9 +159,16 @@ def _shares_applied(
         )
         if not (key in shares and tables.get(key)):
             tables.pop(key, None)  # held as a full load holds them: no empty entries
-    added_or_removed = any((key in shares) != (key in held.shares) for key in touched)
-    order = _ordered(shares) if added_or_removed else None
+    # added, removed, or dropped and created again (a later creation time: the newest)
+    moved = any(_place(held.shares, key) != _place(shares, key) for key in changes.shares)
+    order = _ordered(shares) if moved else None
     return shares, tables, before.view.replaced(built, order)
+
+
+def _place(shares: Mapping[str, tuple[ShareOrder, ShareRow]], key: str) -> ShareOrder | None:
+    """Where the share ``key`` stands in the catalog's order; None when it is not there."""
+    found = shares.get(key)
+    return None if found is None else found[0]
 
 
 def _put(index: dict[str, V], key: str, value: V | None) -> None:
