@@ -21,13 +21,13 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 
 from deltaport.catalog.database.connection import Database, Transaction
 from deltaport.catalog.rows import KEEP, CatalogNotFoundError, IssuedToken, Keep
+from deltaport.catalog.store_checks import now_ms as _now
 from deltaport.catalog.store_checks import seconds
 from deltaport.protocol.errors import UnauthenticatedError
 from deltaport.protocol.names import name_key
@@ -232,7 +232,3 @@ def expiring(database: Database, since: int, until: int, limit: int) -> list[Exp
         (since, until) * 3 + (limit,),
     )
     return [Expiring(name, kind, int(at)) for name, kind, at in rows]
-
-
-def _now() -> int:
-    return int(time.time() * 1000)

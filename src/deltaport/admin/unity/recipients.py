@@ -37,9 +37,11 @@ from deltaport.catalog.pages.by_name import (
     recipient_credentials,
     recipients_after,
 )
+from deltaport.catalog.pages.listings import recipient_view
 from deltaport.catalog.recipient_access import ActivationLink, ip_access_problem
-from deltaport.catalog.rows import KEEP, CatalogContents, RecipientRow, TokenRow
+from deltaport.catalog.rows import KEEP, TokenRow
 from deltaport.catalog.sql_store import SqlCatalog
+from deltaport.catalog.store_checks import now_ms
 from deltaport.catalog.tokens import AUTHENTICATION_TYPES, TOKEN, credential_id
 from deltaport.config.model import ServerConfig
 from deltaport.protocol.errors import InvalidParameterError, ResourceNotFoundError
@@ -97,7 +99,7 @@ class RecipientsApi:
     async def listing(self, request: Request) -> Response:
         size, after = page_request(request.query_params)
         found = await run_in_threadpool(
-            recipients_after, self._store.database, after, size + 1, _now()
+            recipients_after, self._store.database, after, size + 1, now_ms()
         )
         token = next_page_token([f.recipient.name for f in found], size)
         out: dict[str, Any] = {"recipients": [_recipient_json(f) for f in found[:size]]}
@@ -156,11 +158,11 @@ class RecipientsApi:
 
     async def share_permissions(self, request: Request) -> Response:
         name = request.path_params["recipient"]
-        contents = await run_in_threadpool(self._store.contents)
-        recipient = _recipient(contents, name)
-        names = {name_key(s.name): s.name for s in contents.shares}
-        shares = [names[k] for k in recipient.shares if k in names]
-        chosen, token = page(shares, lambda s: s, request.query_params)
+        view = await run_in_threadpool(recipient_view, self._store.database, name)
+        if view is None:
+            raise _missing(name)
+        recipient = view.recipient
+        chosen, token = page(view.granted, lambda s: s, request.query_params)
         out: dict[str, Any] = {
             "permissions_out": [
                 {
@@ -184,7 +186,7 @@ class RecipientsApi:
         return given.allowed_ip_addresses
 
     async def _answer(self, name: str, link: ActivationLink | None = None) -> Response:
-        found = await run_in_threadpool(recipient_credentials, self._store.database, name, _now())
+        found = await run_in_threadpool(recipient_credentials, self._store.database, name, now_ms())
         if found is None:
             raise _missing(name)
         out = _recipient_json(found)
@@ -221,20 +223,8 @@ def _ending(token: TokenRow) -> tuple[bool, int]:
     return token.expires_at is None, token.expires_at or 0
 
 
-def _recipient(contents: CatalogContents, name: str) -> RecipientRow:
-    found = contents.recipients.get(name_key(name))
-    if found is None:
-        raise _missing(name)
-    return found
-
-
 def _missing(name: str) -> ResourceNotFoundError:
     return ResourceNotFoundError(f"recipient {name[:300]!r} does not exist")
-
-
-def _now() -> int:
-    """Milliseconds since the epoch, as the catalog keeps times."""
-    return int(time.time() * 1000)
 
 
 def _recipient_json(found: RecipientCredentials) -> dict[str, Any]:

@@ -13,11 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from deltaport.catalog.database.connection import Database, Row, Transaction
-from deltaport.catalog.pages.listings import RECIPIENT_COLUMNS, SHARE_COLUMNS, grants_of
+from deltaport.catalog.pages.listings import LIVE, RECIPIENT_COLUMNS, SHARE_COLUMNS, grants_of
 from deltaport.catalog.rows import RecipientRow, ShareRow, TokenRow, recipient_row, share_row
 from deltaport.protocol.names import name_key
-
-_LIVE = "revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?)"
 
 
 @dataclass(frozen=True)
@@ -55,7 +53,7 @@ def recipients_after(
             f"{RECIPIENT_COLUMNS} FROM recipients r {where} ORDER BY {key} LIMIT ?",
             (*params, limit),
         )
-        return _with_credentials(tx, [r[0] for r in rows], rows, now)
+        return _with_credentials(tx, rows, now)
 
 
 def recipient_credentials(database: Database, name: str, now: int) -> RecipientCredentials | None:
@@ -65,21 +63,22 @@ def recipient_credentials(database: Database, name: str, now: int) -> RecipientC
         rows = tx.execute(
             f"{RECIPIENT_COLUMNS} FROM recipients r WHERE r.name_key = ?", (name_key(name),)
         )
-        found = _with_credentials(tx, [r[0] for r in rows], rows, now)
+        found = _with_credentials(tx, rows, now)
     return found[0] if found else None
 
 
-def _with_credentials(
-    tx: Transaction, keys: list[str], rows: list[Row], now: int
-) -> list[RecipientCredentials]:
-    if not keys:
+def _with_credentials(tx: Transaction, rows: list[Row], now: int) -> list[RecipientCredentials]:
+    """The recipients of ``rows`` (as :data:`RECIPIENT_COLUMNS` selects them), each with
+    its grants and its credentials live at ``now``."""
+    if not rows:
         return []
+    keys = [str(r[0]) for r in rows]
     marks = ", ".join("?" * len(keys))
     granted = grants_of(tx, marks, keys)
     tokens: dict[str, list[tuple[str, TokenRow]]] = {k: [] for k in keys}
     for hashed, *token in tx.execute(
         "SELECT hash, recipient_key, expires_at, revoked_at FROM tokens "
-        f"WHERE recipient_key IN ({marks}) AND {_LIVE}",
+        f"WHERE recipient_key IN ({marks}) AND {LIVE}",
         (*keys, now),
     ):
         row = TokenRow(*token)
@@ -87,7 +86,7 @@ def _with_credentials(
     clients: dict[str, list[TokenRow]] = {k: [] for k in keys}
     for client in tx.execute(
         "SELECT recipient_key, expires_at, revoked_at FROM oauth_clients "
-        f"WHERE recipient_key IN ({marks}) AND {_LIVE}",
+        f"WHERE recipient_key IN ({marks}) AND {LIVE}",
         (*keys, now),
     ):
         row = TokenRow(*client)

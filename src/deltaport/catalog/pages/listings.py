@@ -36,7 +36,8 @@ RECIPIENT_COLUMNS = (
     "SELECT r.name_key, r.name, r.properties, r.endpoint, r.token_lifetime_seconds, "
     "r.comment, r.ip_access_list, r.authentication_type"
 )
-_LIVE = "revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?)"
+LIVE = "revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?)"
+"""A token or OAuth client neither revoked nor expired at the time given as its parameter."""
 
 
 @dataclass(frozen=True)
@@ -106,9 +107,9 @@ def recipient_page(database: Database, offset: int, limit: int, now: int) -> Rec
         total = int(tx.execute("SELECT COUNT(*) FROM recipients")[0][0])
         rows = tx.execute(
             f"{RECIPIENT_COLUMNS}, "
-            f"(SELECT COUNT(*) FROM tokens t WHERE t.recipient_key = r.name_key AND {_LIVE}), "
+            f"(SELECT COUNT(*) FROM tokens t WHERE t.recipient_key = r.name_key AND {LIVE}), "
             "(SELECT COUNT(*) FROM oauth_clients c "
-            f"WHERE c.recipient_key = r.name_key AND {_LIVE}) "
+            f"WHERE c.recipient_key = r.name_key AND {LIVE}) "
             "FROM recipients r ORDER BY r.name_key LIMIT ? OFFSET ?",
             (now, now, limit, offset),
         )
