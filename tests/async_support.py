@@ -146,10 +146,12 @@ def poll(client: httpx.Client, qid: str, table: str = TABLE, **body: Any) -> htt
     return client.post(f"{table}/queries/{qid}", json=body)
 
 
-def poll_until_ready(client: httpx.Client, qid: str, **body: Any) -> httpx.Response:
+def poll_until_ready(
+    client: httpx.Client, qid: str, table: str = TABLE, **body: Any
+) -> httpx.Response:
     """Poll until the answer is no longer a status line (a bounded number of polls)."""
     for _ in range(10_000):
-        response = poll(client, qid, **body)
+        response = poll(client, qid, table, **body)
         assert response.status_code == 200, response.text
         first = lines(response)[0]
         if "queryStatus" not in first:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import threading
+import time
 from collections.abc import Iterator
 
 import httpx
@@ -179,21 +180,27 @@ def test_an_abandoned_query_is_dropped_while_no_request_comes(lake: Lake) -> Non
         running(lake, clock=clock, idle_seconds=60, sweep_every=0.01) as server,
         server.client() as client,
     ):
-        qid = query_id(submit(client, idempotencyKey="quiet"))
-        poll_until_ready(client, qid)
-        clock.now += 30
-        assert not _dropped(server.queries, rounds=20)  # the sweeper ran, the query stays
+        left = query_id(submit(client, idempotencyKey="quiet"))
+        poll_until_ready(client, left)
         clock.now += 31
-        assert _dropped(server.queries, rounds=10_000)
+        kept = query_id(submit(client, idempotencyKey="kept"))
+        assert server.queries.count("alice") == 2
+        clock.now += 30  # ``left`` idle for 61 s, ``kept`` for 30 s; no request from now on
+        assert _swept(server.queries, left), "the sweeper never dropped the idle query"
+        assert server.queries.known(kept)  # it swept, and kept the query still in use
+        clock.now += 31
+        assert _swept(server.queries, kept), "the sweeper never dropped the idle query"
+        assert server.queries.count() == 0
 
 
-def _dropped(queries: AsyncQueries, rounds: int) -> bool:
-    """Whether the sweeper drops every query within ``rounds`` short waits."""
-    for _ in range(rounds):
-        if queries.count() == 0:
-            return True
+def _swept(queries: AsyncQueries, query: str) -> bool:
+    """Whether the sweeper drops ``query`` within 10 s."""
+    deadline = time.monotonic() + 10
+    while queries.known(query):
+        if time.monotonic() > deadline:
+            return False
         threading.Event().wait(0.01)
-    return False
+    return True
 
 
 def test_a_recipient_past_its_bound_is_answered_429(lake: Lake) -> None:

@@ -28,7 +28,7 @@ from deltaport.server.pages.query_ids import (
     new_nonce,
     unknown_query,
 )
-from deltaport.server.tables.async_queries import AsyncQueries, Failed, Pending, Prepare
+from deltaport.server.tables.async_queries import AsyncQueries, Failed, Pending, Prepare, access
 from deltaport.server.tables.service import Selection, TableResponse, TableService, check_query
 
 VERSION_HEADER = "Delta-Table-Version"
@@ -66,7 +66,7 @@ class AsyncQueryAnswers:
         dedupe: Hashable | None = None
         if key is not None:
             dedupe = (holder, table.key, key, msgspec.msgpack.encode(parameters))
-            known = self.queries.submitted(dedupe)
+            known = self.queries.submitted(dedupe, access(table))
             if known is not None:
                 return _status(QueryStatus(known, PENDING), version)
         ticket = QueryTicket(
@@ -81,7 +81,8 @@ class AsyncQueryAnswers:
         query_id = self.ids.issue(ticket)
         if query_id is None:
             return None
-        self.queries.start(query_id, recipient.name, self._preparation(table, ticket), dedupe)
+        prepare = self._preparation(table, ticket)
+        self.queries.start(query_id, recipient.name, access(table), prepare, dedupe)
         return _status(QueryStatus(query_id, PENDING), version)
 
     async def poll(
@@ -97,15 +98,18 @@ class AsyncQueryAnswers:
         ticket = self.ids.open(query_id, holder_of(recipient.binding), table.key)
         header = parse_capabilities(request.headers.get(CAPABILITIES_HEADER))
         caps = _ticket_capabilities(ticket, header.include_end_stream_action)
+        query = ticket.parameters.request(asked.maxFiles, asked.pageToken)
+        if query.version is not None or query.timestamp is not None:
+            # the history rules as they are now: a new submission's error once they refuse
+            self.service.resolve_version(table, query)
         prepare = self._preparation(table, ticket)
-        state = self.queries.poll(query_id, recipient.name, prepare)
+        state = self.queries.poll(query_id, recipient.name, access(table), prepare)
         if isinstance(state, Pending):
             return _status(QueryStatus(query_id, PENDING), ticket.version)
         if isinstance(state, Failed):
             failure = state.error.body()
             status = QueryStatus(query_id, "failed", failure.errorCode, failure.message)
             return _status(status, ticket.version)
-        query = ticket.parameters.request(asked.maxFiles, asked.pageToken)
         pin = self.service.pin(table, caps, query)
         selection = state.selection
         if selection is None:

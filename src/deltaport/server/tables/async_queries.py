@@ -10,6 +10,12 @@ dropped (its preparation cancelled if it has not started) by the next request or
 sweeper thread, within a quarter of ``idleSeconds``; a later poll with its id prepares it
 again, since the id says everything needed (:mod:`deltaport.server.pages.
 query_ids`).
+
+A query is kept with the :func:`access` it was prepared under. Each poll and each
+resubmission with its idempotency key passes the recipient's access as the catalog says it
+now; a query whose access changed since (a partition filter bound to other properties, the
+table's history rules or location) is dropped and prepared again under the new access, as
+a new submission would be, so that it never lists a file the recipient may no longer see.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from collections.abc import Callable, Hashable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
+from deltaport.catalog.model import SharedTable
 from deltaport.config.model import ServerConfig
 from deltaport.protocol.errors import InternalError, SharingError, TooManyRequestsError
 from deltaport.server.tables.service import Selection
@@ -30,6 +37,13 @@ log = logging.getLogger(__name__)
 
 Clock = Callable[[], float]
 Prepare = Callable[[], Selection]
+
+
+def access(table: SharedTable) -> Hashable:
+    """What decides which files a query of ``table`` may list, beside the query itself:
+    who reads it (the recipient's binding and its partition filter bound to its current
+    properties), where the table is, and its history rules."""
+    return (table.scope, table.id, table.location.uri, table.history_shared, table.start_version)
 
 
 @dataclass(frozen=True)
@@ -71,6 +85,7 @@ QueryState = Pending | Ready | Failed
 @dataclass
 class _Entry:
     owner: str
+    access: Hashable
     last_seen: float
     dedupe: Hashable | None
     state: QueryState = field(default_factory=Pending)
@@ -108,47 +123,66 @@ class AsyncQueries:
         with self._lock:
             return sum(1 for e in self._entries.values() if owner in (None, e.owner))
 
+    def known(self, query_id: str) -> bool:
+        with self._lock:
+            return query_id in self._entries
+
     def held_bytes(self, owner: str) -> int:
         with self._lock:
             return sum(e.held_bytes for e in self._entries.values() if e.owner == owner)
 
     # -- submission and polls ------------------------------------------------------------
-    def submitted(self, dedupe: Hashable) -> str | None:
+    def submitted(self, dedupe: Hashable, access: Hashable) -> str | None:
         """The id of the query submitted earlier with the same idempotency key and
-        parameters, while it is kept."""
+        parameters, while it is kept and its access has not changed (one whose access
+        changed is dropped: None)."""
         with self._lock:
             self._sweep()
             query_id = self._by_dedupe.get(dedupe)
-            if query_id is not None:
-                self._entries[query_id].last_seen = self._clock()
+            if query_id is None:
+                return None
+            entry = self._entries[query_id]
+            if entry.access != access:
+                self._drop(query_id)
+                return None
+            entry.last_seen = self._clock()
             return query_id
 
     def start(
-        self, query_id: str, owner: str, prepare: Prepare, dedupe: Hashable | None = None
+        self,
+        query_id: str,
+        owner: str,
+        access: Hashable,
+        prepare: Prepare,
+        dedupe: Hashable | None = None,
     ) -> None:
-        """Prepare ``query_id`` in the background; 429 past the recipient's bound."""
+        """Prepare ``query_id`` under ``access`` in the background; 429 past the
+        recipient's bound."""
         with self._lock:
             self._sweep()
             if query_id in self._entries:
                 return
             self._check_bound(owner)
             self._start_sweeper()
-            entry = _Entry(owner, self._clock(), dedupe)
+            entry = _Entry(owner, access, self._clock(), dedupe)
             self._entries[query_id] = entry
             if dedupe is not None:
                 self._by_dedupe[dedupe] = query_id
             entry.future = self._pool.submit(self._prepare, query_id, entry, prepare)
 
-    def poll(self, query_id: str, owner: str, prepare: Prepare) -> QueryState:
-        """The state of ``query_id``; one this process does not know (dropped when
-        abandoned, started before a restart or on another replica) is prepared again."""
+    def poll(self, query_id: str, owner: str, access: Hashable, prepare: Prepare) -> QueryState:
+        """The state of ``query_id`` under ``access``; one this process does not know
+        (dropped when abandoned, started before a restart or on another replica) or knows
+        prepared under another access is prepared again."""
         with self._lock:
             self._sweep()
             entry = self._entries.get(query_id)
-            if entry is not None:
+            if entry is not None and entry.access == access:
                 entry.last_seen = self._clock()
                 return entry.state
-        self.start(query_id, owner, prepare)
+            if entry is not None:
+                self._drop(query_id)
+        self.start(query_id, owner, access, prepare)
         return Pending()
 
     # -- inside ------------------------------------------------------------------------
@@ -182,11 +216,15 @@ class AsyncQueries:
         """Drop the queries nobody polled for ``idle_seconds`` (the lock is held)."""
         deadline = self._clock() - self.settings.idle_seconds
         for query_id in [q for q, e in self._entries.items() if e.last_seen < deadline]:
-            entry = self._entries.pop(query_id)
-            if entry.dedupe is not None:
-                self._by_dedupe.pop(entry.dedupe, None)
-            if entry.future is not None:
-                entry.future.cancel()
+            self._drop(query_id)
+
+    def _drop(self, query_id: str) -> None:
+        """Forget ``query_id``, its preparation cancelled if not started (the lock is held)."""
+        entry = self._entries.pop(query_id)
+        if entry.dedupe is not None:
+            self._by_dedupe.pop(entry.dedupe, None)
+        if entry.future is not None:
+            entry.future.cancel()
 
     def _prepare(self, query_id: str, entry: _Entry, prepare: Prepare) -> None:
         state: QueryState
