@@ -236,3 +236,20 @@ def test_behind_a_trusted_proxy_the_forwarded_address_counts(proxied) -> None:  
         v4 = client.get("/shares", headers={"X-Forwarded-For": "10.9.8.7"})
         assert v4.status_code == 200, v4.text
         assert client.get("/shares", headers={"X-Forwarded-For": "11.0.0.1"}).status_code == 403
+
+
+def test_a_forwarded_port_is_dropped_and_a_hop_that_is_no_address_refused(proxied) -> None:  # type: ignore[no-untyped-def]
+    server, tokens = proxied
+    with server.client(tokens["loopback"]) as client:
+        # the trusted proxy's own loopback address never stands in for a hop it forwarded
+        for hop in ("unknown", "203.0.113.5:4711", "[2001:db8::5]:443", "", "[::1", "1.2.3.4:x"):
+            refused = client.get("/shares", headers={"X-Forwarded-For": hop})
+            assert refused.status_code == 403, hop
+        assert client.get("/shares").status_code == 200  # the proxy itself, no header
+    with server.client(tokens["forwarded"]) as client:
+        for hop in ("203.0.113.7:4711", "203.0.113.7:4711, 192.0.2.9:80", "[::1]:1, 203.0.113.7"):
+            answered = client.get("/shares", headers={"X-Forwarded-For": hop})
+            assert answered.status_code == 200, (hop, answered.text)
+    with server.client(tokens["elsewhere"]) as client:
+        answered = client.get("/shares", headers={"X-Forwarded-For": "[2001:db8::5]:443"})
+        assert answered.status_code == 200, answered.text

@@ -44,7 +44,8 @@ def limited(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[RunningS
     _catalog(url, "share", "create", "s")
     _catalog(url, "table", "add", "s.sc.t", str(tmp / "t"))
     tokens = {
-        name: _token(url, tmp, name) for name in ("greedy", "calm", "VIP", "bystander", "iceberg")
+        name: _token(url, tmp, name)
+        for name in ("greedy", "calm", "VIP", "bystander", "iceberg", "proxied")
     }
     config = {
         "catalog": url,
@@ -129,3 +130,29 @@ def test_the_iceberg_catalog_shares_the_limits(limited: tuple[RunningServer, dic
     assert [g.status_code for g in guesses] == [401] * FAILED_AUTH_LIMIT
     assert _get(server, "/shares", WRONG_TOKEN, "203.0.113.10").status_code == 429
     assert get(tokens["bystander"], "203.0.113.10").status_code == 429
+
+
+@pytest.mark.parametrize(
+    ("guessed_from", "then_from"),
+    [
+        ("203.0.113.11:4711", "203.0.113.11"),
+        ("[2001:db8::11]:443", "2001:db8::11"),
+        ("unknown", "not-an-address"),
+    ],
+)
+def test_a_forwarded_hop_is_counted_by_its_address_never_as_the_proxy(
+    limited: tuple[RunningServer, dict], guessed_from: str, then_from: str
+) -> None:
+    """A port is not part of the address; a hop that is no address is from nowhere, one
+    count of its own: neither is the trusted proxy's, which its own requests still pass."""
+    server, tokens = limited
+    guesses = [
+        _get(server, "/shares", f"{WRONG_TOKEN}-hop{i}", guessed_from)
+        for i in range(FAILED_AUTH_LIMIT)
+    ]
+    assert [g.status_code for g in guesses] == [401] * FAILED_AUTH_LIMIT
+    assert _get(server, "/shares", tokens["proxied"], then_from).status_code == 429
+    from_proxy = httpx.get(
+        server.url + "/shares", headers={"Authorization": f"Bearer {tokens['proxied']}"}
+    )
+    assert from_proxy.status_code == 200, from_proxy.text
