@@ -46,6 +46,33 @@ def test_the_limit_blocks_an_address_until_its_oldest_failure_leaves_the_window(
     limit.check("10.0.0.1")
 
 
+def test_nothing_during_a_lockout_extends_it() -> None:
+    """The probe's storm on a clock: 100 failures in 0.5 s reach the limit, then 100
+    refusals and 100 late failures (requests admitted before the limit whose failure came
+    after it, as while a token endpoint reads its body) over the next 2.5 s. The address
+    is free again once the oldest failure is a window old: at most the window after the
+    failure that reached the limit, as documented."""
+    clock = Clock()
+    start = clock.now
+    limit = FailedAuthLimit(100, 6, clock)
+    for i in range(100):
+        clock.now = start + i * 0.005
+        limit.check("203.0.113.9")
+        limit.failed("203.0.113.9", "sharing bearer token")
+    reached = clock.now
+    for i in range(100):
+        clock.now = reached + 0.5 + i * 0.025
+        with pytest.raises(TooManyRequestsError):
+            limit.check("203.0.113.9")
+        limit.failed("203.0.113.9", "sharing bearer token")  # a late failure
+    clock.now = start + 6 - 0.001
+    with pytest.raises(TooManyRequestsError) as refused:
+        limit.check("203.0.113.9")
+    assert refused.value.retry_after == 1
+    clock.now = start + 6
+    limit.check("203.0.113.9")  # the right token passes 6 s after the storm began
+
+
 def test_the_addresses_tracked_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(throttle, "ADDRESSES_KEPT", 100)
     clock = Clock()

@@ -6,6 +6,7 @@ errors as ``{"error_code", "message"}``."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import httpx
 import pytest
@@ -124,3 +125,30 @@ def test_a_rotation_ends_an_unused_link(
     assert httpx.get(rotated["activation_url"]).status_code == 200
     assert api.get(f"{UC}/recipients/act_rotated").json()["activated"] is True
     api.delete(f"{UC}/recipients/act_rotated")
+
+
+def test_links_that_open_nothing_count_in_the_admin_listeners_limit(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path}/catalog.db"
+    SqlCatalog(url)
+    port = free_port()
+    admin = {"port": port, "tokens": [ADMIN_TOKEN], "failedAuthLimit": 3}
+    config = {
+        "signingKey": "a-key-for-the-limit",
+        "admin": {**admin, "failedAuthWindowSeconds": 3600},
+    }
+    running = _await_admin(start_server(config, tmp_path / "server", catalog=url), port)
+    try:
+        with running.api() as api:
+            link = _link(api, "act_limited")
+        guesses = [httpx.get(f"{running.admin}{INFO}/guessed-{i}") for i in range(3)]
+        assert [g.status_code for g in guesses] == [404] * 3
+        refused = httpx.get(f"{running.admin}{PUBLIC}/{link}")  # the right link
+        _error(refused, 429, "TOO_MANY_REQUESTS")
+        assert int(refused.headers["retry-after"]) >= 3500
+        with running.api() as api:  # the admin token from that address too: one count
+            assert api.get(f"{UC}/recipients").status_code == 429
+        # the sharing listener keeps its own count; the refused link was not used up
+        origin = running.sharing.url.split("/delta-sharing")[0]
+        assert httpx.get(f"{origin}{PUBLIC}/{link}").status_code == 200
+    finally:
+        stop_server(running.sharing)

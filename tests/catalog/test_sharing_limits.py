@@ -6,6 +6,9 @@ during a test: every assertion counts requests, none measures time."""
 
 from __future__ import annotations
 
+import base64
+import contextlib
+import io
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,6 +18,7 @@ import pyarrow as pa
 import pytest
 from deltalake import write_deltalake
 
+from deltaport.catalog.recipient_access import ACTIVATION_INFO_PATH, ACTIVATION_PATH
 from deltaport.cli import main as cli
 from sharing_server import RunningServer, start_server, stop_server
 
@@ -47,6 +51,16 @@ def limited(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[RunningS
         name: _token(url, tmp, name)
         for name in ("greedy", "calm", "VIP", "bystander", "iceberg", "proxied")
     }
+    oauth = tmp / "oauth.share"
+    _catalog(
+        url, "recipient", "create", "oauth", "--oauth", "-o", str(oauth), "--endpoint", "http://x"
+    )
+    _catalog(url, "share", "grant", "s", "--to", "oauth")
+    tokens["oauth"] = json.loads(oauth.read_text())
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        _catalog(url, "recipient", "create", "linked", "--activation", "--endpoint", "http://x")
+    tokens["link"] = printed.getvalue().splitlines()[0].rsplit("/", 1)[1]
     config = {
         "catalog": url,
         "signingKey": "limits-tests-key",
@@ -156,3 +170,61 @@ def test_a_forwarded_hop_is_counted_by_its_address_never_as_the_proxy(
         server.url + "/shares", headers={"Authorization": f"Bearer {tokens['proxied']}"}
     )
     assert from_proxy.status_code == 200, from_proxy.text
+
+
+def _client_token(
+    server: RunningServer, client_id: str, secret: str, address: str
+) -> httpx.Response:
+    basic = base64.b64encode(f"{client_id}:{secret}".encode()).decode()
+    headers = {"Authorization": f"Basic {basic}", "X-Forwarded-For": address}
+    body = {"grant_type": "client_credentials"}
+    return httpx.post(server.url + "/oauth/token", data=body, headers=headers, timeout=30)
+
+
+def test_wrong_client_secrets_at_the_token_endpoint_count_in_the_same_limit(
+    limited: tuple[RunningServer, dict],
+) -> None:
+    server, tokens = limited
+    oauth = tokens["oauth"]
+    client_id, secret = oauth["clientId"], oauth["clientSecret"]
+    guesses = [
+        _client_token(server, client_id, f"wrong-secret-{i}", "203.0.113.20")
+        for i in range(FAILED_AUTH_LIMIT)
+    ]
+    assert [g.status_code for g in guesses] == [401] * FAILED_AUTH_LIMIT
+    assert guesses[0].json()["error"] == "invalid_client"
+    refused = _client_token(server, client_id, secret, "203.0.113.20")  # the right secret
+    assert refused.status_code == 429
+    assert refused.json()["errorCode"] == "TOO_MANY_REQUESTS"
+    assert refused.json()["error"] == "temporarily_unavailable"
+    assert int(refused.headers["retry-after"]) >= 3500
+    # one count per address for every credential the listener takes
+    assert _get(server, "/shares", tokens["bystander"], "203.0.113.20").status_code == 429
+    elsewhere = _client_token(server, client_id, secret, "198.51.100.20")
+    assert elsewhere.status_code == 200, elsewhere.text
+    assert "wrong-secret" not in server.log()
+
+
+def test_links_that_open_nothing_count_in_the_same_limit(
+    limited: tuple[RunningServer, dict],
+) -> None:
+    server, tokens = limited
+
+    def get(path: str, link: str, address: str) -> httpx.Response:
+        headers = {"X-Forwarded-For": address}
+        return httpx.get(f"{server.base}{path}/{link}", headers=headers, timeout=30)
+
+    guesses = [
+        get(ACTIVATION_INFO_PATH if i % 2 else ACTIVATION_PATH, f"guessed-link-{i}", "203.0.113.21")
+        for i in range(FAILED_AUTH_LIMIT)
+    ]
+    assert [g.status_code for g in guesses] == [404] * FAILED_AUTH_LIMIT
+    refused = get(ACTIVATION_PATH, tokens["link"], "203.0.113.21")  # the right link
+    assert refused.status_code == 429
+    assert refused.json()["errorCode"] == "TOO_MANY_REQUESTS"
+    assert int(refused.headers["retry-after"]) >= 3500
+    assert _get(server, "/shares", tokens["bystander"], "203.0.113.21").status_code == 429
+    # the refusal did not use the link up
+    profile = get(ACTIVATION_PATH, tokens["link"], "198.51.100.21")
+    assert profile.status_code == 200, profile.text
+    assert profile.json()["bearerToken"]

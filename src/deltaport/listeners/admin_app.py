@@ -100,7 +100,7 @@ def create_admin_app(
         guard = audited(api.guard)
         routes += CatalogApi(catalog, config, sharing_url).routes(guard)
         routes += AuditApi(catalog.database).routes(guard)
-    routes += unity_routes(catalog, config, sharing_url, audited(_unity_guard(api)), audit)
+    routes += unity_routes(catalog, config, sharing_url, audited(_unity_guard(api)), limit, audit)
     app = Starlette(
         routes=routes,
         middleware=[

@@ -25,6 +25,7 @@ from deltaport.config.model import ServerConfig
 from deltaport.config.urls import iceberg_endpoint_for
 from deltaport.observe.audit_log import AuditLog
 from deltaport.server.http.audited import SharingAudit, public_routes
+from deltaport.server.limits.failed_auth import FailedAuthLimit
 from deltaport.server.oauth.activation import Activation
 
 Handler = Callable[[Request], Awaitable[Response]]
@@ -36,11 +37,13 @@ def unity_routes(
     config: ServerConfig,
     sharing_url: str,
     guard: Guard,
+    limit: FailedAuthLimit,
     audit: AuditLog | None = None,
 ) -> list[BaseRoute]:
     """The routes; only ``/.well-known/databricks-config`` without a catalog database.
     The activation routes take no admin token: each of their requests is recorded in
-    ``audit`` as the sharing listener records them."""
+    ``audit`` as the sharing listener records them, and a link that opens nothing counts
+    in the listener's failed-authentication ``limit``."""
     routes: list[BaseRoute] = [
         Route("/.well-known/databricks-config", no_databricks_config, methods=["GET"])
     ]
@@ -53,6 +56,7 @@ def unity_routes(
     activation = Activation(
         store,
         sharing_url,
+        limit,
         unity_error,
         iceberg_for=lambda endpoint: iceberg_endpoint_for(endpoint, config),
     )

@@ -147,9 +147,12 @@ def create_app(
         activation = Activation(
             catalog.live.store,
             public_url(config) + config.endpoint,
+            api.limits.failed_auth,
             iceberg_for=lambda endpoint: iceberg_endpoint_for(endpoint, config),
         )
-        tokens = TokenEndpoint(catalog.live, config.oauth_access_token_lifetime_seconds)
+        tokens = TokenEndpoint(
+            catalog.live, config.oauth_access_token_lifetime_seconds, api.limits.failed_auth
+        )
         token_route = Route(config.endpoint + TOKEN_ENDPOINT_PATH, tokens.answer, methods=["POST"])
         routes += public_routes([*activation.routes(), token_route], api.audit)
     app = Starlette(

@@ -1,10 +1,15 @@
 """A bound on failed authentications per client address, one per listener.
 
-On the admin listener console logins and admin API bearer tokens share one count per
-client address; on the sharing listener recipients' bearer tokens do. After
-``limit`` failures within ``window_seconds``, every further attempt from that address
-(right token or wrong) is answered 429 with ``Retry-After`` until the oldest of those
-failures leaves the window. A success does not clear the count: a guesser gains nothing
+On the admin listener console logins, admin API bearer tokens and activation links share
+one count per client address; on the sharing listener recipients' bearer tokens, OAuth
+client credentials at the token endpoint and activation links do. After ``limit``
+failures within ``window_seconds``, every further attempt from that address (right
+credential or wrong) is answered 429 with ``Retry-After`` until the oldest of those
+failures leaves the window: at most ``window_seconds`` after the failure that reached the
+limit. Nothing during the lockout extends it: a refused attempt is not a failure, and the
+failure of an attempt admitted before the limit was reached but answered after it (one
+that waited for its body or for the catalog while others failed) is not counted, since the
+address is already refused. A success does not clear the count: a guesser gains nothing
 from also holding a valid token. Each failure is logged with the address and the count,
 never the token; a refusal only when its address goes over the limit, not each one after
 (a storm of refused guesses would otherwise cost a log line each, more than the 429
@@ -74,6 +79,8 @@ class FailedAuthLimit:
             recent = self._recent(address)
             if recent is None:
                 recent = self._failures[address] = deque(maxlen=self.limit)
+            elif len(recent) >= self.limit:
+                return  # refused already: a late failure must not move the lockout's end
             recent.append(self._clock())
             self._failures.move_to_end(address)
             while len(self._failures) > ADDRESSES_KEPT:

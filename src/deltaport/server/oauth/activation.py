@@ -9,7 +9,10 @@ listener answers it: the sharing listener (where the link points) and the admin 
 (the host the Databricks SDK's ``recipient_activation`` calls). Neither asks for a token:
 the link is the credential. Both judge the client's address alike (``trustedProxies``, see
 :mod:`~deltaport.server.oauth.client_address`); each says in which shape errors are
-answered."""
+answered. A link that opens nothing (404) is a failed authentication in the listener's
+failed-authentication limit: past it the address is answered 429 ``TOO_MANY_REQUESTS``
+with ``Retry-After`` before the link is looked up, so that links cannot be guessed at
+the rate the server answers."""
 
 from __future__ import annotations
 
@@ -30,7 +33,8 @@ from deltaport.catalog.recipient_access import (
 )
 from deltaport.catalog.rows import catalog_refusal
 from deltaport.catalog.sql_store import SqlCatalog
-from deltaport.protocol.errors import SharingError
+from deltaport.protocol.errors import ResourceNotFoundError, SharingError, TooManyRequestsError
+from deltaport.server.limits.failed_auth import FailedAuthLimit, client_address
 from deltaport.server.oauth.client_address import client_host
 
 _NO_STORE = {"Cache-Control": "no-store", "Pragma": "no-cache"}
@@ -39,9 +43,13 @@ ErrorAnswer = Callable[[SharingError], Response]
 
 
 def error_answer(error: SharingError) -> Response:
-    """The sharing API's error shape ``{"errorCode", "message"}``."""
+    """The sharing API's error shape ``{"errorCode", "message"}`` (with ``Retry-After`` on
+    a 429)."""
     body = msgspec.json.encode(error.body())
-    return Response(body, status_code=error.status, media_type="application/json")
+    response = Response(body, status_code=error.status, media_type="application/json")
+    if isinstance(error, TooManyRequestsError):
+        response.headers["retry-after"] = str(error.retry_after)
+    return response
 
 
 class Activation:
@@ -49,12 +57,15 @@ class Activation:
         self,
         store: SqlCatalog,
         default_endpoint: str,
+        limit: FailedAuthLimit,
         answer: ErrorAnswer = error_answer,
         iceberg_for: Callable[[str], str | None] = lambda _: None,
     ) -> None:
-        """``iceberg_for``: the Iceberg catalog's URI beside a sharing endpoint, for the
-        profile's ``icebergEndpoint``."""
+        """``limit``: the listener's failed-authentication limit; ``iceberg_for``: the
+        Iceberg catalog's URI beside a sharing endpoint, for the profile's
+        ``icebergEndpoint``."""
         self._store = store
+        self._limit = limit
         self._iceberg_for = iceberg_for
         self._default_endpoint = default_endpoint
         self._answer_error = answer
@@ -79,7 +90,7 @@ class Activation:
             document = profile_document(issued, endpoint, self._iceberg_for(endpoint))
             return msgspec.json.encode(document)
 
-        return await self._answered(profile)
+        return await self._answered(request, profile)
 
     async def info(self, request: Request) -> Response:
         link = request.path_params["link"]
@@ -91,15 +102,20 @@ class Activation:
             IpAccessList.of(linked.ip_access_list).admit(address)
             return b"{}"
 
-        return await self._answered(check)
+        return await self._answered(request, check)
 
-    async def _answered(self, work: Callable[[], bytes]) -> Response:
-        """The JSON ``work`` makes (in a worker thread), or the error it raised."""
+    async def _answered(self, request: Request, work: Callable[[], bytes]) -> Response:
+        """The JSON ``work`` makes (in a worker thread), or the error it raised; a link
+        that opens nothing counts as a failed authentication of the client's address."""
+        address = client_address(request.client)
         try:
+            self._limit.check(address)
             body = await run_in_threadpool(work)
         except Exception as exc:
             error = exc if isinstance(exc, SharingError) else catalog_refusal(exc)
             if error is None:
                 raise
+            if isinstance(error, ResourceNotFoundError):
+                self._limit.failed(address, "activation link")
             return self._answer_error(error)
         return Response(body, media_type="application/json", headers=_NO_STORE)

@@ -9,7 +9,9 @@ Basic (section 2.3.1, what both the official client and deltaport's send) or wit
 "expires_in"}`` with ``Cache-Control: no-store``; errors are section 5.2's ``{"error",
 "error_description"}``, with the sharing API's ``errorCode`` and ``message`` beside them so
 that either kind of client can read them. A client outside its recipient's IP access list
-gets 403 ``PERMISSION_DENIED``.
+gets 403 ``PERMISSION_DENIED``. A failed client authentication (401) counts in the sharing
+listener's failed-authentication limit, as a wrong bearer token does: past it the address
+is answered 429 ``TOO_MANY_REQUESTS`` with ``Retry-After`` before its credentials are read.
 """
 
 from __future__ import annotations
@@ -23,7 +25,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from deltaport.catalog.live.live_catalog import LiveCatalog
-from deltaport.protocol.errors import SharingError
+from deltaport.protocol.errors import SharingError, TooManyRequestsError
+from deltaport.server.limits.failed_auth import FailedAuthLimit, client_address
 from deltaport.server.oauth.client_address import client_host
 
 FORM = "application/x-www-form-urlencoded"
@@ -48,13 +51,31 @@ def _invalid_client(description: str) -> _OAuthError:
 
 
 class TokenEndpoint:
-    def __init__(self, live: LiveCatalog, lifetime_seconds: int) -> None:
+    def __init__(self, live: LiveCatalog, lifetime_seconds: int, limit: FailedAuthLimit) -> None:
         self._live = live
         self._lifetime_seconds = lifetime_seconds
+        self._limit = limit
 
     async def answer(self, request: Request) -> Response:
+        address = client_address(request.client)
         try:
-            form = _form(request, await request.body())
+            self._limit.check(address)
+        except TooManyRequestsError as exc:
+            refused = _OAuthError(429, "temporarily_unavailable", exc.message, exc.error_code)
+            response = _error(refused)
+            response.headers["retry-after"] = str(exc.retry_after)
+            return response
+        try:
+            return self._issued(request, await request.body())
+        except _OAuthError as exc:
+            if exc.status == 401:
+                self._limit.failed(address, "OAuth client authentication")
+            return _error(exc, basic=exc.status == 401)
+
+    def _issued(self, request: Request, body: bytes) -> Response:
+        """The access token answer; :class:`_OAuthError` for every refusal."""
+        try:
+            form = _form(request, body)
             if form.get("grant_type") != "client_credentials":
                 raise _OAuthError(
                     400,
@@ -73,13 +94,13 @@ class TokenEndpoint:
                 raise _OAuthError(401, "invalid_client", exc.message, exc.error_code) from None
             request.state.recipient = recipient.name  # for its audit record
             recipient.ip_access.admit(client_host(request.scope))
-        except _OAuthError as exc:
-            return _error(exc, basic=exc.status == 401)
         except SharingError as exc:
             error = "access_denied" if exc.status == 403 else "temporarily_unavailable"
-            return _error(_OAuthError(exc.status, error, exc.message, exc.error_code))
-        body = {"access_token": token, "token_type": "Bearer", "expires_in": lifetime}
-        return Response(msgspec.json.encode(body), media_type="application/json", headers=_NO_STORE)
+            raise _OAuthError(exc.status, error, exc.message, exc.error_code) from None
+        answer = {"access_token": token, "token_type": "Bearer", "expires_in": lifetime}
+        return Response(
+            msgspec.json.encode(answer), media_type="application/json", headers=_NO_STORE
+        )
 
 
 def _form(request: Request, body: bytes) -> dict[str, str]:
