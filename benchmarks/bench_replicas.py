@@ -61,6 +61,7 @@ frontend sharing
     default_backend replicas
 backend replicas
     balance roundrobin
+    http-reuse always
     option httpchk GET /readyz
     http-check expect status 200
 {servers}
@@ -112,6 +113,10 @@ def balancer(tmp: Path, name: str, ports: list[int]) -> Iterator[int]:
         process.wait(10)
 
 
+def _rounds(rates: list[float]) -> str:
+    return "/".join(f"{r:,.0f}" for r in rates)
+
+
 def main() -> None:
     if shutil.which("haproxy") is None:
         sys.exit("haproxy is not installed: apt-get install -y haproxy")
@@ -144,7 +149,8 @@ def main() -> None:
                 three = statistics.median(rates[("3", route)])
                 print(
                     f"{route}: 1 replica {one:,.0f}/s, {REPLICAS} replicas {three:,.0f}/s, "
-                    f"ratio {three / one:.2f}x (medians of {ROUNDS} alternating rounds)"
+                    f"ratio {three / one:.2f}x (medians of {ROUNDS} alternating rounds; "
+                    f"rounds {_rounds(rates[('1', route)])} and {_rounds(rates[('3', route)])})"
                 )
     finally:
         cluster.remove()
