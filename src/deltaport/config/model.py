@@ -218,6 +218,7 @@ class ServerConfig(_Config):
     drain_seconds: int = 0
     catalog: str | None = None
     catalog_max_stale_seconds: int = 30
+    catalog_startup_wait_seconds: int = 60
     admin: AdminConfig | None = None
     audit: AuditConfig = msgspec.field(default_factory=AuditConfig)
     iceberg: IcebergConfig = msgspec.field(default_factory=IcebergConfig)
@@ -359,6 +360,8 @@ def _check(config: ServerConfig) -> None:
         )
     if config.catalog_max_stale_seconds < 2:
         raise ConfigError("catalogMaxStaleSeconds: must be at least 2 (twice the poll interval)")
+    if config.catalog_startup_wait_seconds < 0:
+        raise ConfigError("catalogStartupWaitSeconds: must not be negative")
     if not 0 <= config.port <= 65535:
         raise ConfigError(f"port: {config.port} is not a TCP port")
     if config.admin is not None:

@@ -14,9 +14,10 @@ import pyarrow as pa
 import uvicorn
 from starlette.applications import Starlette
 
+from deltaport.catalog.database.startup import wait_for_database
 from deltaport.catalog.model import Recipient
 from deltaport.config.model import ServerConfig, load_config
-from deltaport.config.urls import public_url
+from deltaport.config.urls import catalog_url, public_url
 from deltaport.listeners.admin_app import create_admin_app
 from deltaport.listeners.audit import open_audit_log
 from deltaport.listeners.iceberg_mount import mount_iceberg
@@ -59,6 +60,9 @@ def run(
         config = msgspec.structs.replace(config, **overrides)
     configure_logging()
     pa.set_memory_pool(memory_pool())
+    url = catalog_url(config)
+    if url is not None:
+        wait_for_database(url, config.catalog_startup_wait_seconds)
     audit = open_audit_log(config)
     try:
         app = create_app(config, audit.log if audit else None)

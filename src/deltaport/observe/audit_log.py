@@ -5,7 +5,9 @@ The thread writes whatever is buffered every :data:`FLUSH_SECONDS` (to the catal
 database in one transaction, and as JSON lines), and once more when the log is closed, so
 a clean stop loses nothing; only a killed process loses the last second. While the
 database cannot be reached (or its disk is full) the records stay buffered and are written
-once it answers; past :data:`MAX_BUFFERED` the oldest are dropped (and counted). JSON lines
+once it answers; past :data:`MAX_BUFFERED` the oldest are dropped (counted, and logged at
+the next flush as one line). A batch is written again whole after any failure, even one
+whose commit the database may have applied (its ids are kept only once). JSON lines
 that cannot be written (a full disk) are counted as dropped when the database has the
 records, and kept for the next flush when it does not; a file never keeps a torn line.
 Records older than the retention are removed hourly.
@@ -62,6 +64,7 @@ class AuditLog:
         self._next_retention = 0.0
         self.written = 0
         self.dropped = 0
+        self._dropped_unlogged = 0
         self._thread = threading.Thread(target=self._run, name="deltaport-audit", daemon=True)
         self._thread.start()
 
@@ -82,6 +85,14 @@ class AuditLog:
         with self._lock:
             with self._buffer_lock:
                 batch, self._buffer = list(self._buffer), deque()
+                dropped, self._dropped_unlogged = self._dropped_unlogged, 0
+            if dropped:
+                log.error(
+                    "%d audit records dropped: more than %d waited for the catalog database "
+                    "(the oldest go first)",
+                    dropped,
+                    MAX_BUFFERED,
+                )
             if not batch:
                 return
             if self._database is not None:
@@ -117,6 +128,7 @@ class AuditLog:
         while len(self._buffer) > MAX_BUFFERED:
             self._buffer.popleft()
             self.dropped += 1
+            self._dropped_unlogged += 1
             AUDIT_DROPPED.inc()
 
     def remove_expired(self) -> int:

@@ -48,6 +48,7 @@ _COLUMNS = (
 )
 _INSERT = (
     f"INSERT INTO audit_records ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' for _ in _COLUMNS)})"
+    " ON CONFLICT (id) DO NOTHING"
 )
 _sequence = itertools.count()
 _sequence_lock = threading.Lock()
@@ -82,7 +83,9 @@ class AuditPage:
 
 
 def write(database: Database, records: Sequence[AuditRecord]) -> None:
-    """Insert ``records`` in one transaction."""
+    """Insert ``records`` in one transaction. A record whose id the table has already is
+    skipped: a batch written again after its commit reached the database but the answer
+    did not reach the writer is kept once, and does not hold up the records behind it."""
     with database.transaction() as tx:
         tx.execute_many(_INSERT, [_row(r) for r in records])
 

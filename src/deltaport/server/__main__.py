@@ -6,7 +6,11 @@ from __future__ import annotations
 import argparse
 import sys
 
-from deltaport.catalog.database.connection import CatalogMissingError, CatalogUrlError
+from deltaport.catalog.database.connection import (
+    CatalogMissingError,
+    CatalogUrlError,
+    DatabaseUnavailableError,
+)
 from deltaport.catalog.database.migrations import CatalogSchemaError
 from deltaport.config.model import ConfigError
 from deltaport.listeners import run
@@ -23,7 +27,12 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"deltaport: invalid configuration: {exc}", file=sys.stderr)
         return 2
-    except (CatalogUrlError, CatalogMissingError, CatalogSchemaError) as exc:
+    except (
+        CatalogUrlError,
+        CatalogMissingError,
+        CatalogSchemaError,
+        DatabaseUnavailableError,
+    ) as exc:
         print(f"deltaport: error: {exc}", file=sys.stderr)
         return 1
     return 0

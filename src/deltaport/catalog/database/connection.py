@@ -7,6 +7,7 @@ beyond the standard library; PostgreSQL needs ``psycopg`` (``pip install deltapo
 
 from __future__ import annotations
 
+import logging
 import os
 import socket
 import sqlite3
@@ -14,10 +15,13 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 Row = tuple[Any, ...]
+_T = TypeVar("_T")
+log = logging.getLogger(__name__)
+_READ_ONLY = "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY"
 
 STATEMENT_TIMEOUT_SECONDS = 5
 """PostgreSQL's ``statement_timeout`` on every connection."""
@@ -59,7 +63,14 @@ class Database:
         self.url = url
         self.kind = _kind(url)
         self._lock = threading.RLock()
-        self._connection: Any = _connect(url, create)
+        try:
+            self._connection: Any = _connect(url, create)
+        except Exception as exc:
+            if _unavailable(exc):
+                raise DatabaseUnavailableError(
+                    f"the catalog database {displayed(url)} cannot be reached: {first_line(exc)}"
+                ) from exc
+            raise
         self._file = sqlite_path(url) if self.kind == "sqlite" else None
         self._identity = _identity(self._file) if self._file else None
 
@@ -71,8 +82,11 @@ class Database:
             )
 
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
+        """The rows of one statement that changes nothing (run again on a new connection
+        when the one it found had been lost: a read cannot apply twice)."""
         self._check_file()
-        with self._lock, self._guarded() as connection:
+
+        def run(connection: Any) -> list[Row]:
             cursor = connection.cursor()
             try:
                 cursor.execute(self._dialect(sql), tuple(params))
@@ -83,19 +97,19 @@ class Database:
                 connection.rollback()  # a read ends its snapshot
             return [tuple(r) for r in rows]
 
+        with self._lock, self._guarded(run) as rows:
+            return rows
+
     @contextmanager
     def read(self) -> Iterator[Transaction]:
         """Statements that see one consistent state and change nothing: a deferred SQLite
         transaction (in WAL mode it never waits for a writer's lock), a read-only
         PostgreSQL one. Cut off after :data:`STALLED_SECONDS`."""
         self._check_file()
-        with self._lock, self._guarded() as connection:
+        first = "BEGIN" if self.kind == "sqlite" else _READ_ONLY
+        with self._lock, self._guarded(_begin(first)) as connection:
             cursor = connection.cursor()
             try:
-                if self.kind == "sqlite":
-                    cursor.execute("BEGIN")
-                else:
-                    cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
                 yield Transaction(self, cursor)
             finally:
                 cursor.close()
@@ -103,13 +117,18 @@ class Database:
 
     @contextmanager
     def transaction(self) -> Iterator[Transaction]:
-        """Statements that all happen or none does."""
+        """Statements that all happen or none does.
+
+        A connection lost while the database was away (a restart) is found by the
+        transaction's first statement, before any of the caller's: the transaction then
+        starts again on a new connection, once. A failure later (a statement of the
+        caller's, or the commit, whose answer may be lost after the database applied it)
+        is never retried here: it is :class:`DatabaseUnavailableError`."""
         self._check_file()
-        with self._lock, self._guarded() as connection:
+        first = "BEGIN IMMEDIATE" if self.kind == "sqlite" else "SELECT 1"
+        with self._lock, self._guarded(_begin(first)) as connection:
             cursor = connection.cursor()
             try:
-                if self.kind == "sqlite":
-                    cursor.execute("BEGIN IMMEDIATE")
                 yield Transaction(self, cursor)
                 connection.commit()
             except BaseException:
@@ -123,16 +142,31 @@ class Database:
             self._connection.close()
 
     @contextmanager
-    def _guarded(self) -> Iterator[Any]:
-        """The connection (opened again if it was lost), for one unit of work that a
-        watchdog cuts off once stalled; connection failures become
-        :class:`DatabaseUnavailableError`."""
+    def _guarded(self, start: Callable[[Any], _T]) -> Iterator[_T]:
+        """What ``start`` returns, run on the connection (opened again if it was lost),
+        for one unit of work that a watchdog cuts off once stalled; connection failures
+        become :class:`DatabaseUnavailableError`.
+
+        ``start`` changes nothing the database keeps, so when it fails because a
+        connection opened earlier was lost meanwhile (not cut off by the watchdog), it
+        runs again, once, on a new connection."""
+        watchdog: _Watchdog | None = None
         try:
-            if self._connection.closed:
-                _quietly(self._connection.close)
-                self._connection = _connect(self.url, create=False)
-            with _Watchdog(self._connection, STALLED_SECONDS):
-                yield self._connection
+            reused = not self._connection.closed
+            if not reused:
+                self._reconnect()
+            watchdog = _Watchdog(self._connection, STALLED_SECONDS)
+            try:
+                started = start(self._connection)
+            except Exception as exc:
+                watchdog.stop()
+                if not (reused and _lost(self._connection, exc) and not watchdog.fired):
+                    raise
+                log.info("the catalog database's connection was lost (%s): opening a new one", exc)
+                self._reconnect()
+                watchdog = _Watchdog(self._connection, STALLED_SECONDS)
+                started = start(self._connection)
+            yield started
         except Exception as exc:
             if _full(exc):
                 raise DatabaseFullError(f"the catalog database's disk is full: {exc}") from exc
@@ -141,6 +175,13 @@ class Database:
                     f"the catalog database is unavailable: {exc}"
                 ) from exc
             raise
+        finally:
+            if watchdog is not None:
+                watchdog.stop()
+
+    def _reconnect(self) -> None:
+        _quietly(self._connection.close)
+        self._connection = _connect(self.url, create=False)
 
     def _dialect(self, sql: str) -> str:
         return sql.replace("?", "%s") if self.kind == "postgresql" else sql
@@ -161,21 +202,20 @@ class Transaction:
 
 
 class _Watchdog:
-    """Ends a stalled unit of work from another thread: SQLite's ``interrupt()``, or the
-    PostgreSQL socket shut down under libpq (its wait then fails, and the connection is
-    marked broken, to be opened again)."""
+    """Ends a stalled unit of work from another thread, from its creation until
+    :meth:`stop`: SQLite's ``interrupt()``, or the PostgreSQL socket shut down under libpq
+    (its wait then fails, and the connection is marked broken, to be opened again)."""
 
     def __init__(self, connection: Any, seconds: float) -> None:
         self._connection = connection
         self._done = False
+        self.fired = False
         self._mutex = threading.Lock()
         self._timer = threading.Timer(seconds, self._cut_off)
         self._timer.daemon = True
-
-    def __enter__(self) -> None:
         self._timer.start()
 
-    def __exit__(self, *exc: object) -> None:
+    def stop(self) -> None:
         with self._mutex:
             self._done = True
         self._timer.cancel()
@@ -183,7 +223,28 @@ class _Watchdog:
     def _cut_off(self) -> None:
         with self._mutex:
             if not self._done:
+                self.fired = True
                 self._connection.interrupt()
+
+
+def _begin(first: str) -> Callable[[Any], Any]:
+    """A start that runs the transaction's first statement (it opens the transaction)."""
+
+    def start(connection: Any) -> Any:
+        cursor = connection.cursor()
+        try:
+            cursor.execute(first)
+        finally:
+            cursor.close()
+        return connection
+
+    return start
+
+
+def _lost(connection: Any, exc: Exception) -> bool:
+    """``exc`` is a connection failure and ``connection`` is broken by it (a PostgreSQL
+    server restarted or gone; SQLite has no connection to lose)."""
+    return bool(connection.closed) and _unavailable(exc)
 
 
 def _kind(url: str) -> str:
@@ -260,6 +321,21 @@ def _quietly(action: Callable[[], None]) -> None:
     """A rollback that may find the connection gone already (it then has nothing to undo)."""
     with suppress(Exception):
         action()
+
+
+def first_line(exc: BaseException) -> str:
+    """The first line of ``exc``'s message (libpq adds hints on lines of their own)."""
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+
+
+def displayed(url: str) -> str:
+    """``url`` as logs and errors may show it: without a password."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    host = parts.netloc.rpartition("@")[2]
+    user = f"{parts.username}@" if parts.username else ""
+    return parts._replace(netloc=user + host).geturl()
 
 
 def sqlite_path(url: str) -> Path:
