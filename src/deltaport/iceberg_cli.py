@@ -57,7 +57,9 @@ def _cleanup(args: argparse.Namespace) -> int:
     if args.retain_hours is not None:
         iceberg = msgspec.structs.replace(config.iceberg, retain_hours=args.retain_hours)
         config = msgspec.structs.replace(config, iceberg=iceberg)
-    source = catalog_source(config, ReaderSeal(os.urandom(32)))  # no file URL is checked
+    source = catalog_source(
+        config, ReaderSeal(os.urandom(32)), os.urandom(32)
+    )  # no credential is checked
     try:
         swept = iceberg_sweeper(config, source).sweep(dry_run=args.dry_run)
     finally:

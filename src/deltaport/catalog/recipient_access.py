@@ -41,6 +41,7 @@ from deltaport.catalog.rows import (
     CatalogNotFoundError,
     IssuedToken,
     Keep,
+    capped,
 )
 from deltaport.protocol.errors import PermissionDeniedError
 from deltaport.protocol.names import name_key
@@ -188,7 +189,9 @@ def new_link(
         raise CatalogError(f"the activation link lifetime {problem}")
     token = secrets.token_urlsafe(LINK_BYTES)
     now = _now()
-    expires_at = now + int(lifetime.total_seconds() * 1000)
+    end = tx.execute("SELECT expires_at FROM recipients WHERE name_key = ?", (name_key(recipient),))
+    expires_at = capped(now + int(lifetime.total_seconds() * 1000), end[0][0] if end else None)
+    assert expires_at is not None
     tx.execute(
         "INSERT INTO activation_links (hash, recipient_key, created_at, expires_at) "
         "VALUES (?,?,?,?)",
@@ -288,6 +291,8 @@ class Access:
     ip_access_list: Sequence[str] = ()
     max_ip_entries: int = DEFAULT_MAX_ENTRIES
     authentication_type: str = "TOKEN"
+    expires_at: int | None = None
+    """When the recipient ends (ms since the epoch): no credential of it lives past it."""
 
 
 class RecipientAccess:
@@ -306,10 +311,13 @@ class RecipientAccess:
         max_ip_entries: int = DEFAULT_MAX_ENTRIES,
         authentication_type: str = "TOKEN",
         comment: str | None = None,
+        expires_at: int | None = None,
     ) -> ActivationLink:
         """A recipient without a credential yet, and the activation link whose first
-        download issues it."""
-        access = Access(ip_access_list, max_ip_entries, authentication_type)
+        download issues it; ``expires_at`` (ms since the epoch) ends the recipient: no
+        credential of it (its link, its tokens after activation or any rotation) lives past
+        it."""
+        access = Access(ip_access_list, max_ip_entries, authentication_type, expires_at)
         made = self._create(name, properties, expires_in, endpoint, comment, access, link_lifetime)
         assert isinstance(made, ActivationLink)
         return made
@@ -372,7 +380,7 @@ class RecipientAccess:
 
 
 def set_access(tx: Transaction, name: str, access: Access, kind_names: Sequence[str]) -> None:
-    """Store a new recipient's IP access list and authentication type (checked)."""
+    """Store a new recipient's IP access list, authentication type (checked) and end."""
     problem = ip_access_problem(access.ip_access_list, access.max_ip_entries)
     if problem:
         raise CatalogError(f"the IP access list {problem}")
@@ -382,10 +390,12 @@ def set_access(tx: Transaction, name: str, access: Access, kind_names: Sequence[
             + ", ".join(kind_names)
         )
     tx.execute(
-        "UPDATE recipients SET ip_access_list = ?, authentication_type = ? WHERE name_key = ?",
+        "UPDATE recipients SET ip_access_list = ?, authentication_type = ?, expires_at = ? "
+        "WHERE name_key = ?",
         (
             json.dumps(list(normalised(access.ip_access_list))),
             access.authentication_type,
+            access.expires_at,
             name_key(name),
         ),
     )

@@ -180,6 +180,8 @@ class RecipientRow:
     """The addresses and CIDR ranges its requests may come from (empty: anywhere)."""
     authentication_type: str = "TOKEN"
     """``TOKEN`` (bearer tokens) or ``OAUTH_CLIENT_CREDENTIALS`` (OAuth clients)."""
+    expires_at: int | None = None
+    """When the recipient ends (ms since the epoch): none of its credentials outlives it."""
 
 
 @dataclass(frozen=True)
@@ -269,6 +271,12 @@ def table_row(r: Row) -> TableRow:
     )
 
 
+def capped(expires_at: int | None, end: int | None) -> int | None:
+    """The earlier of two ends (ms since the epoch; None: never)."""
+    ends = [e for e in (expires_at, end) if e is not None]
+    return min(ends) if ends else None
+
+
 def share_row(r: Row) -> ShareRow:
     """A ``shares`` row as :meth:`SqlCatalog.contents` selects it."""
     return ShareRow(r[0], r[1], r[2], r[3], tuple(json.loads(r[4]).items()))
@@ -278,7 +286,7 @@ def recipient_row(r: Row, shares: tuple[str, ...]) -> RecipientRow:
     """A ``recipients`` row as :meth:`SqlCatalog.contents` selects it."""
     lifetime = None if r[4] is None else timedelta(seconds=r[4])
     ips = tuple(json.loads(r[6]))
-    return RecipientRow(r[1], json.loads(r[2]), shares, r[3], lifetime, r[5], ips, r[7])
+    return RecipientRow(r[1], json.loads(r[2]), shares, r[3], lifetime, r[5], ips, r[7], r[8])
 
 
 def converted(

@@ -108,7 +108,7 @@ class SqlCatalog(RecipientAccess):
             )
             recipients = tx.execute(
                 "SELECT name_key, name, properties, endpoint, token_lifetime_seconds, comment, "
-                "ip_access_list, authentication_type FROM recipients"
+                "ip_access_list, authentication_type, expires_at FROM recipients"
             )
             grants = tx.execute("SELECT recipient_key, share_key FROM grants")
             tokens = tx.execute("SELECT hash, recipient_key, expires_at, revoked_at FROM tokens")

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from deltaport.catalog.database.connection import Database, Transaction
-from deltaport.catalog.rows import KEEP, CatalogNotFoundError, IssuedToken, Keep
+from deltaport.catalog.rows import KEEP, CatalogNotFoundError, IssuedToken, Keep, capped
 from deltaport.catalog.store_checks import now_ms as _now
 from deltaport.catalog.store_checks import seconds
 from deltaport.protocol.errors import UnauthenticatedError
@@ -130,14 +130,17 @@ _TABLES = ("tokens", "oauth_clients")
 def issue(
     tx: Transaction, hashed: Hasher, name: str, expires_in: timedelta | None, endpoint: str | None
 ) -> IssuedToken:
-    """A new credential of the recipient's kind: a token, or a client id and secret."""
+    """A new credential of the recipient's kind: a token, or a client id and secret, living
+    ``expires_in`` but never past the recipient's own end."""
     found = tx.execute(
-        "SELECT authentication_type FROM recipients WHERE name_key = ?", (name_key(name),)
+        "SELECT authentication_type, expires_at FROM recipients WHERE name_key = ?",
+        (name_key(name),),
     )
     if not found:
         raise CatalogNotFoundError(f"no recipient {name!r}")
     now = _now()
-    expires_at = None if expires_in is None else now + int(expires_in.total_seconds() * 1000)
+    lived = None if expires_in is None else now + int(expires_in.total_seconds() * 1000)
+    expires_at = capped(lived, found[0][1])
     if found[0][0] == OAUTH:
         client_id, secret = new_client_id(), new_secret()
         tx.execute(

@@ -66,7 +66,12 @@ def _touched_rows(
     base: pa.Table, touched_paths: pa.ChunkedArray, touched_keys: pa.Array
 ) -> list[int]:
     """Row numbers of base files whose id a commit touched; full ids are built only for
-    rows sharing a path with a touched file, so a large base costs one hash lookup a row."""
+    rows sharing a path with a touched file, so a large base costs one hash lookup a row.
+
+    An empty base (the first commit's) touches nothing; it is answered before any compute
+    call, as ``indices_nonzero`` on a column of zero chunks crashes pyarrow 16 to 23."""
+    if base.num_rows == 0:
+        return []
     same_path = pc.is_in(base.column("path"), value_set=pc.unique(touched_paths))
     candidates = pc.indices_nonzero(same_path)
     if len(candidates) == 0:

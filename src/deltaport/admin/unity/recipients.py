@@ -81,12 +81,13 @@ class RecipientsApi:
         kind = _authentication_type(given.authentication_type)
         ips = self._ips(given.ip_access_list) if given.ip_access_list else []
         properties = given.properties_kvpairs.as_dict() if given.properties_kvpairs else {}
+        _check_expiration(given.expiration_time)
         link = await run_in_threadpool(
             lambda: self._store.create_recipient_with_link(
                 given.name,
                 properties,
-                _lifetime(given.expiration_time),
                 endpoint=self._sharing_url,
+                expires_at=given.expiration_time,
                 link_lifetime=self._link_lifetime,
                 ip_access_list=ips,
                 max_ip_entries=self._max_ips,
@@ -205,17 +206,17 @@ def _authentication_type(given: str | None) -> str:
     return given
 
 
-def _lifetime(expiration_time: int | None) -> timedelta | None:
-    """The credential lifetime that ends at ``expiration_time`` (ms since the epoch)."""
+def _check_expiration(expiration_time: int | None) -> None:
+    """``expiration_time`` is when the recipient ends, in milliseconds since the epoch (as
+    in Unity Catalog), not a lifetime: its credentials, whenever issued, end then."""
     if expiration_time is None:
-        return None
+        return
     seconds = (expiration_time - time.time() * 1000) / 1000
     problem = lifetime_problem(seconds)
     if problem:
         raise InvalidParameterError(
             f"expiration_time: the token would live {int(seconds)} seconds; it {problem}"
         )
-    return timedelta(seconds=round(seconds))
 
 
 def _ending(token: TokenRow) -> tuple[bool, int]:
@@ -248,7 +249,9 @@ def _recipient_json(found: RecipientCredentials) -> dict[str, Any]:
         ends = [t.expires_at for _, t in tokens]
     else:
         ends = [c.expires_at for c in found.clients]
-    if ends and None not in ends:
+    if r.expires_at is not None:
+        out["expiration_time"] = r.expires_at
+    elif ends and None not in ends:
         out["expiration_time"] = max(e for e in ends if e is not None)
     if r.comment is not None:
         out["comment"] = r.comment

@@ -146,6 +146,9 @@ MIGRATIONS: tuple[Migration, ...] = (
         "ALTER TABLE shared_tables ADD COLUMN display_name TEXT",
         "ALTER TABLE shared_tables ADD COLUMN properties TEXT NOT NULL DEFAULT '{}'",
     ),
+    # 10: when a recipient ends (ms since the epoch; NULL: never): no credential issued to it
+    # lives past it, whatever its tokens' lifetime (Unity Catalog's absolute expiration_time)
+    ("ALTER TABLE recipients ADD COLUMN expires_at BIGINT",),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hmac
 import logging
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -55,9 +56,15 @@ class LiveCatalog:
         max_stale_seconds: float = MAX_STALE_SECONDS,
         clock: Clock = time.monotonic,
         wall_clock: Clock = time.time,
+        access_key: bytes | None = None,
     ) -> None:
         """``clock`` (monotonic seconds) measures how old the snapshot is; ``wall_clock``
-        (seconds since the epoch) judges token expiry. Tests give their own."""
+        (seconds since the epoch) judges token expiry. Tests give their own.
+
+        OAuth access tokens are signed with ``access_key`` (the server's, from its signing
+        key; none: one made for this process) mixed with the catalog's own key: a copy of
+        the catalog database alone cannot mint one, and replicas with the same signing key
+        on the same catalog accept each other's."""
         self._store = store
         self._wall_clock = wall_clock
         self._options_for = options_for
@@ -69,7 +76,9 @@ class LiveCatalog:
         self._poller: threading.Thread | None = None
         read_at = clock()
         self._snapshot = loaded(read_all(store.database), options_for)
-        self._access_tokens = AccessTokens(store.derived_key("oauth-access-tokens"))
+        server_part = os.urandom(32) if access_key is None else access_key
+        catalog_part = store.derived_key("oauth-access-tokens")
+        self._access_tokens = AccessTokens(hmac.digest(server_part, catalog_part, "sha256"))
         self.full_loads = 0
         """How many times a refresh read the whole catalog (the change log could not say
         what changed)."""

@@ -100,7 +100,7 @@ _TABLES = (
 )
 _RECIPIENTS = (
     "SELECT name_key, name, properties, endpoint, token_lifetime_seconds, comment, "
-    "ip_access_list, authentication_type FROM recipients"
+    "ip_access_list, authentication_type, expires_at FROM recipients"
 )
 _GRANTS = "SELECT recipient_key, share_key FROM grants"
 _TOKENS = "SELECT recipient_key, hash, expires_at, revoked_at FROM tokens"

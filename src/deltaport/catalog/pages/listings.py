@@ -34,7 +34,7 @@ _TABLES = (
 )
 RECIPIENT_COLUMNS = (
     "SELECT r.name_key, r.name, r.properties, r.endpoint, r.token_lifetime_seconds, "
-    "r.comment, r.ip_access_list, r.authentication_type"
+    "r.comment, r.ip_access_list, r.authentication_type, r.expires_at"
 )
 LIVE = "revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?)"
 """A token or OAuth client neither revoked nor expired at the time given as its parameter."""
@@ -120,7 +120,7 @@ def recipient_page(database: Database, offset: int, limit: int, now: int) -> Rec
         )
     return RecipientPage(
         [
-            RecipientSummary(recipient_row(r[:8], granted.get(r[0], ())), int(r[8]) + int(r[9]))
+            RecipientSummary(recipient_row(r[:9], granted.get(r[0], ())), int(r[9]) + int(r[10]))
             for r in rows
         ],
         total,

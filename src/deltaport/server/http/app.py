@@ -107,7 +107,7 @@ def create_app(
     queries (default: as ``config.asyncQueries`` says)."""
     key = server_key(config)
     seal = ReaderSeal(derive_key(key, "file-url-readers"))
-    catalog = catalog_source(config, seal)
+    catalog = catalog_source(config, seal, derive_key(key, "oauth-access-tokens"))
     local_signer = LocalUrlSigner(derive_key(key, "local-file-urls"), _files_url(config))
     url_signer = TableUrlSigner(local_signer, seal)
     url_lifetime = timedelta(seconds=config.pre_signed_url_timeout_seconds)

@@ -17,7 +17,8 @@ def server_key(config: ServerConfig) -> bytes:
     if config.signing_key:
         return hashlib.sha256(config.signing_key.encode()).digest()
     log.warning(
-        "signingKey is not set: page tokens, refresh tokens and local file URLs are only "
+        "signingKey is not set: page tokens, refresh tokens, local file URLs and OAuth access "
+        "tokens are only "
         "valid on this server process until it restarts; set signingKey (the same on every "
         "replica) to make them work across replicas and restarts"
     )

@@ -84,7 +84,9 @@ class DatabaseCatalog:
         return True
 
 
-def catalog_source(config: ServerConfig, seal: ReaderSeal) -> CatalogSource:
+def catalog_source(config: ServerConfig, seal: ReaderSeal, access_key: bytes) -> CatalogSource:
+    """The shares and recipients ``config`` names: its own file, or a catalog database
+    (whose OAuth access tokens are signed with ``access_key`` mixed with the catalog's)."""
     url = catalog_url(config)
     if url is None:
         return YamlCatalog(config)
@@ -102,6 +104,7 @@ def catalog_source(config: ServerConfig, seal: ReaderSeal) -> CatalogSource:
         SqlCatalog(url, create=False),
         options_for,
         max_stale_seconds=config.catalog_max_stale_seconds,
+        access_key=access_key,
     )
     live.start()
     return DatabaseCatalog(live, seal)
