@@ -6,8 +6,6 @@ from __future__ import annotations
 import argparse
 import os
 
-import msgspec
-
 
 def add_iceberg_command(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     iceberg = commands.add_parser("iceberg", help="the Iceberg catalog's metadata")
@@ -40,6 +38,8 @@ def _hours(text: str) -> float:
 
 
 def _cleanup(args: argparse.Namespace) -> int:
+    import msgspec
+
     from deltaport.catalog_cli import DEFAULT_CATALOG
     from deltaport.config.model import ServerConfig, load_config
     from deltaport.listeners.iceberg_mount import iceberg_sweeper

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
@@ -46,6 +47,8 @@ class Faults:
     """Hand out a refresh token on the last page (when asked)."""
     expire_after_downloads: int | None = None
     """After this many successful downloads, every URL handed out so far expires."""
+    download_delay: float = 0.0
+    """Seconds each download waits before it is answered (a slow store)."""
 
 
 @dataclass
@@ -213,6 +216,8 @@ class SharingProxy:
         fault = self._take_status(self.faults.download_statuses)
         if fault is not None:
             return fault
+        if self.faults.download_delay:
+            time.sleep(self.faults.download_delay)
         headers = {"Range": request.headers["range"]} if "range" in request.headers else {}
         upstream = self._http.get(url, headers=headers)
         if upstream.status_code >= 300:

@@ -8,7 +8,7 @@ import pyarrow.parquet as pq
 from compare import assert_same_rows, direct_read
 
 from deltaport.client import cli_commands
-from deltaport.client.progress import ProgressLine
+from deltaport.client.files.progress import ProgressLine
 
 
 def test_shares(profile):

@@ -8,8 +8,8 @@ import os
 import pyarrow.parquet as pq
 
 from deltaport.client.base.models import Table
+from deltaport.client.files.progress import ProgressLine
 from deltaport.client.files.scan import TableScan
-from deltaport.client.progress import ProgressLine
 from deltaport.client.sharing_client import SharingClient
 from deltaport.protocol.profile import split_table_url
 from deltaport.text.terminal import one_line

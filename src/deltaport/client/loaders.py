@@ -5,7 +5,10 @@ The loaders of rows also take ``access_mode`` (``url``, ``dir`` or ``auto``; def
 profile's ``accessMode``, else ``url``; see
 [`deltaport.client.SharingClient`][deltaport.client.SharingClient]) and ``storage_options`` (obstore
 options for directory mode that override the endpoint and region the server tells, or supply them
-where it tells none)."""
+where it tells none), and ``progress``: a progress line on stderr (files, bytes, rows) for a
+load that runs longer than a second, in ``url`` mode. Default (None): when stderr is a terminal or
+a notebook, unless the environment variable ``DELTAPORT_PROGRESS`` is ``0``; True or False
+decides."""
 
 from __future__ import annotations
 
@@ -53,11 +56,15 @@ def _snapshot(
     convert: Callable[[ArrowScan], T],
     access_mode: AccessMode | None,
     storage_options: Mapping[str, str] | None,
+    progress: bool | None,
 ) -> T:
     return _with_table(
         url,
         lambda t: convert(
-            t.snapshot(version, timestamp, json_predicate_hints, limit, use_delta_format)
+            _shown(
+                t.snapshot(version, timestamp, json_predicate_hints, limit, use_delta_format),
+                progress,
+            )
         ),
         access_mode,
         storage_options,
@@ -73,6 +80,7 @@ def load_as_arrow(
     use_delta_format: bool | None = None,
     access_mode: AccessMode | None = None,
     storage_options: Mapping[str, str] | None = None,
+    progress: bool | None = None,
 ) -> pa.Table:
     """The table (at ``version`` or ``timestamp``; default latest) as an Arrow table,
     ``jsonPredicateHints`` and ``limit`` applied to the rows."""
@@ -86,6 +94,7 @@ def load_as_arrow(
         ArrowScan.to_arrow,
         access_mode,
         storage_options,
+        progress,
     )
 
 
@@ -100,6 +109,7 @@ def load_as_pandas(
     access_mode: AccessMode | None = None,
     storage_options: Mapping[str, str] | None = None,
     arrow_types: bool = False,
+    progress: bool | None = None,
 ) -> pd.DataFrame:
     """As [`load_as_arrow`][deltaport.client.load_as_arrow], as a pandas DataFrame typed
     as the official client types it: when the answer is in the parquet format (in
@@ -124,7 +134,15 @@ def load_as_pandas(
         convert,
         access_mode,
         storage_options,
+        progress,
     )
+
+
+def _shown(scan: T, progress: bool | None) -> T:
+    """``scan`` drawing its progress as asked (url mode: files are counted as read)."""
+    if isinstance(scan, TableScan):
+        scan.progress = progress
+    return scan
 
 
 def _parquet_answer(scan: ArrowScan, use_delta_format: bool | None) -> bool:
@@ -144,6 +162,7 @@ def load_as_polars(
     use_delta_format: bool | None = None,
     access_mode: AccessMode | None = None,
     storage_options: Mapping[str, str] | None = None,
+    progress: bool | None = None,
 ) -> pl.DataFrame:
     """As [`load_as_arrow`][deltaport.client.load_as_arrow], as a polars DataFrame (needs
     ``polars``)."""
@@ -157,6 +176,7 @@ def load_as_polars(
         ArrowScan.to_polars,
         access_mode,
         storage_options,
+        progress,
     )
 
 
@@ -170,16 +190,20 @@ def _changes(
     convert: Callable[[ArrowScan], T],
     access_mode: AccessMode | None,
     storage_options: Mapping[str, str] | None,
+    progress: bool | None,
 ) -> T:
     return _with_table(
         url,
         lambda t: convert(
-            t.changes(
-                starting_version,
-                ending_version,
-                starting_timestamp,
-                ending_timestamp,
-                use_delta_format,
+            _shown(
+                t.changes(
+                    starting_version,
+                    ending_version,
+                    starting_timestamp,
+                    ending_timestamp,
+                    use_delta_format,
+                ),
+                progress,
             )
         ),
         access_mode,
@@ -196,6 +220,7 @@ def load_table_changes_as_arrow(
     use_delta_format: bool | None = None,
     access_mode: AccessMode | None = None,
     storage_options: Mapping[str, str] | None = None,
+    progress: bool | None = None,
 ) -> pa.Table:
     """The change data feed between two versions or timestamps (inclusive), with
     ``_change_type``, ``_commit_version`` and ``_commit_timestamp``."""
@@ -209,6 +234,7 @@ def load_table_changes_as_arrow(
         ArrowScan.to_arrow,
         access_mode,
         storage_options,
+        progress,
     )
 
 
@@ -223,6 +249,7 @@ def load_table_changes_as_pandas(
     access_mode: AccessMode | None = None,
     storage_options: Mapping[str, str] | None = None,
     arrow_types: bool = False,
+    progress: bool | None = None,
 ) -> pd.DataFrame:
     """As [`load_table_changes_as_arrow`][deltaport.client.load_table_changes_as_arrow], as
     pandas, typed as the official client types it (see
@@ -251,6 +278,7 @@ def load_table_changes_as_pandas(
         convert,
         access_mode,
         storage_options,
+        progress,
     )
 
 
@@ -263,6 +291,7 @@ def load_table_changes_as_polars(
     use_delta_format: bool | None = None,
     access_mode: AccessMode | None = None,
     storage_options: Mapping[str, str] | None = None,
+    progress: bool | None = None,
 ) -> pl.DataFrame:
     """As [`load_table_changes_as_arrow`][deltaport.client.load_table_changes_as_arrow], as
     polars."""
@@ -276,6 +305,7 @@ def load_table_changes_as_polars(
         ArrowScan.to_polars,
         access_mode,
         storage_options,
+        progress,
     )
 
 

@@ -1,12 +1,15 @@
 """A handle on one shared table: its version, metadata and protocol, and scans of its
-snapshots and change data."""
+snapshots and change data. It also answers to the official client's table API
+(``snapshot(jsonPredicateHints=...)``, ``to_record_batches``, ``to_record_batch_reader``,
+``to_spark``, and the table's own ``to_pandas`` ... of its latest snapshot)."""
 
 from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from deltaport.client.access import AccessMode, choose_mode, fetch_table_access
 from deltaport.client.base.errors import SharingError
@@ -14,6 +17,7 @@ from deltaport.client.base.models import ScanPlan, Table, TableAccess, TableInfo
 from deltaport.client.dir_access.dir_scan import DirectoryScan
 from deltaport.client.dir_access.directory import DirectoryTable, RenewalSettings
 from deltaport.client.files.scan import DEFAULT_CONCURRENCY, TableScan
+from deltaport.client.files.spark_load import SparkLoad
 from deltaport.client.remote.async_query import remember_size, wants_async
 from deltaport.client.remote.planning import (
     DEFAULT_MAX_FILES,
@@ -31,6 +35,11 @@ from deltaport.delta.model import Metadata, Protocol
 from deltaport.protocol.credentials import DIR, URL
 from deltaport.protocol.predicates import parse_json_predicate
 from deltaport.storage import StorageError
+
+if TYPE_CHECKING:
+    import pandas as pd
+    import pyarrow as pa
+    from pyspark.sql import DataFrame
 
 log = logging.getLogger(__name__)
 
@@ -158,14 +167,55 @@ class TableHandle:
         max_files: int | None = DEFAULT_MAX_FILES,
         async_query: bool | None = None,
         file_id_hash: str | None = None,
+        jsonPredicateHints: str | None = None,
     ) -> TableScan | DirectoryScan:
         """A scan of the table at ``version`` / ``timestamp`` (default: latest);
-        ``predicate`` is a JSON predicate, sent as a hint (or used to skip files in
-        directory mode) and applied to the rows. ``async_query``: ask the server to
+        ``predicate`` (or, as the official client names it, ``jsonPredicateHints``) is a
+        JSON predicate, sent as a hint (or used to skip files in directory mode) and
+        applied to the rows. ``async_query``: ask the server to
         prepare the files while the client polls (None: for tables known to hold 100,000
         files or more, from an earlier answer in this process). ``file_id_hash``
         (``parquet`` or ``delta``) asks for file ids in that ``fileidhash`` scheme (url mode
         only); a server that does not echo it is an error."""
+        if jsonPredicateHints is not None:
+            if predicate is not None:
+                raise ValueError("give either predicate or jsonPredicateHints, not both")
+            predicate = jsonPredicateHints
+        spark = self._spark_load(
+            {"versionAsOf": version, "timestampAsOf": timestamp},
+            use_delta_format,
+            limit=limit,
+            columns=columns,
+            predicate=predicate,
+        )
+        return _with_spark(
+            self._snapshot_scan(
+                version,
+                timestamp,
+                predicate,
+                limit,
+                use_delta_format,
+                columns=columns,
+                max_files=max_files,
+                async_query=async_query,
+                file_id_hash=file_id_hash,
+            ),
+            spark,
+        )
+
+    def _snapshot_scan(
+        self,
+        version: int | None,
+        timestamp: str | None,
+        predicate: str | None,
+        limit: int | None,
+        use_delta_format: bool | None,
+        *,
+        columns: Sequence[str] | None,
+        max_files: int | None,
+        async_query: bool | None,
+        file_id_hash: str | None,
+    ) -> TableScan | DirectoryScan:
         directory = self.directory()
         if directory is not None:
             expr = parse_json_predicate(predicate) if predicate else None
@@ -210,6 +260,41 @@ class TableHandle:
     ) -> TableScan | DirectoryScan:
         """A scan of the change data feed between two versions or timestamps (inclusive);
         ``file_id_hash`` as for ``snapshot()``."""
+        spark = self._spark_load(
+            {
+                "readChangeFeed": "true",
+                "startingVersion": starting_version,
+                "endingVersion": ending_version,
+                "startingTimestamp": starting_timestamp,
+                "endingTimestamp": ending_timestamp,
+            },
+            use_delta_format,
+            columns=columns,
+        )
+        return _with_spark(
+            self._changes_scan(
+                starting_version,
+                ending_version,
+                starting_timestamp,
+                ending_timestamp,
+                use_delta_format,
+                columns=columns,
+                file_id_hash=file_id_hash,
+            ),
+            spark,
+        )
+
+    def _changes_scan(
+        self,
+        starting_version: int | None,
+        ending_version: int | None,
+        starting_timestamp: str | None,
+        ending_timestamp: str | None,
+        use_delta_format: bool | None,
+        *,
+        columns: Sequence[str] | None,
+        file_id_hash: str | None,
+    ) -> TableScan | DirectoryScan:
         directory = self.directory()
         if directory is not None:
             return DirectoryScan(
@@ -230,6 +315,46 @@ class TableHandle:
             file_id_hash=file_id_hash,
         )
         return TableScan(self._rest, query, columns=columns, concurrency=self.concurrency)
+
+    def _spark_load(
+        self,
+        options: Mapping[str, object],
+        use_delta_format: bool | None,
+        *,
+        limit: int | None = None,
+        columns: Sequence[str] | None = None,
+        predicate: str | None = None,
+    ) -> SparkLoad:
+        given = {key: str(value) for key, value in options.items() if value is not None}
+        if use_delta_format is not None:
+            given["responseFormat"] = "delta" if use_delta_format else "parquet"
+        given["accessMode"] = self.settings.mode
+        given.update({f"storage.{k}": v for k, v in self.settings.storage_options.items()})
+        return SparkLoad(
+            self._rest.profile,
+            self.table.full_name,
+            given,
+            limit=limit,
+            columns=columns,
+            predicate=predicate,
+        )
+
+    def to_pandas(self, convert_in_batches: bool = False) -> pd.DataFrame:
+        """The latest snapshot (the official table API's shortcut for
+        ``snapshot().to_pandas()``)."""
+        return self.snapshot().to_pandas(convert_in_batches)
+
+    def to_arrow(self) -> pa.Table:
+        return self.snapshot().to_arrow()
+
+    def to_record_batches(self) -> Iterator[pa.RecordBatch]:
+        return self.snapshot().to_record_batches()
+
+    def to_record_batch_reader(self) -> pa.RecordBatchReader:
+        return self.snapshot().to_record_batch_reader()
+
+    def to_spark(self) -> DataFrame:
+        return self.snapshot().to_spark()
 
     def files_since(
         self,
@@ -262,3 +387,8 @@ class TableHandle:
     def refresh_plan(self, plan: ScanPlan) -> ScanPlan:
         """``plan`` with fresh URLs for the same files (same version)."""
         return refresh_plan(self._rest, plan)
+
+
+def _with_spark(scan: TableScan | DirectoryScan, spark: SparkLoad) -> TableScan | DirectoryScan:
+    scan.spark_load = spark
+    return scan

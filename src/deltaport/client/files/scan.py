@@ -15,6 +15,7 @@ from deltaport.client.files.arrow_scan import ArrowScan
 from deltaport.client.files.downloads import downloads_for
 from deltaport.client.files.fetch import is_expired
 from deltaport.client.files.file_batches import batched_files, fetched_in_batch
+from deltaport.client.files.progress import LOAD_DELAY, ProgressLine, progress_wanted
 from deltaport.client.files.remote_file import FetchedFile, FileReader
 from deltaport.client.remote.planning import fetch_plan, refresh_plan
 from deltaport.client.remote.rest import RestClient
@@ -92,6 +93,10 @@ class TableScan(ArrowScan):
         self._concurrency = max(1, concurrency)
         self._plan: ScanPlan | None = None
         self.url_refreshes = 0
+        self.progress: bool | None = False
+        """Draw a progress line on stderr for a read longer than a moment: True, False,
+        or None for when stderr is a terminal or a notebook (and ``DELTAPORT_PROGRESS``
+        is not ``0``). The loaders pass their ``progress`` argument here."""
 
     @classmethod
     def of_plan(
@@ -148,6 +153,10 @@ class TableScan(ArrowScan):
         plan = self.plan()
         if self._limit == 0 or not plan.files:
             return
+        line = None
+        if on_file is None and progress_wanted(self.progress):
+            line = ProgressLine(len(plan.files), sum(f.size for f in plan.files), delay=LOAD_DELAY)
+            on_file = line.file_done
         reader = self._reader(plan)
         fresh = FreshFiles(self._rest, plan)
         decoding = threading.BoundedSemaphore(decoders())
@@ -223,6 +232,8 @@ class TableScan(ArrowScan):
                         return
         finally:
             self.url_refreshes += fresh.refreshes
+            if line is not None:
+                line.close()
 
 
 def _decoded(rows: FileRows) -> FileBatches:
