@@ -269,11 +269,13 @@ def _user_errors() -> tuple[type[Exception], ...]:
     from deltaport.config.model import ConfigError
     from deltaport.delta.errors import DeltaError
     from deltaport.demo.run import DemoError
+    from deltaport.listeners.startup import ListenError
     from deltaport.protocol.profile import ProfileError
     from deltaport.storage import InvalidLocationError, StorageError
 
     return (
         DemoError,
+        ListenError,
         DeltaError,
         StorageError,
         InvalidLocationError,

@@ -10,6 +10,7 @@ from deltaport.catalog.database.connection import CatalogMissingError, CatalogUr
 from deltaport.catalog.database.migrations import CatalogSchemaError
 from deltaport.config.model import ConfigError
 from deltaport.listeners import run
+from deltaport.listeners.startup import ListenError
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -23,7 +24,7 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"deltaport: invalid configuration: {exc}", file=sys.stderr)
         return 2
-    except (CatalogUrlError, CatalogMissingError, CatalogSchemaError) as exc:
+    except (CatalogUrlError, CatalogMissingError, CatalogSchemaError, ListenError) as exc:
         print(f"deltaport: error: {exc}", file=sys.stderr)
         return 1
     return 0
