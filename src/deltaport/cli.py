@@ -135,6 +135,9 @@ def build_parser() -> argparse.ArgumentParser:
     from deltaport.iceberg_cli import add_iceberg_command
 
     add_iceberg_command(commands)
+    from deltaport.cli_help import add_help_texts
+
+    add_help_texts(parser)
     return parser
 
 
