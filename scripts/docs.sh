@@ -4,6 +4,7 @@
 # strictly (a broken link, a missing page or an API reference that no longer matches the code
 # is an error), into site/. Further arguments go to `mkdocs serve` / `mkdocs build`.
 source "$(dirname "${BASH_SOURCE[0]}")/_env.sh"
+uv sync --frozen --quiet
 export NO_MKDOCS_2_WARNING=1
 if [ "${1:-}" = build ]; then
     shift

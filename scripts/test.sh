@@ -3,6 +3,7 @@
 # Azure emulator from npm, Debian's PostgreSQL and Chromium) on a fresh machine that has only
 # Python 3.11+ and Java 17.
 source "$(dirname "${BASH_SOURCE[0]}")/_env.sh"
+uv sync --frozen --quiet
 if ! command -v npm >/dev/null 2>&1; then
     if [ "$(id -u)" = 0 ]; then
         apt-get update -qq && apt-get install -y -qq nodejs npm >/dev/null

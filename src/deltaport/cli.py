@@ -135,6 +135,9 @@ def build_parser() -> argparse.ArgumentParser:
     from deltaport.iceberg_cli import add_iceberg_command
 
     add_iceberg_command(commands)
+    from deltaport.cli_help import add_help_texts
+
+    add_help_texts(parser)
     return parser
 
 
@@ -269,11 +272,13 @@ def _user_errors() -> tuple[type[Exception], ...]:
     from deltaport.config.model import ConfigError
     from deltaport.delta.errors import DeltaError
     from deltaport.demo.run import DemoError
+    from deltaport.listeners.startup import ListenError
     from deltaport.protocol.profile import ProfileError
     from deltaport.storage import InvalidLocationError, StorageError
 
     return (
         DemoError,
+        ListenError,
         DeltaError,
         StorageError,
         InvalidLocationError,

@@ -74,6 +74,15 @@ FAILURES = {
         lambda tmp: ["--endpoint", "ftp://sharing.example.com/x"],
         "the endpoint is not an http(s) URL",
     ),
+    "endpoint port out of range": (
+        lambda tmp: ["--endpoint", "http://127.0.0.1:99999/delta-sharing"],
+        "the endpoint is not an http(s) URL with a valid port (1-65535): "
+        "'http://127.0.0.1:99999/delta-sharing'",
+    ),
+    "endpoint port not a number": (
+        lambda tmp: ["--endpoint", "http://host:abc/x"],
+        "the endpoint is not an http(s) URL with a valid port (1-65535): 'http://host:abc/x'",
+    ),
 }
 
 

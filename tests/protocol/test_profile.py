@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -190,5 +191,6 @@ def test_split_table_url(url: str, parts: tuple[str, str, str, str]) -> None:
     ["profile.share", "#s.sc.t", "p#s.sc", "p#s.sc.t.x", "p#.sc.t", "p#s..t", "p#s.sc.", "p#"],
 )
 def test_split_table_url_rejects(url: str) -> None:
-    with pytest.raises(ProfileError, match=f"^Invalid 'url': {url.replace('.', '[.]')}$"):
+    expected = f"Invalid 'url': {url}: expected PROFILE#share.schema.table (the profile file"
+    with pytest.raises(ProfileError, match=f"^{re.escape(expected)}"):
         split_table_url(url)

@@ -12,14 +12,17 @@ from deltaport.protocol.errors import (
     SharingError,
 )
 from deltaport.protocol.predicates import PredicateError
+from deltaport.storage import StorageError
 
 
 def as_sharing_error(exc: Exception) -> SharingError | None:
     """The answer for ``exc``, or None for an unexpected error (a 500 with a fixed text).
     The catalog's refusals are answered as :func:`catalog_refusal` says.
 
-    Storage errors (any :class:`OSError`) are reported without their text, which may name
-    credentials or endpoints; the engine's and the differ's messages are meant for users."""
+    Storage errors (any :class:`OSError`) name the location and the cause as the storage
+    layer words them (the error kind and the location, never the store's own text, which
+    may echo credentials or signed URLs); the engine's and the differ's messages are meant
+    for users."""
     if isinstance(exc, SharingError):
         return exc
     refused = catalog_refusal(exc)
@@ -29,7 +32,15 @@ def as_sharing_error(exc: Exception) -> SharingError | None:
     if isinstance(exc, missing | VersionNotFoundError):
         return ResourceNotFoundError(str(exc))
     if isinstance(exc, OSError):  # StorageError, or the OS refusing a local path
-        return InvalidParameterError("the table's storage could not be read")
+        return InvalidParameterError(f"the table's storage could not be read: {_cause(exc)}")
     if isinstance(exc, DiffError | DeltaError | PredicateError | ValueError):
         return InvalidParameterError(str(exc))
     return None
+
+
+def _cause(exc: OSError) -> str:
+    if isinstance(exc, StorageError):
+        return str(exc)  # worded by storage/store.py: what failed on which location
+    # the OS refusing a local path: its reason and the path
+    reason = exc.strerror or type(exc).__name__
+    return f"{reason}: {exc.filename}" if exc.filename else reason

@@ -7,12 +7,12 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from datetime import datetime, timedelta
-from urllib.parse import urlsplit
 
 from deltaport.catalog.access import SettingsFor, access_problem
 from deltaport.catalog.limits import lifetime_problem, table_problem
 from deltaport.catalog.rows import CatalogError
 from deltaport.protocol.names import name_problem
+from deltaport.protocol.profile import ProfileError, http_url
 from deltaport.storage.uri import is_relative_path
 
 
@@ -59,13 +59,12 @@ def check_endpoint(endpoint: str | None) -> None:
     """Refuse, before anything is written, an endpoint no profile could use."""
     if endpoint is None:
         return
-    try:
-        parts = urlsplit(endpoint)
-        usable = parts.scheme in ("http", "https") and bool(parts.hostname)
-    except ValueError:
-        usable = False
-    if not usable or not endpoint.isprintable() or any(c.isspace() for c in endpoint):
+    if not endpoint.isprintable() or any(c.isspace() for c in endpoint):
         raise CatalogError(f"the endpoint is not an http(s) URL: {endpoint!r}")
+    try:
+        http_url(endpoint, "the endpoint")  # a profile's rule: scheme, host, port
+    except ProfileError as exc:
+        raise CatalogError(str(exc)) from None
 
 
 def check_name(name: str, what: str) -> None:

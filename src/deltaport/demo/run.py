@@ -7,12 +7,10 @@ rewrites the tables and the token the running one serves.
 
 from __future__ import annotations
 
-import errno
 import fcntl
 import json
 import os
 import secrets
-import socket
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -95,23 +93,18 @@ def prepare_demo(directory: str | Path, host: str, port: int) -> tuple[Path, Pat
 
 
 def check_port(host: str, port: int) -> None:
-    """Refuse a port another process listens on (as the server binds it: reusing one
-    that is only waiting to close)."""
+    """Refuse a port another process listens on."""
+    from deltaport.listeners.startup import ListenError, port_in_use
+
     try:
-        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
-    except socket.gaierror as exc:
-        raise DemoError(f"cannot listen on {host}: {exc.strerror}") from None
-    with socket.socket(family, kind, proto) as probe:
-        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            probe.bind(address)
-        except OSError as exc:
-            if exc.errno == errno.EADDRINUSE:
-                raise DemoError(
-                    f"port {port} on {host} is in use (a demo already running?): stop it, "
-                    "or choose another port with --port"
-                ) from None
-            raise DemoError(f"cannot listen on {host}:{port}: {exc.strerror}") from None
+        busy = port_in_use(host, port)
+    except ListenError as exc:
+        raise DemoError(str(exc)) from None
+    if busy:
+        raise DemoError(
+            f"port {port} on {host} is in use (a demo already running?): stop it, "
+            "or choose another port with --port"
+        )
 
 
 @contextmanager
@@ -153,7 +146,8 @@ def _serve(root: Path, host: str, port: int) -> None:
     print(f"Sample tables and config written to {config_path.parent}")
     print(f"Profile file: {profile_path}")
     print("Read a shared table (in another shell):")
-    print(f"  uv run python -c \"import deltaport; print(deltaport.load_as_pandas('{url}'))\"")
-    print(f"  uv run deltaport cat '{url}'")
+    load = f"import deltaport; print(deltaport.load_as_pandas('{url}'))"
+    print(f'  uv run --no-dev python -c "{load}"')
+    print(f"  uv run --no-dev deltaport cat '{url}'")
     print(f"Serving share '{SHARE}' on http://{host}:{port}/delta-sharing (Ctrl-C to stop)")
     run(config_path, host=host, port=port)

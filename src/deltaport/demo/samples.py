@@ -313,9 +313,10 @@ def write_customers(root: Path) -> None:
     )
 
 
-def write_sample_tables(root: Path) -> dict[str, Path]:
+def write_sample_tables(root: str | Path) -> dict[str, Path]:
     """Write the sample tables under ``root`` (replacing earlier ones); name -> table root."""
-    tables = {"orders": root / "orders", "customers": root / "customers"}
+    base = Path(root)
+    tables = {"orders": base / "orders", "customers": base / "customers"}
     writers = {"orders": write_orders, "customers": write_customers}
     for name, path in tables.items():
         if path.exists():

@@ -23,6 +23,7 @@ from deltaport.listeners.audit import open_audit_log
 from deltaport.listeners.iceberg_mount import mount_iceberg
 from deltaport.listeners.logs import configure_logging, uvicorn_log_config
 from deltaport.listeners.servers import serve_all
+from deltaport.listeners.startup import check_ports, warn_missing_tables
 from deltaport.listeners.tls import TLS_CIPHERS, tls_files
 from deltaport.observe.audit_log import AuditLog
 from deltaport.observe.health import Readiness
@@ -51,14 +52,17 @@ def run(
     catalog: str | None = None,
 ) -> None:
     """Serve the configuration at ``config_path`` (None: the defaults) until interrupted;
-    ``host``, ``port`` and ``catalog`` override it."""
+    ``host``, ``port`` and ``catalog`` override it. A port in use stops it before anything
+    is logged (a ``ListenError``)."""
     config = load_config(config_path) if config_path is not None else ServerConfig()
     overrides = {
         k: v for k, v in (("host", host), ("port", port), ("catalog", catalog)) if v is not None
     }
     if overrides:
         config = msgspec.structs.replace(config, **overrides)
+    check_ports(config)
     configure_logging()
+    warn_missing_tables(config)
     pa.set_memory_pool(memory_pool())
     url = catalog_url(config)
     if url is not None:

@@ -168,14 +168,25 @@ def _required_string(obj: Mapping[str, Any], key: str) -> str:
 
 
 def _endpoint(url: str, key: str) -> str:
+    return http_url(url, f"profile field {key!r}")
+
+
+def http_url(url: str, what: str) -> str:
+    """``url`` without its trailing slash, when it is an http(s) URL with a host and, if it
+    names one, a TCP port (1-65535); else :class:`ProfileError` saying so of ``what``."""
     url = url.strip()
     try:
         parts = urlsplit(url)
         usable = parts.scheme in ("http", "https") and bool(parts.hostname)
-    except ValueError:  # a malformed host, such as "http://[::1"
-        usable = False
+        port = parts.port
+    except ValueError:  # a malformed host ("http://[::1"), a port out of range or not a number
+        raise ProfileError(
+            f"{what} is not an http(s) URL with a valid port (1-65535): {url!r}"
+        ) from None
     if not usable:
-        raise ProfileError(f"profile field {key!r} is not an http(s) URL: {url!r}")
+        raise ProfileError(f"{what} is not an http(s) URL: {url!r}")
+    if port == 0:
+        raise ProfileError(f"{what} is not an http(s) URL with a valid port (1-65535): {url!r}")
     return url.rstrip("/")
 
 
@@ -205,6 +216,12 @@ def _aware(moment: dt.datetime) -> dt.datetime:
     return moment.replace(tzinfo=dt.UTC) if moment.tzinfo is None else moment
 
 
+URL_FORM = (
+    "expected PROFILE#share.schema.table (the profile file, '#', then the share, schema and "
+    "table names, e.g. config.share#lake.default.orders)"
+)
+
+
 def split_table_url(url: str) -> tuple[str, str, str, str]:
     """Split ``<profile>#<share>.<schema>.<table>`` into its four parts.
 
@@ -212,11 +229,9 @@ def split_table_url(url: str) -> tuple[str, str, str, str]:
     exactly three non-empty names separated by dots.
     """
     hash_at = url.rfind("#")
-    if hash_at < 0:
-        raise ProfileError(f"Invalid 'url': {url}")
     profile = url[:hash_at]
     names = url[hash_at + 1 :].split(".")
-    if len(names) != 3 or not profile or not all(names):
-        raise ProfileError(f"Invalid 'url': {url}")
+    if hash_at < 0 or len(names) != 3 or not profile or not all(names):
+        raise ProfileError(f"Invalid 'url': {url}: {URL_FORM}")
     share, schema, table = names
     return profile, share, schema, table

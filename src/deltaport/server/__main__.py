@@ -14,6 +14,7 @@ from deltaport.catalog.database.connection import (
 from deltaport.catalog.database.migrations import CatalogSchemaError
 from deltaport.config.model import ConfigError
 from deltaport.listeners import run
+from deltaport.listeners.startup import ListenError
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -32,6 +33,7 @@ def main(argv: list[str] | None = None) -> int:
         CatalogMissingError,
         CatalogSchemaError,
         DatabaseUnavailableError,
+        ListenError,
     ) as exc:
         print(f"deltaport: error: {exc}", file=sys.stderr)
         return 1
