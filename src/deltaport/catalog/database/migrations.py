@@ -146,6 +146,9 @@ MIGRATIONS: tuple[Migration, ...] = (
         "ALTER TABLE shared_tables ADD COLUMN display_name TEXT",
         "ALTER TABLE shared_tables ADD COLUMN properties TEXT NOT NULL DEFAULT '{}'",
     ),
+    # 10: how many refused requests an audit record summarises (a storm from one address,
+    # deltaport.observe.audit_storms)
+    ("ALTER TABLE audit_records ADD COLUMN request_count BIGINT",),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

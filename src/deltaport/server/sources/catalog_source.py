@@ -12,6 +12,7 @@ from deltaport.catalog.model import CatalogView, Recipient
 from deltaport.catalog.sql_store import SqlCatalog
 from deltaport.config.model import ConfigError, ServerConfig, TableConfig
 from deltaport.config.urls import catalog_url
+from deltaport.observe.metrics import forget_recipients
 from deltaport.server.files.reader_seal import ReaderSeal
 from deltaport.server.sources.bearer_auth import BearerAuth
 from deltaport.server.sources.yaml_catalog import yaml_catalog
@@ -102,6 +103,7 @@ def catalog_source(config: ServerConfig, seal: ReaderSeal) -> CatalogSource:
         SqlCatalog(url, create=False),
         options_for,
         max_stale_seconds=config.catalog_max_stale_seconds,
+        recipients_removed=forget_recipients,
     )
     live.start()
     return DatabaseCatalog(live, seal)
