@@ -29,6 +29,8 @@ SIGNING_KEY = "audit-signing-key-40e8a7"
 Q = "deltaSharingQueriedTable"
 OAUTH = "generateRecipientOAuthToken"
 UNITY = "/api/2.1/unity-catalog/"
+POLL_DEADLINE = 30
+"""Seconds a new credential may take to reach the sharing listener (it polls every 1 s)."""
 
 
 @pytest.fixture(scope="module")
@@ -55,7 +57,13 @@ def _start(catalog: str, tmp: Path) -> tuple[RunningServer, str]:
     config = {
         "signingKey": SIGNING_KEY,
         "admin": {"port": port, "tokens": [ADMIN, SECOND_ADMIN]},
-        "audit": {"jsonLines": str(tmp / "audit.jsonl"), "retentionDays": 30},
+        # every refusal of the scenario kept whole, as it counts them (test_audit_storms
+        # checks the summaries of a storm)
+        "audit": {
+            "jsonLines": str(tmp / "audit.jsonl"),
+            "retentionDays": 30,
+            "refusalsRecorded": 1000,
+        },
     }
     sharing = start_server(config, tmp / "server", catalog=catalog)
     return sharing, _await_admin(sharing, port).admin
@@ -99,7 +107,11 @@ def _play(sharing: RunningServer, admin: str, lake: Path) -> dict[str, Any]:
     # the sharing listener sees the new recipient within its poll interval: each refusal
     # until then is a record too
     refused = 0
+    deadline = time.monotonic() + POLL_DEADLINE
     while (first := reader.get("/shares")).status_code == 401:
+        assert time.monotonic() < deadline, (
+            f"the sharing listener did not accept acme's token within {POLL_DEADLINE} s"
+        )
         refused += 1
         time.sleep(0.2)
     assert first.status_code == 200
@@ -189,7 +201,11 @@ def _play_oauth(api: httpx.Client, sharing: RunningServer) -> tuple[int, list[st
 
     assert ask("dps_wrong").status_code == 401
     refused = 0
+    deadline = time.monotonic() + POLL_DEADLINE
     while (issued := ask(profile["clientSecret"])).status_code == 401:
+        assert time.monotonic() < deadline, (
+            f"the token endpoint did not accept robot's client secret within {POLL_DEADLINE} s"
+        )
         refused += 1
         time.sleep(0.2)
     assert issued.status_code == 200
@@ -428,7 +444,16 @@ def test_filters_and_pages(scenario: dict[str, Any], capsys: pytest.CaptureFixtu
         ({"limit": 5000}, "limit"),
         ({"since": "yesterday"}, "since"),
         ({"page_token": "x!"}, "page_token"),
+        ({"page_token": "WzkyMjMzNzIwMzY4NTQ3NzU4MDgsICJ4Il0"}, "page_token"),  # 2**63
         ({"status": "ok"}, "status"),
+        ({"status": "9223372036854775808"}, "status"),  # 2**63: was a 500
+        ({"status": "²⁰⁰"}, "status"),  # digits to str.isdigit, not to int()
+        ({"status": "99"}, "status"),
+        ({"recipient": "acme\x00"}, "recipient"),  # PostgreSQL refuses NUL in text
+        ({"recipient": "a" * 257}, "recipient"),
+        ({"table": "t" * 769}, "table"),
+        ({"operation": "dropEverything"}, "operation"),
+        ({"since": "2026-11-27", "until": "2026-11-26"}, "until"),
     ):
         answer = _audit(admin, **bad)
         if field is None:

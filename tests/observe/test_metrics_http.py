@@ -9,7 +9,7 @@ import json
 import re
 import signal
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -42,6 +42,7 @@ class MetricsServer:
     admin: httpx.Client
     token: str
     """acme's bearer token"""
+    catalog: str
 
 
 @pytest.fixture(scope="module")
@@ -76,7 +77,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MetricsServer]:
             assert time.monotonic() < deadline, "the admin listener did not start"
             time.sleep(0.1)
     try:
-        yield MetricsServer(sharing, admin, token)
+        yield MetricsServer(sharing, admin, token, url)
     finally:
         admin.close()
         stop_server(sharing)
@@ -177,6 +178,54 @@ def test_the_counters_match_a_scripted_scenario(served: MetricsServer) -> None:
         _, after = scrape(served.admin)
     assert counted(written) == audited
     assert counted("deltaport_audit_records_dropped_total") == 0
+
+
+def _served_series(admin: httpx.Client, recipient: str) -> set[str]:
+    _, samples = scrape(admin)
+    return {name for name, labels in samples if ("recipient", recipient) in labels}
+
+
+def _await(condition: Callable[[], bool], what: str, seconds: float = 30) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, f"{what} within {seconds} s"
+        time.sleep(0.2)
+
+
+@pytest.mark.parametrize("through", ["the provider API", "another writer of the catalog"])
+def test_a_deleted_recipients_series_are_dropped(served: MetricsServer, through: str) -> None:
+    """Deleted through this server's admin API or by another process on the database (a
+    replica, the CLI), the recipient's series leave ``/metrics`` once the sharing listener
+    sees the change, without a restart; the others stay."""
+    name = "gamma" if through == "the provider API" else "delta"
+    catalog = SqlCatalog(served.catalog)
+    try:
+        token = catalog.create_recipient(name).token
+        catalog.grant("sales", name)
+    finally:
+        catalog.database.close()
+    with served.sharing.client(token) as reader:
+        _await(lambda: reader.get("/shares").status_code == 200, f"{name}'s token not accepted")
+        assert reader.post(f"{TABLE}/query", json={}).status_code == 200
+    with served.sharing.client(served.token) as acme:
+        assert acme.post(f"{TABLE}/query", json={}).status_code == 200
+    assert {"deltaport_served_files_total", "deltaport_served_bytes_total"} <= _served_series(
+        served.admin, name
+    )
+    if through == "the provider API":
+        deleted = served.admin.delete(
+            f"/api/2.1/unity-catalog/recipients/{name}",
+            headers={"Authorization": f"Bearer {ADMIN_TOKEN}"},
+        )
+        assert deleted.status_code == 200, deleted.text
+    else:
+        catalog = SqlCatalog(served.catalog)
+        try:
+            catalog.drop_recipient(name)
+        finally:
+            catalog.database.close()
+    _await(lambda: not _served_series(served.admin, name), f"{name}'s series still listed")
+    assert _served_series(served.admin, "acme")
 
 
 @pytest.mark.parametrize("listener", ["sharing", "admin"])

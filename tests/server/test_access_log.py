@@ -1,10 +1,19 @@
-"""The access log line format, and that it never shows a URL signature."""
+"""The access log line format, and that it never shows a URL signature; every log line
+with the control characters of request text escaped."""
 
 from __future__ import annotations
 
 import logging
+import sys
 
-from deltaport.listeners.logs import AccessFormatter, uvicorn_log_config
+from deltaport.listeners.logs import (
+    FORMAT,
+    PATH_SHOWN,
+    AccessFormatter,
+    EscapingFormatter,
+    UvicornFormatter,
+    uvicorn_log_config,
+)
 
 
 def access_record(path: str, status: int = 200) -> logging.LogRecord:
@@ -56,4 +65,40 @@ def test_activation_link_secrets_are_redacted() -> None:
         assert f'"GET {prefix}REDACTED HTTP/1.1" 404 Not Found' in line
     assert "/shares/activation/schemas" in formatter.format(
         access_record("/shares/activation/schemas")
+    )
+
+
+def test_messages_and_tracebacks_escape_request_text() -> None:
+    formatter = EscapingFormatter(FORMAT)
+    sent = "x\r\n2026-01-01 00:00:00,000 ERROR forged\x1b[2J\u2029"
+    try:
+        raise ValueError(f"bad name {sent}")
+    except ValueError:
+        record = logging.LogRecord(
+            "deltaport.t", logging.WARNING, __file__, 1, "asked for %s", (sent,), sys.exc_info()
+        )
+    lines = formatter.format(record).split("\n")
+    assert lines[0].endswith("asked for x\\r\\n2026-01-01 00:00:00,000 ERROR forged\\x1b[2J\\u2029")
+    assert all(line.startswith("    ") for line in lines[1:])  # the traceback, indented
+    assert lines[-2:] == [  # the message's line break kept, its lines indented
+        "    ValueError: bad name x\\r",
+        "    2026-01-01 00:00:00,000 ERROR forged\\x1b[2J\\u2029",
+    ]
+    assert not any(line.startswith("2026-01-01") for line in lines)
+
+
+def test_access_lines_cut_long_paths_and_escape() -> None:
+    line = AccessFormatter().format(access_record("/" + "A" * 60_000))
+    assert len(line) < PATH_SHOWN + 100
+    assert line.endswith('…(60001 characters) HTTP/1.1" 200 OK')
+    odd = AccessFormatter().format(access_record("/a\n2026-01-01 forged"))
+    assert "\n" not in odd and "/a\\n2026-01-01 forged" in odd
+
+
+def test_uvicorn_lines_escape_too() -> None:
+    config = uvicorn_log_config()
+    assert config["formatters"]["default"]["()"] == "deltaport.listeners.logs.UvicornFormatter"
+    record = logging.LogRecord("uvicorn.error", logging.INFO, __file__, 1, "%s", ("a\nb",), None)
+    assert UvicornFormatter("%(levelprefix)s %(message)s", use_colors=False).format(record) == (
+        "INFO:     a\\nb"
     )

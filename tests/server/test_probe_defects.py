@@ -208,11 +208,12 @@ def test_a_trailing_slash_is_not_redirected(client: httpx.Client) -> None:
 
 def test_long_inputs_are_not_echoed_whole(client: httpx.Client) -> None:
     name = "n" * 10_000
+    segment = "n" * 700  # longer than a name, within the path limit (767)
     for response, status, code in (
-        (client.get(f"/shares/{name}"), 404, "RESOURCE_DOES_NOT_EXIST"),
-        (client.get(f"/shares/hist/schemas/{name}/tables"), 404, "RESOURCE_DOES_NOT_EXIST"),
-        (client.get(f"{TABLE}/{name}/version"), 404, "RESOURCE_DOES_NOT_EXIST"),
-        (client.get(f"/no-such-route/{name}"), 404, "RESOURCE_DOES_NOT_EXIST"),
+        (client.get(f"/shares/{segment}"), 404, "RESOURCE_DOES_NOT_EXIST"),
+        (client.get(f"/shares/hist/schemas/{segment}/tables"), 404, "RESOURCE_DOES_NOT_EXIST"),
+        (client.get(f"{TABLE}/{segment}/version"), 404, "RESOURCE_DOES_NOT_EXIST"),
+        (client.get(f"/no-such-route/{segment}"), 404, "RESOURCE_DOES_NOT_EXIST"),
         (client.get("/shares", params={"maxResults": name}), 400, "INVALID_PARAMETER_VALUE"),
         (
             client.get(f"{TABLE}/many/version", params={"startingTimestamp": name}),
@@ -226,6 +227,13 @@ def test_long_inputs_are_not_echoed_whole(client: httpx.Client) -> None:
         message = response.json()["message"]
         assert len(message) < 300, message[:300]
         assert "characters)" in message
+    for path in (f"/shares/{name}", f"{TABLE}/{name}/version", f"/no-such-route/{name}"):
+        response = client.get(path)  # a segment longer than any name: refused before routing
+        assert (response.status_code, response.json()["errorCode"]) == (
+            414,
+            "REQUEST_PATH_TOO_LONG",
+        )
+        assert "nnn" not in response.text and len(response.text) < 300
 
 
 # -- 3. SIGTERM ends a stuck request after the grace period ----------------------------

@@ -18,10 +18,11 @@ from starlette.routing import BaseRoute, Route
 from deltaport.admin.tokens import AdminTokens
 from deltaport.catalog.database.connection import Database, DatabaseUnavailableError
 from deltaport.observe import audit_record as ops
+from deltaport.observe.audit_filters import FIELDS, audit_filter, refusal
 from deltaport.observe.audit_log import AuditLog
 from deltaport.observe.audit_operations import operation_of
-from deltaport.observe.audit_record import USER_AGENT_LENGTH, AuditRecord, as_json, parse_time
-from deltaport.observe.audit_store import AuditFilter, read_page
+from deltaport.observe.audit_record import AuditRecord, as_json
+from deltaport.observe.audit_store import read_page
 from deltaport.protocol.errors import InvalidParameterError, TemporarilyUnavailableError
 from deltaport.protocol.params import int_param
 
@@ -113,7 +114,6 @@ class AdminAudit:
         target = path.get("recipient") or body.recipient or body.only_principal()
         if operation == ops.CREATE_RECIPIENT:
             target = body.name
-        agent = request.headers.get("user-agent")
         return AuditRecord(
             time_ms=started,
             operation=operation,
@@ -121,7 +121,7 @@ class AdminAudit:
             duration_ms=log.now_ms() - started,
             admin=self._tokens.name(hashed) if hashed is not None else None,
             client_address=request.client.host if request.client else None,
-            user_agent=agent[:USER_AGENT_LENGTH] if agent is not None else None,
+            user_agent=request.headers.get("user-agent"),
             share=share,
             table=table,
             target=target,
@@ -147,15 +147,10 @@ class AuditApi:
 
     async def audit_page(self, request: Request) -> Response:
         params = request.query_params
+        where, errors = audit_filter({name: params.get(name) or "" for name in FIELDS})
+        if where is None:
+            raise InvalidParameterError(refusal(errors))
         try:
-            where = AuditFilter(
-                recipient=params.get("recipient") or None,
-                table=params.get("table") or None,
-                operation=params.get("operation") or None,
-                status=int_param(params.get("status"), "status"),
-                since=_time(params.get("since"), "since"),
-                until=_time(params.get("until"), "until"),
-            )
             limit = int_param(params.get("limit"), "limit")
             token = params.get("page_token") or None
             page = await run_in_threadpool(read_page, self._database, where, limit, token)
@@ -170,7 +165,3 @@ class AuditApi:
             "next_page_token": page.next_page_token,
         }
         return Response(msgspec.json.encode(answer), media_type=JSON)
-
-
-def _time(text: str | None, name: str) -> int | None:
-    return parse_time(text, name) if text else None

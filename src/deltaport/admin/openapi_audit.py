@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from deltaport.observe.audit_filters import NAME_FILTER_LENGTHS, OPERATIONS
 from deltaport.observe.audit_store import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE
 
 
@@ -20,10 +21,26 @@ def _query(name: str, schema: dict[str, Any], description: str) -> dict[str, Any
 _TEXT = {"type": "string"}
 _COUNT = {"type": "integer", "minimum": 0}
 AUDIT_PARAMETERS = [
-    _query("recipient", _TEXT, "Only this recipient's requests (any case)."),
-    _query("table", _TEXT, "Only this table, `share.schema.table` (any case)."),
-    _query("operation", _TEXT, "Only this operation, e.g. `deltaSharingQueriedTable`."),
-    _query("status", {"type": "integer"}, "Only answers with this HTTP status."),
+    _query(
+        "recipient",
+        {"type": "string", "maxLength": NAME_FILTER_LENGTHS["recipient"]},
+        "Only this recipient's requests (any case).",
+    ),
+    _query(
+        "table",
+        {"type": "string", "maxLength": NAME_FILTER_LENGTHS["table"]},
+        "Only this table, `share.schema.table` (any case).",
+    ),
+    _query(
+        "operation",
+        {"type": "string", "enum": list(OPERATIONS)},
+        "Only this operation, e.g. `deltaSharingQueriedTable`.",
+    ),
+    _query(
+        "status",
+        {"type": "integer", "minimum": 100, "maximum": 599},
+        "Only answers with this HTTP status.",
+    ),
     _query("since", {"type": "string", "format": "date-time"}, "From this time on (ISO 8601)."),
     _query("until", {"type": "string", "format": "date-time"}, "Before this time (ISO 8601)."),
     _query(
@@ -54,6 +71,11 @@ AUDIT_RECORD = {
         "files": _COUNT,
         "bytes": _COUNT,
         "errorCode": _TEXT,
+        "count": {
+            "type": "integer",
+            "minimum": 1,
+            "description": "How many refused requests a `refusedRequests` record summarises.",
+        },
     },
 }
 

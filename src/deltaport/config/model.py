@@ -161,11 +161,14 @@ class AuditConfig(_Config):
     """The audit log (see docs/server/audit.md). ``database``: keep the records in the
     catalog database, when the server has one; ``json_lines``: also write them as JSON
     lines to this file, or to standard output (``-``); ``retention_days``: how long the
-    database keeps them (null: for ever)."""
+    database keeps them (null: for ever); ``refusals_recorded``: the refused requests of one
+    client address kept whole in each ``refusal_window_seconds`` (the others summarised)."""
 
     database: bool = True
     json_lines: str | None = None
     retention_days: int | None = 365
+    refusals_recorded: int = 10
+    refusal_window_seconds: int = 60
 
 
 class AsyncQueriesConfig(_Config):
@@ -368,6 +371,10 @@ def _check(config: ServerConfig) -> None:
         _check_admin(config.admin, config.port)
     if config.audit.retention_days is not None and config.audit.retention_days <= 0:
         raise ConfigError("audit.retentionDays: must be positive (null keeps records for ever)")
+    if config.audit.refusals_recorded < 0:
+        raise ConfigError("audit.refusalsRecorded: must be 0 or more")
+    if config.audit.refusal_window_seconds <= 0:
+        raise ConfigError("audit.refusalWindowSeconds: must be positive")
     if config.audit.json_lines is not None and not config.audit.json_lines.strip():
         raise ConfigError("audit.jsonLines: give a file, or - for standard output")
     ssl = config.ssl

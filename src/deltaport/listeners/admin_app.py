@@ -45,7 +45,7 @@ from deltaport.protocol.errors import (
 )
 from deltaport.protocol.predicates import PredicateError
 from deltaport.server.http.body_limit import BodyLimit
-from deltaport.server.http.header_limit import HeaderLimit
+from deltaport.server.http.header_limit import HeaderLimit, PathLimit
 from deltaport.server.http.health import health_routes
 from deltaport.server.http.hsts import StrictTransport
 from deltaport.server.http.request_metrics import RequestMetrics
@@ -106,6 +106,7 @@ def create_admin_app(
         middleware=[
             Middleware(RequestMetrics, listener="admin"),
             Middleware(ClientAddresses, trusted_proxies=config.trusted_proxies),
+            Middleware(PathLimit, shape=error_body_for),
             Middleware(HeaderLimit),
             Middleware(StrictTransport),
             Middleware(SecurityHeaders),

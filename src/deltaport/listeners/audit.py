@@ -13,6 +13,7 @@ from deltaport.catalog.database.migrations import migrate
 from deltaport.config.model import ServerConfig
 from deltaport.config.urls import catalog_url
 from deltaport.observe.audit_log import AuditLog
+from deltaport.observe.audit_storms import RefusalStorms
 
 
 class OpenedAuditLog:
@@ -40,7 +41,8 @@ def open_audit_log(config: ServerConfig) -> OpenedAuditLog | None:
     if database is not None:
         migrate(database)
     lines = _lines(settings.json_lines) if settings.json_lines is not None else None
-    log = AuditLog(database, lines, settings.retention_days)
+    storms = RefusalStorms(settings.refusal_window_seconds * 1000, settings.refusals_recorded)
+    log = AuditLog(database, lines, settings.retention_days, storms=storms)
     return OpenedAuditLog(log, database, lines)
 
 

@@ -11,6 +11,11 @@ whose commit the database may have applied (its ids are kept only once). JSON li
 that cannot be written (a full disk) are counted as dropped when the database has the
 records, and kept for the next flush when it does not; a file never keeps a torn line.
 Records older than the retention are removed hourly.
+
+Every record is bounded (:func:`~deltaport.observe.audit_record.bounded`) as it is kept,
+and storms of refused requests are kept as summaries
+(:class:`~deltaport.observe.audit_storms.RefusalStorms`), written when their window ends
+(and at the stop).
 """
 
 from __future__ import annotations
@@ -27,8 +32,9 @@ from typing import TextIO
 import msgspec
 
 from deltaport.catalog.database.connection import Database
-from deltaport.observe.audit_record import AuditRecord, as_json
+from deltaport.observe.audit_record import AuditRecord, as_json, bounded
 from deltaport.observe.audit_store import new_id, remove_before, write
+from deltaport.observe.audit_storms import RefusalStorms
 from deltaport.observe.metrics import AUDIT_DROPPED, AUDIT_WRITTEN
 
 log = logging.getLogger(__name__)
@@ -42,7 +48,8 @@ DAY_MS = 86_400_000
 class AuditLog:
     """``database``: where records are kept (None: only as JSON lines); ``lines``: a text
     stream the JSON lines go to (None: none); ``retention_days``: how long the database
-    keeps them (None: for ever). ``clock`` gives seconds since the epoch."""
+    keeps them (None: for ever); ``storms``: how storms of refused requests are summarised.
+    ``clock`` gives seconds since the epoch."""
 
     def __init__(
         self,
@@ -51,12 +58,14 @@ class AuditLog:
         retention_days: int | None = None,
         clock: Callable[[], float] = time.time,
         flush_seconds: float = FLUSH_SECONDS,
+        storms: RefusalStorms | None = None,
     ) -> None:
         self._database = database
         self._lines = lines
         self._retention_days = retention_days
         self._clock = clock
         self._flush_seconds = flush_seconds
+        self._storms = storms or RefusalStorms()
         self._buffer: deque[AuditRecord] = deque()
         self._lock = threading.Lock()  # one writer at a time
         self._buffer_lock = threading.Lock()
@@ -72,17 +81,26 @@ class AuditLog:
         return int(self._clock() * 1000)
 
     def record(self, record: AuditRecord) -> None:
-        """Keep ``record`` for the next write (no I/O here)."""
-        if not record.id:
-            record.id = new_id(record.time_ms)
+        """Keep ``record``, bounded, for the next write (no I/O here), or count it in its
+        storm's summary."""
+        if not self._storms.keep(bounded(record)):
+            return
+        self._keep([record])
+
+    def _keep(self, records: list[AuditRecord]) -> None:
+        for record in records:
+            if not record.id:
+                record.id = new_id(record.time_ms)
         with self._buffer_lock:
-            self._buffer.append(record)
+            self._buffer.extend(records)
             self._bound()
 
-    def flush(self) -> None:
-        """Write what is buffered now: to the database first (a batch it cannot take yet
+    def flush(self, stopping: bool = False) -> None:
+        """Write what is buffered now, with the summaries of the storms whose window ended
+        (all of them when ``stopping``): to the database first (a batch it cannot take yet
         goes back to the buffer), then as JSON lines."""
         with self._lock:
+            self._keep(self._storms.ended(None if stopping else self.now_ms()))
             with self._buffer_lock:
                 batch, self._buffer = list(self._buffer), deque()
                 dropped, self._dropped_unlogged = self._dropped_unlogged, 0
@@ -142,7 +160,7 @@ class AuditLog:
         """Stop the writer and write what is left."""
         self._stop.set()
         self._thread.join()
-        self.flush()
+        self.flush(stopping=True)
         if self._buffer:
             log.error("%d audit records could not be written before the stop", len(self._buffer))
             self.dropped += len(self._buffer)

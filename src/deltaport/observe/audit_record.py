@@ -11,6 +11,8 @@ from datetime import UTC, datetime
 
 import msgspec
 
+from deltaport.protocol.names import MAX_FULL_NAME_LENGTH, MAX_NAME_LENGTH
+
 # the sharing listener
 LIST_SHARES = "deltaSharingListShares"
 GET_SHARE = "deltaSharingGetShare"
@@ -54,9 +56,30 @@ GET_RECIPIENT = "getRecipient"
 GET_RECIPIENT_SHARE_PERMISSIONS = "getRecipientSharePermissions"
 GET_CATALOG = "getCatalog"
 LIST_AUDIT = "listAuditRecords"
+# deltaport's own: many refused requests from one address in one record
+REFUSED_REQUESTS = "refusedRequests"
 
 USER_AGENT_LENGTH = 256
 """A longer user agent is cut to this many characters (it is the client's to choose)."""
+CUT = "…"
+"""Ends a text field cut to its bound. A cut name is one character longer than the
+longest valid name, so it is never taken for one."""
+_TEXT_BOUNDS = {
+    "id": 64,
+    "operation": 64,
+    "recipient": MAX_NAME_LENGTH,
+    "admin": MAX_NAME_LENGTH,
+    "client_address": 64,
+    "user_agent": USER_AGENT_LENGTH,
+    "share": MAX_NAME_LENGTH,
+    "table": MAX_FULL_NAME_LENGTH,
+    "target": MAX_NAME_LENGTH,
+    "error_code": 64,
+}
+_NUMBERS = ("version", "end_version", "files", "bytes", "count")
+"""The numbers a request may name (the others the server measures itself)."""
+_LARGEST = 2**63 - 1
+"""What a database's BIGINT holds."""
 
 
 class AuditRecord(msgspec.Struct, kw_only=True, omit_defaults=True, rename="camel"):
@@ -84,6 +107,24 @@ class AuditRecord(msgspec.Struct, kw_only=True, omit_defaults=True, rename="came
     files: int | None = None
     bytes: int | None = None
     error_code: str | None = None
+    count: int | None = None
+    """How many requests a summary of refused requests (:data:`REFUSED_REQUESTS`) stands
+    for; absent on the record of one request."""
+
+
+def bounded(record: AuditRecord) -> AuditRecord:
+    """``record`` with every field within its bound (changed in place): a longer text cut
+    and ended with :data:`CUT`, a number outside what the database holds dropped, so that
+    no request, whatever it sends, makes a record of more than about 2,300 characters."""
+    for name, limit in _TEXT_BOUNDS.items():
+        value = getattr(record, name)
+        if value is not None and len(value) > limit:
+            setattr(record, name, value[:limit] + CUT)
+    for name in _NUMBERS:
+        number = getattr(record, name)
+        if number is not None and not -_LARGEST <= number <= _LARGEST:
+            setattr(record, name, None)
+    return record
 
 
 def iso_time(time_ms: int) -> str:

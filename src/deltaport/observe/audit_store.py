@@ -1,4 +1,4 @@
-"""Audit records in the catalog database (table ``audit_records``, schema version 5):
+"""Audit records in the catalog database (table ``audit_records``, schema versions 5 and 10):
 written in batches, read a page at a time newest first, summed by the stretch of time
 (for the console's overview), removed once past retention.
 
@@ -45,11 +45,15 @@ _COLUMNS = (
     "files",
     "bytes",
     "error_code",
+    "request_count",
 )
 _INSERT = (
     f"INSERT INTO audit_records ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' for _ in _COLUMNS)})"
     " ON CONFLICT (id) DO NOTHING"
 )
+_LARGEST = 2**63 - 1
+"""What a BIGINT holds: a page token past it is none (it was a 500)."""
+_ID_LENGTH = 64
 _sequence = itertools.count()
 _sequence_lock = threading.Lock()
 _process = os.urandom(4).hex()
@@ -200,12 +204,14 @@ def _row(record: AuditRecord) -> tuple[Any, ...]:
         record.files,
         record.bytes,
         record.error_code,
+        record.count,
     )
 
 
 def _record(row: Row) -> AuditRecord:
     values = dict(zip(_COLUMNS, row, strict=True))
     values["table"] = values.pop("table_name")
+    values["count"] = values.pop("request_count")
     return AuditRecord(**values)
 
 
@@ -218,7 +224,12 @@ def _decode_token(token: str) -> tuple[int, str]:
     try:
         raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
         time_ms, last_id = json.loads(raw)
-        if isinstance(time_ms, int) and isinstance(last_id, str):
+        if (
+            type(time_ms) is int
+            and -_LARGEST <= time_ms <= _LARGEST
+            and isinstance(last_id, str)
+            and len(last_id) <= _ID_LENGTH
+        ):
             return time_ms, last_id
     except (binascii.Error, ValueError, TypeError):
         pass

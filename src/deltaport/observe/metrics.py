@@ -112,6 +112,14 @@ def count_vended(recipient: Recipient, table: SharedTable) -> None:
     CREDENTIALS_VENDED.labels(recipient.name, table_label(table)).inc()
 
 
+def forget_recipients(names: Iterable[str]) -> None:
+    """Drop every series of the recipients ``names`` (deleted from the catalog): a scrape
+    no longer lists them, and their label values no longer cost memory."""
+    for name in names:
+        for counter in (FILES_SERVED, BYTES_SERVED, CREDENTIALS_VENDED):
+            counter.remove_by_labels({"recipient": name})
+
+
 def count_snapshot_lookup(hit: bool) -> None:
     SNAPSHOT_CACHE.labels("hit" if hit else "miss").inc()
 

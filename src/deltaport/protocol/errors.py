@@ -102,6 +102,13 @@ class RequestHeaderTooLargeError(SharingError):
     error_code = "REQUEST_HEADER_TOO_LARGE"
 
 
+class PathTooLongError(SharingError):
+    """A segment of the request's path is longer than any a valid request has."""
+
+    status = 414
+    error_code = "REQUEST_PATH_TOO_LONG"
+
+
 class ResourceExistsError(SharingError):
     """A resource of that name exists already (admin API)."""
 

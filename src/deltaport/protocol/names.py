@@ -9,6 +9,8 @@ control characters.
 from __future__ import annotations
 
 MAX_NAME_LENGTH = 255
+MAX_FULL_NAME_LENGTH = 3 * MAX_NAME_LENGTH + 2
+"""The longest ``share.schema.table`` of valid names."""
 _FORBIDDEN = frozenset("./#")
 
 

@@ -17,6 +17,8 @@ _UNSAFE = (
     *range(0x20),  # C0, line breaks and tabs among them
     0x7F,
     *range(0x80, 0xA0),  # C1: 0x9b alone starts an escape sequence on some terminals
+    0x2028,  # line and paragraph separators: a line break to some readers
+    0x2029,
     *range(0x202A, 0x202F),  # bidirectional embeddings and overrides
     *range(0x2066, 0x206A),  # bidirectional isolates
 )

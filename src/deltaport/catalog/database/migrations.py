@@ -149,6 +149,9 @@ MIGRATIONS: tuple[Migration, ...] = (
     # 10: when a recipient ends (ms since the epoch; NULL: never): no credential issued to it
     # lives past it, whatever its tokens' lifetime (Unity Catalog's absolute expiration_time)
     ("ALTER TABLE recipients ADD COLUMN expires_at BIGINT",),
+    # 11: how many refused requests an audit record summarises (a storm from one address,
+    # deltaport.observe.audit_storms)
+    ("ALTER TABLE audit_records ADD COLUMN request_count BIGINT",),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -45,6 +45,8 @@ POLL_SECONDS = 1.0
 MAX_STALE_SECONDS = 30.0
 RETRY_MAX_SECONDS = 5.0
 Clock = Callable[[], float]
+Removed = Callable[[list[str]], None]
+"""Told the names of the recipients a refresh found deleted."""
 
 
 class LiveCatalog:
@@ -57,6 +59,7 @@ class LiveCatalog:
         clock: Clock = time.monotonic,
         wall_clock: Clock = time.time,
         access_key: bytes | None = None,
+        recipients_removed: Removed | None = None,
     ) -> None:
         """``clock`` (monotonic seconds) measures how old the snapshot is; ``wall_clock``
         (seconds since the epoch) judges token expiry. Tests give their own.
@@ -64,8 +67,11 @@ class LiveCatalog:
         OAuth access tokens are signed with ``access_key`` (the server's, from its signing
         key; none: one made for this process) mixed with the catalog's own key: a copy of
         the catalog database alone cannot mint one, and replicas with the same signing key
-        on the same catalog accept each other's."""
+        on the same catalog accept each other's. ``recipients_removed`` is told which
+        recipients each refresh found deleted (by this process or any other on the
+        database), so that what is kept per recipient elsewhere (metrics) goes with them."""
         self._store = store
+        self._recipients_removed = recipients_removed
         self._wall_clock = wall_clock
         self._options_for = options_for
         self._poll_seconds = poll_seconds
@@ -110,7 +116,13 @@ class LiveCatalog:
                     self.full_loads += 1
                 else:
                     self._snapshot = applied(held, changes, self._options_for)
+                self._removed(held, self._snapshot)
             self._read_at = read_at
+
+    def _removed(self, before: Snapshot, after: Snapshot) -> None:
+        gone = [r.name for key, r in before.recipients.items() if key not in after.recipients]
+        if gone and self._recipients_removed is not None:
+            self._recipients_removed(gone)
 
     @property
     def store(self) -> SqlCatalog:

@@ -12,6 +12,7 @@ from starlette.responses import Response, StreamingResponse
 from deltaport.catalog.database.connection import Database, DatabaseUnavailableError
 from deltaport.console.activity.audit_filters import OPERATIONS, Filters, read_filters
 from deltaport.console.activity.export import csv_chunks, json_lines_chunks, records
+from deltaport.observe.audit_filters import refusal
 from deltaport.observe.audit_record import AuditRecord
 from deltaport.observe.audit_store import AuditPage, read_page
 from deltaport.protocol.echo import echo
@@ -96,4 +97,4 @@ def _again(first: AuditRecord | None, rest: Iterator[AuditRecord]) -> Iterator[A
 
 
 def _refusal(filters: Filters) -> str:
-    return "; ".join(f"{name}: {why}" for name, why in filters.errors.items())
+    return refusal(filters.errors)

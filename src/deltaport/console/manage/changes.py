@@ -19,7 +19,7 @@ from deltaport.catalog.rows import CatalogError, catalog_refusal
 from deltaport.console.auth import form
 from deltaport.console.sessions import Session, same_token
 from deltaport.observe.audit_log import AuditLog
-from deltaport.observe.audit_record import USER_AGENT_LENGTH, AuditRecord
+from deltaport.observe.audit_record import AuditRecord
 from deltaport.protocol.errors import InternalError, SharingError
 
 T = TypeVar("T")
@@ -108,7 +108,6 @@ class Changes:
         if self._audit is None:
             return
         session: Session = request.scope["console_session"]
-        agent = request.headers.get("user-agent")
         share = target.share
         if share is None and target.table is not None:
             share = target.table.partition(".")[0]
@@ -120,7 +119,7 @@ class Changes:
                 duration_ms=self._now() - started,
                 admin=self._tokens.name(session.token_hash),
                 client_address=request.client.host if request.client else None,
-                user_agent=agent[:USER_AGENT_LENGTH] if agent is not None else None,
+                user_agent=request.headers.get("user-agent"),
                 share=share,
                 table=target.table,
                 target=target.recipient,

@@ -54,7 +54,7 @@ from deltaport.server.files.signing import TableUrlSigner
 from deltaport.server.http.async_query import AsyncQueryAnswers
 from deltaport.server.http.audited import RecipientGuard, SharingAudit, public_routes
 from deltaport.server.http.body_limit import BodyLimit
-from deltaport.server.http.header_limit import HeaderLimit
+from deltaport.server.http.header_limit import HeaderLimit, PathLimit
 from deltaport.server.http.health import health_routes
 from deltaport.server.http.hot_routes import HotRoutesFirst
 from deltaport.server.http.hsts import StrictTransport
@@ -68,7 +68,7 @@ from deltaport.server.oauth.client_address import ClientAddresses
 from deltaport.server.oauth.token_endpoint import TokenEndpoint
 from deltaport.server.openapi.document import openapi_document
 from deltaport.server.pages.listing import PageTokens
-from deltaport.server.pages.query_ids import QueryIds
+from deltaport.server.pages.query_ids import MAX_QUERY_ID_LENGTH, QueryIds
 from deltaport.server.pages.snapshot_pages import SnapshotPages
 from deltaport.server.pages.table_pages import TableTokens
 from deltaport.server.pages.tokens import TokenSigner
@@ -160,6 +160,7 @@ def create_app(
         middleware=[
             Middleware(RequestMetrics, listener="sharing"),
             Middleware(ClientAddresses, trusted_proxies=config.trusted_proxies),
+            Middleware(PathLimit, longer={"queries": MAX_QUERY_ID_LENGTH}),
             Middleware(HeaderLimit),
             Middleware(StrictTransport),
             Middleware(BodyLimit, limit=config.max_request_body_bytes),

@@ -28,7 +28,7 @@ from deltaport.catalog.model import Recipient
 from deltaport.observe import audit_record as ops
 from deltaport.observe.audit_log import AuditLog
 from deltaport.observe.audit_operations import operation_of
-from deltaport.observe.audit_record import USER_AGENT_LENGTH, AuditRecord
+from deltaport.observe.audit_record import AuditRecord
 from deltaport.protocol.echo import echo
 from deltaport.server.answers.client_gone import ClientGone
 from deltaport.server.limits.sharing_limits import SharingLimits
@@ -210,7 +210,6 @@ def _record(
     error_code: str | None,
 ) -> AuditRecord:
     p = request.path_params
-    agent = request.headers.get("user-agent")
     return AuditRecord(
         time_ms=started_ms,
         operation=operation,
@@ -218,7 +217,7 @@ def _record(
         duration_ms=0,
         recipient=recipient,
         client_address=request.client.host if request.client else None,
-        user_agent=agent[:USER_AGENT_LENGTH] if agent is not None else None,
+        user_agent=request.headers.get("user-agent"),
         share=p.get("share"),
         table=f"{p['share']}.{p['schema']}.{p['table']}" if "table" in p else None,
         error_code=error_code,

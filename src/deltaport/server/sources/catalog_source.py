@@ -12,6 +12,7 @@ from deltaport.catalog.model import CatalogView, Recipient
 from deltaport.catalog.sql_store import SqlCatalog
 from deltaport.config.model import ConfigError, ServerConfig, TableConfig
 from deltaport.config.urls import catalog_url
+from deltaport.observe.metrics import forget_recipients
 from deltaport.server.files.reader_seal import ReaderSeal
 from deltaport.server.sources.bearer_auth import BearerAuth
 from deltaport.server.sources.yaml_catalog import yaml_catalog
@@ -105,6 +106,7 @@ def catalog_source(config: ServerConfig, seal: ReaderSeal, access_key: bytes) ->
         options_for,
         max_stale_seconds=config.catalog_max_stale_seconds,
         access_key=access_key,
+        recipients_removed=forget_recipients,
     )
     live.start()
     return DatabaseCatalog(live, seal)
