@@ -238,10 +238,10 @@ def test_the_openapi_document_of_a_catalog_server_has_its_routes(tmp_path: Path)
             for method in methods:
                 served.add((method.lower(), path))
         documented = set()
-        for path, item in document["paths"].items():
-            root = item.get("servers") == [{"url": "/"}]
-            for method in item.keys() - {"servers"}:
-                documented.add((method, path if root else endpoint + path))
+        for base, doc in ((endpoint, document), ("", app.state.root_openapi)):
+            assert doc["servers"] == [{"url": base or "/"}]
+            for path, item in doc["paths"].items():
+                documented |= {(method, base + path) for method in item}
         assert served == documented
         assert ("post", endpoint + "/oauth/token") in served
     finally:

@@ -192,8 +192,9 @@ def test_both_openapi_documents_describe_the_probes_and_metrics(served: MetricsS
     admin = served.admin.get("/api/openapi.json").json()["paths"]
     assert {"/metrics", "/livez", "/readyz"} <= set(admin)
     assert admin["/readyz"]["get"]["security"] == []
-    sharing = httpx.get(served.sharing.url + "/openapi.json").json()["paths"]
-    assert sharing["/readyz"]["servers"] == [{"url": "/"}]
+    root = httpx.get(served.sharing.base + "/openapi.json").json()
+    assert root["servers"] == [{"url": "/"}]
+    assert root["paths"]["/readyz"]["get"]["responses"].keys() == {"200", "503"}
 
 
 def test_readyz_answers_503_while_the_server_drains(tmp_path: Path) -> None:
