@@ -8,6 +8,7 @@ import os
 import stat
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -23,6 +24,7 @@ from deltaport.catalog.sql_store import SqlCatalog
 from deltaport.cli import main as cli
 from deltaport.config.model import ConfigError, load_config
 from sharing_server import free_port
+from unprivileged import NOBODY, as_nobody
 
 
 @pytest.fixture
@@ -95,24 +97,26 @@ def test_a_catalog_file_that_cannot_be_opened_is_one_error_line(tmp_path: Path) 
     assert "Traceback" not in done.stderr
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root writes to read-only files")
-def test_a_read_only_catalog_file_is_one_error_line(tmp_path: Path) -> None:
-    url = f"sqlite:///{tmp_path}/ro/c.db"
-    SqlCatalog(url).create_share("a")
-    for name in os.listdir(tmp_path / "ro"):
-        (tmp_path / "ro" / name).chmod(0o400)
-    (tmp_path / "ro").chmod(0o500)
-    deltaport = str(Path(sys.executable).parent / "deltaport")
-    done = subprocess.run(
-        [deltaport, "share", "create", "b", "--catalog", url],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    (tmp_path / "ro").chmod(0o700)
-    assert done.returncode == 1
-    assert done.stderr.startswith("deltaport: error:")
-    assert "Traceback" not in done.stderr
+def test_a_read_only_catalog_file_is_one_error_line() -> None:
+    """As a user who owns the files but may not write them (``nobody`` when run as root:
+    root writes to read-only files), in a directory of its own that user can reach
+    (pytest's are private to root)."""
+    with tempfile.TemporaryDirectory() as name:
+        directory = Path(name) / "ro"
+        url = f"sqlite:///{directory}/c.db"
+        SqlCatalog(url).create_share("a")
+        if os.geteuid() == 0:
+            for path in (Path(name), directory, *directory.iterdir()):
+                os.chown(path, NOBODY, NOBODY)
+        for path in directory.iterdir():
+            path.chmod(0o400)
+        directory.chmod(0o500)
+        status, stderr = as_nobody(lambda: cli(["share", "create", "b", "--catalog", url]))
+        directory.chmod(0o700)
+        assert status == 1, stderr
+        assert stderr.startswith("deltaport: error:"), stderr
+        assert "Traceback" not in stderr
+        assert [s.name for s in SqlCatalog(url).contents().shares] == ["a"]
 
 
 def test_a_server_refuses_a_missing_catalog_and_init_creates_one(
