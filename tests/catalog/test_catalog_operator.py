@@ -9,7 +9,6 @@ import stat
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import httpx
@@ -25,6 +24,7 @@ from deltaport.cli import main as cli
 from deltaport.config.model import ConfigError, load_config
 from sharing_server import free_port
 from unprivileged import NOBODY, as_nobody
+from waiting import wait_until
 
 
 @pytest.fixture
@@ -179,13 +179,12 @@ def test_the_first_plain_start_creates_the_default_catalog(tmp_path: Path) -> No
         stderr=subprocess.STDOUT,
     )
     try:
-        for _ in range(600):
+
+        def answered() -> httpx.Response:
             assert process.poll() is None, (tmp_path / "serve.log").read_text()
-            try:
-                response = httpx.get(f"http://127.0.0.1:{port}/delta-sharing/shares", timeout=1)
-                break
-            except httpx.HTTPError:
-                time.sleep(0.1)
+            return httpx.get(f"http://127.0.0.1:{port}/delta-sharing/shares", timeout=1)
+
+        response = wait_until(answered, 60, "the server", ignore=(httpx.HTTPError,))
         assert response.status_code == 401  # served from the new, empty catalog
     finally:
         process.terminate()

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import base64
 import json
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -25,6 +24,7 @@ from deltaport.config.model import parse_config
 from deltaport.server import create_app
 from emulators import official_call, official_client_python, official_client_results  # noqa: F401
 from sharing_server import RunningServer, start_server, stop_server
+from waiting import wait_until
 
 LIVE_SECONDS = 5
 CORPUS = "dat__basic_append"
@@ -32,10 +32,7 @@ FORM = {"Content-Type": "application/x-www-form-urlencoded"}
 
 
 def _eventually(check: Callable[[], bool]) -> None:
-    deadline = time.monotonic() + LIVE_SECONDS
-    while not check():
-        assert time.monotonic() < deadline, f"not within {LIVE_SECONDS} s"
-        time.sleep(0.1)
+    wait_until(check, LIVE_SECONDS, "the catalog's change to reach the server")
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import re
 import signal
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +28,7 @@ from sharing_server import (
     stop_server,
     table_entry,
 )
+from waiting import wait_until
 
 ADMIN_TOKEN = "metrics-admin-token-7c1d"
 TABLE = "/shares/sales/schemas/eu/tables/orders"
@@ -67,14 +67,9 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MetricsServer]:
     config = {"signingKey": "metrics-key", "admin": {"port": port, "tokens": [ADMIN_TOKEN]}}
     sharing = start_server(config, tmp / "server", catalog=url)
     admin = httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=60)
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            admin.get("/livez", timeout=1)
-            break
-        except httpx.HTTPError:
-            assert time.monotonic() < deadline, "the admin listener did not start"
-            time.sleep(0.1)
+    wait_until(
+        lambda: admin.get("/livez", timeout=1), 30, "the admin listener", ignore=(httpx.HTTPError,)
+    )
     try:
         yield MetricsServer(sharing, admin, token)
     finally:
@@ -171,10 +166,13 @@ def test_the_counters_match_a_scripted_scenario(served: MetricsServer) -> None:
     # by the audit log's thread within a second or so
     audited = 9
     written = "deltaport_audit_records_written_total"
-    deadline = time.monotonic() + 30
-    while counted(written) < audited and time.monotonic() < deadline:
-        time.sleep(0.2)
+
+    def all_written() -> bool:
+        nonlocal after
         _, after = scrape(served.admin)
+        return counted(written) >= audited
+
+    wait_until(all_written, 30, "the audit records to be written", 0.2)
     assert counted(written) == audited
     assert counted("deltaport_audit_records_dropped_total") == 0
 
@@ -215,10 +213,12 @@ def test_readyz_answers_503_while_the_server_drains(tmp_path: Path) -> None:
         with sharing.client(TOKEN) as client:
             assert {httpx.get(probe).status_code for probe in probes} == {200}
             sharing.process.send_signal(signal.SIGTERM)
-            deadline = time.monotonic() + 30
-            while {httpx.get(probe).status_code for probe in probes} != {503}:
-                assert time.monotonic() < deadline, "/readyz never answered 503"
-                time.sleep(0.05)
+            wait_until(
+                lambda: {httpx.get(probe).status_code for probe in probes} == {503},
+                30,
+                "/readyz to answer 503",
+                0.05,
+            )
             assert httpx.get(probes[0]).text == "not ready: draining: the server is shutting down\n"
             assert client.get("/shares").status_code == 200  # still served while draining
             assert httpx.get(sharing.base + "/livez").status_code == 200
