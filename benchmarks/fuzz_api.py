@@ -1,11 +1,12 @@
-"""The long schemathesis run against both listeners of a real server on 127.0.0.1.
+"""The long schemathesis run against every OpenAPI document a real server on 127.0.0.1 serves.
 
 The same server, documents, targets and checks as the bounded run in the test command
 (``tests/api_fuzz.py``, ``tests/test_api_fuzz.py``), with more cases: every operation gets
 ``--per-operation`` schema-valid cases, as many schema-invalid ones and as many naming
 things that exist, for each target (sharing API with a recipient's token, with an OAuth
-client's credentials and with none; the Iceberg catalog on the sharing listener with the
-recipient's token and with none; admin listener with the admin token and with none).
+client's credentials and with none; the sharing listener's root document; the Iceberg
+catalog's document with the recipient's token and with none; the admin listener's with the
+admin token and with none), each request sent where the document's ``servers`` say.
 The default, 25, makes about 15,000 cases. Prints the cases per target, per check how
 many passed and failed, the statuses answered and the failures (each with a curl command
 that repeats it, credentials filtered); exits 1 on any failure.

@@ -55,12 +55,17 @@ from typing import Any
 
 import httpx
 import pyarrow as pa
+import pyarrow.parquet as pq
 import yaml
 from deltalake import write_deltalake
 
 from deltaport.catalog.sql_store import SqlCatalog
 
 TABLE = "/shares/soak/schemas/s/tables/t"
+VERSIONS, ROWS_PER_VERSION = 6, 100
+"""The table: version v appends the ids v*100 to v*100+99 (one file each)."""
+SNAPSHOT_SAMPLE = 10
+"""A client reads the rows of every file of one whole snapshot query in this many."""
 STEADY = ("r0", "r1", "r2", "r3")
 GREEDY_RATE = 10  # requests per second allowed to recipient greedy
 ADDRESSES = {
@@ -107,19 +112,24 @@ class Tally:
     latencies: list[float] = field(default_factory=list)
     statuses: Counter[int] = field(default_factory=Counter)
     unexpected: list[str] = field(default_factory=list)
+    checked: Counter[str] = field(default_factory=Counter)
+    """Answers of 200 whose body was compared with the expected rows or names, by kind."""
 
     def add(self, other: Tally) -> None:
         self.latencies += other.latencies
         self.statuses += other.statuses
         self.unexpected += other.unexpected
+        self.checked += other.checked
 
     def to_json(self) -> str:
-        return json.dumps([self.latencies, dict(self.statuses), self.unexpected])
+        statuses, checked = dict(self.statuses), dict(self.checked)
+        return json.dumps([self.latencies, statuses, self.unexpected, checked])
 
     @classmethod
     def from_json(cls, text: str) -> Tally:
-        latencies, statuses, unexpected = json.loads(text)
-        return cls(latencies, Counter({int(s): c for s, c in statuses.items()}), unexpected)
+        latencies, statuses, unexpected, checked = json.loads(text)
+        counts = Counter({int(s): c for s, c in statuses.items()})
+        return cls(latencies, counts, unexpected, Counter(checked))
 
     def figures(self, seconds: float) -> tuple[float, float, float]:
         """Requests per second, p50 and p99 latency in milliseconds."""
@@ -182,6 +192,8 @@ class SoakResult:
             lines.append(
                 f"  {kind:<8} {rate:8.1f} req/s  p50 {p50:7.1f} ms  p99 {p99:7.1f} ms  ({statuses})"
             )
+            checked = ", ".join(f"{k}: {c}" for k, c in sorted(tally.checked.items()))
+            lines.append(f"  {'':<8} bodies checked ({checked})")
         lines += [
             f"  unexpected answers: {len(self.unexpected)}",
             *(f"    {u}" for u in self.unexpected[:10]),
@@ -198,8 +210,9 @@ class SoakResult:
 def build(tmp: Path) -> tuple[str, dict[str, str]]:
     """A catalog with one share of a table of six versions; the recipients' tokens."""
     table = tmp / "table"
-    for version in range(6):
-        rows = pa.table({"id": list(range(version * 100, version * 100 + 100))})
+    for version in range(VERSIONS):
+        first = version * ROWS_PER_VERSION
+        rows = pa.table({"id": list(range(first, first + ROWS_PER_VERSION))})
         write_deltalake(
             str(table),
             rows,
@@ -298,6 +311,7 @@ class Client(threading.Thread):
         }
         self.http = httpx.Client(base_url=run.base, headers=headers, timeout=60)
         self.file_url: str | None = None
+        self.snapshots = 0
 
     def run(self) -> None:
         operations = {
@@ -351,42 +365,102 @@ class Client(threading.Thread):
         lines = response.text.splitlines() if response else ()
         return [a["file"]["url"] for a in map(json.loads, lines) if "file" in a]
 
+    def check(
+        self,
+        what: str,
+        response: httpx.Response | None,
+        got: Any,
+        expected: Any,
+        once_changed: Any = None,
+    ) -> None:
+        """An answer of 200 whose body is not the expected one (or, once the recipient's
+        access changed, ``once_changed``) is unexpected too."""
+        if response is None:
+            return
+        self.tally.checked[what] += 1
+        changed = self.recipient in self.run_.changed_at
+        if got != expected and not (changed and once_changed is not None and got == once_changed):
+            self.tally.unexpected.append(f"{self.kind} {what}: {got!r:.200} != {expected!r:.200}")
+
+    def file_ids(self, url: str) -> list[int] | None:
+        """The ids in the file at ``url`` (None when it was not answered 200)."""
+        response = self.call("GET", url)
+        if response is None:
+            return None
+        ids = pq.read_table(pa.BufferReader(response.content)).column("id").to_pylist()
+        first = ids[0] if ids else -1
+        block = list(range(first, first + ROWS_PER_VERSION))
+        self.check("file rows", response, ids, block if first % ROWS_PER_VERSION == 0 else None)
+        return list(ids)
+
     def listings(self) -> None:
-        self.call("GET", "/shares")
-        self.call("GET", "/shares/soak/all-tables")
+        shares = self.call("GET", "/shares")
+        names = shares and [i["name"] for i in shares.json()["items"]]
+        self.check("shares", shares, names, ["soak"], once_changed=[])  # revoked: none
+        tables = self.call("GET", "/shares/soak/all-tables")
+        names = tables and [(t["share"], t["schema"], t["name"]) for t in tables.json()["items"]]
+        self.check("tables", tables, names, [("soak", "s", "t")])
 
     def metadata(self) -> None:
-        self.call("GET", TABLE + "/version")
-        self.call("GET", TABLE + "/metadata")
+        version = self.call("GET", TABLE + "/version")
+        last = str(VERSIONS - 1)
+        self.check("version", version, version and version.headers["delta-table-version"], last)
+        metadata = self.call("GET", TABLE + "/metadata")
+        lines = [json.loads(line) for line in metadata.text.splitlines()] if metadata else []
+        fields = [
+            (f["name"], f["type"])
+            for line in lines
+            if "metaData" in line
+            for f in json.loads(line["metaData"]["schemaString"])["fields"]
+        ]
+        self.check("metadata", metadata, fields, [("id", "long")])
 
     def snapshot(self) -> None:
-        urls = self.file_urls(self.call("POST", TABLE + "/query", json={}))
+        response = self.call("POST", TABLE + "/query", json={})
+        urls = self.file_urls(response)
         self.file_url = urls[-1] if urls else self.file_url
+        self.snapshots += 1
+        if response is not None and self.snapshots % SNAPSHOT_SAMPLE == 1:
+            ids = [self.file_ids(url) for url in urls]
+            if None not in ids:  # every file answered (not refused after a revocation)
+                rows = sorted(i for file in ids for i in file or ())
+                self.check(
+                    "snapshot rows", response, rows, list(range(VERSIONS * ROWS_PER_VERSION))
+                )
 
     def paged(self) -> None:
         body: dict[str, Any] = {"maxFiles": 2}
+        files = 0
         for _ in range(10):
             response = self.call("POST", TABLE + "/query", json=body)
             token = None
             for line in response.text.splitlines() if response else ():
                 token = json.loads(line).get("endStreamAction", {}).get("nextPageToken", token)
+            files += len(self.file_urls(response))
             if not token:
+                self.check("paged files", response, files, VERSIONS)
                 return
             body = {"maxFiles": 2, "pageToken": token}
 
     def changes(self) -> None:
-        self.call("GET", TABLE + "/changes", params={"startingVersion": 0})
+        response = self.call("GET", TABLE + "/changes", params={"startingVersion": 0})
+        lines = [json.loads(line) for line in response.text.splitlines()] if response else []
+        versions = sorted(line["add"]["version"] for line in lines if "add" in line)
+        self.check("changes", response, versions, list(range(VERSIONS)))
 
     def download(self) -> None:
         if self.file_url is not None:
-            self.call("GET", self.file_url)
+            self.file_ids(self.file_url)
 
     def greedy(self) -> None:
         """The heaviest requests: a whole snapshot and all changes, every file of both."""
         urls = self.file_urls(self.call("POST", TABLE + "/query", json={}))
         urls += self.file_urls(self.call("GET", TABLE + "/changes", params={"startingVersion": 0}))
-        for url in urls:
-            self.call("GET", url)
+        for index, url in enumerate(urls):  # one file's rows read a round: it stays greedy
+            if index == 0:
+                self.file_ids(url)
+            else:
+                self.call("GET", url)
 
     def guess(self) -> None:
         self.http.headers["Authorization"] = f"Bearer {secrets.token_urlsafe(30)}"

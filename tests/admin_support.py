@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +24,7 @@ from sharing_server import (
     table_entry,
     write_partitioned_table,
 )
+from waiting import WaitTimeout, wait_until
 
 ADMIN_TOKEN = "admin-token-5b7e0c41d9a2"
 HASHED_ADMIN_TOKEN = "second-admin-token-93fa61"
@@ -130,15 +130,13 @@ def start_admin_server(tables: dict[str, Path], tmp: Path, **admin: Any) -> Admi
 
 def _await_admin(sharing: RunningServer, port: int) -> AdminServer:
     running = AdminServer(sharing, f"http://127.0.0.1:{port}")
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            httpx.get(running.admin + "/api/openapi.json", timeout=1)
-            return running
-        except httpx.HTTPError:
-            time.sleep(0.1)
-    stop_server(sharing)
-    raise RuntimeError(f"the admin listener did not start:\n{sharing.log()}")
+    document = running.admin + "/api/openapi.json"
+    try:
+        wait_until(lambda: httpx.get(document, timeout=1), 30, "", ignore=(httpx.HTTPError,))
+    except WaitTimeout:
+        stop_server(sharing)
+        raise RuntimeError(f"the admin listener did not start:\n{sharing.log()}") from None
+    return running
 
 
 CATALOG_TABLES = {

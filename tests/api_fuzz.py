@@ -1,16 +1,18 @@
 """schemathesis against the OpenAPI documents a real deltaport server serves on 127.0.0.1.
 
 The server runs on a SQLite catalog with two shares of corpus tables, a bearer-token
-recipient granted both and an OAuth recipient granted one, and the admin listener. Every
-operation of the sharing document (with the OAuth token endpoint and the activation
-routes; the Iceberg catalog's operations in it are targets of their own) and of the admin
-document (admin API, the provider API in Unity Catalog's shape, its OpenSharing prefix,
-audit, metrics) gets schema-valid and schema-invalid requests,
-and schema-valid ones naming things that exist, with valid credentials and without. Each
-response is checked: no 5xx, the status, content type and body are ones the document
-describes, and the answer comes within :data:`TIMEOUT_SECONDS` (else it counts as a
-hang). Used by ``tests/test_api_fuzz.py`` (a bounded run) and ``benchmarks/fuzz_api.py``
-(a long one).
+recipient granted both and an OAuth recipient granted one, and the admin listener. Each
+document the server serves is a target: the sharing API (``<endpoint>/openapi.json``, with
+the OAuth token endpoint), the sharing listener's root (``/openapi.json``: the health probes
+and the activation routes), the Iceberg catalog (``/iceberg/openapi.json``) and the admin
+listener's (``/api/openapi.json``: admin API, the provider API in Unity Catalog's shape, its
+OpenSharing prefix, audit, metrics). Requests go where the document's own ``servers`` say,
+as in any run of schemathesis against the served URL. Every operation gets schema-valid and
+schema-invalid requests, and schema-valid ones naming things that exist, with valid
+credentials and without. Each response is checked: no 5xx, the status, content type and
+body are ones the document describes, and the answer comes within :data:`TIMEOUT_SECONDS`
+(else it counts as a hang). Used by ``tests/test_api_fuzz.py`` (a bounded run) and
+``benchmarks/fuzz_api.py`` (a long one).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import base64
 import contextlib
 from collections import Counter
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
@@ -49,9 +51,6 @@ TIMEOUT_SECONDS = 20.0
 
 SIGNING_KEY = "a-fixed-key-for-the-api-fuzz"
 
-ICEBERG_PATHS = "/iceberg/"
-"""Where the sharing document lists the Iceberg catalog's operations (``iceberg.path``)."""
-
 CHECKS: dict[str, Callable[..., Any]] = {
     "not_a_server_error": not_a_server_error,
     "status_code_conformance": status_code_conformance,
@@ -80,27 +79,15 @@ last)."""
 
 @dataclass
 class FuzzTarget:
-    """A document and how to call what it describes."""
+    """A served document, and the credentials to call what it describes with."""
 
     name: str
     document_url: str
-    base_url: str
-    root_url: str  # the listener's root (for paths whose own ``servers`` say "/")
     headers: dict[str, str]
     known: list[dict[str, str]]
     """Path parameters naming things that exist (with the query parameters that go with
     them): each set gets cases of its own, so that requests reach past the 404 of a random
     name and the 403 of a random file URL."""
-    covers: Callable[[str], bool] = lambda path: True
-    """Which of the document's paths are this target's."""
-
-
-def _iceberg(path: str) -> bool:
-    return path.startswith(ICEBERG_PATHS)
-
-
-def _not_iceberg(path: str) -> bool:
-    return not _iceberg(path)
 
 
 @dataclass
@@ -113,25 +100,32 @@ class FuzzServer:
     file_url: dict[str, str]
     """A signed URL of a file of ``sales.eu.orders``: its path parameters and query."""
 
+    def documents(self) -> dict[str, str]:
+        """Every OpenAPI document the server serves, by name."""
+        return {
+            "sharing": self.sharing_url + "/openapi.json",
+            "root": self.sharing_base + "/openapi.json",
+            "iceberg": self.sharing_base + "/iceberg/openapi.json",
+            "admin": self.admin_base + "/api/openapi.json",
+        }
+
     def targets(self) -> list[FuzzTarget]:
-        """Both documents, each with valid credentials and without any; the Iceberg
-        catalog's part of the sharing document apart."""
-        sharing = self.sharing_url + "/openapi.json"
-        admin = self.admin_base + "/api/openapi.json"
+        """Every document, with valid credentials and without any (the root's routes take
+        none)."""
+        docs = self.documents()
         token = _bearer(self.recipient_token)
         oauth = {"Authorization": self.oauth_basic}
         admin_token = _bearer(ADMIN_TOKEN)
-        root = self.sharing_base
         known = [*SHARED_TABLES, self.file_url]
-        url, rest = self.sharing_url, _not_iceberg
         return [
-            FuzzTarget("sharing", sharing, url, root, token, known, rest),
-            FuzzTarget("sharing, no token", sharing, url, root, {}, known, rest),
-            FuzzTarget("sharing, OAuth client", sharing, url, root, oauth, [], rest),
-            FuzzTarget("iceberg", sharing, url, root, token, SHARED_TABLES, _iceberg),
-            FuzzTarget("iceberg, no token", sharing, url, root, {}, SHARED_TABLES, _iceberg),
-            FuzzTarget("admin", admin, self.admin_base, self.admin_base, admin_token, ADMIN_NAMES),
-            FuzzTarget("admin, no token", admin, self.admin_base, self.admin_base, {}, ADMIN_NAMES),
+            FuzzTarget("sharing", docs["sharing"], token, known),
+            FuzzTarget("sharing, no token", docs["sharing"], {}, known),
+            FuzzTarget("sharing, OAuth client", docs["sharing"], oauth, []),
+            FuzzTarget("sharing root", docs["root"], {}, []),
+            FuzzTarget("iceberg", docs["iceberg"], token, SHARED_TABLES),
+            FuzzTarget("iceberg, no token", docs["iceberg"], {}, SHARED_TABLES),
+            FuzzTarget("admin", docs["admin"], admin_token, ADMIN_NAMES),
+            FuzzTarget("admin, no token", docs["admin"], {}, ADMIN_NAMES),
         ]
 
 
@@ -227,23 +221,17 @@ def run_fuzz(target: FuzzTarget, cases_per_operation: int, report: FuzzReport) -
     session = requests.Session()
     for result in schema.get_all_operations():
         operation = result.ok()
-        if not target.covers(operation.path):
-            continue
-        on = target
-        if "servers" in schema.raw_schema["paths"][operation.path]:
-            # a path of its own server (the health probes, activation links): the root
-            on = replace(target, base_url=target.root_url)
         for mode in (GenerationMode.POSITIVE, GenerationMode.NEGATIVE):
             strategy = operation.as_strategy(generation_mode=mode)
-            _run_cases(on, strategy, cases_per_operation, session, report)
+            _run_cases(target, strategy, cases_per_operation, session, report)
         declared = schema.raw_schema["paths"][operation.path][operation.method.lower()]
         in_query = {p["name"] for p in declared.get("parameters", []) if p["in"] == "query"}
-        for names in on.known:
+        for names in target.known:
             path = {k: v for k, v in names.items() if f"{{{k}}}" in operation.path}
             if path:
                 query = {k: v for k, v in names.items() if k in in_query}
                 strategy = operation.as_strategy(path_parameters=path, query=query or None)
-                _run_cases(on, strategy, cases_per_operation, session, report)
+                _run_cases(target, strategy, cases_per_operation, session, report)
 
 
 def _run_cases(
@@ -274,7 +262,6 @@ def _send(target: FuzzTarget, case: Any, session: requests.Session, report: Fuzz
     label = f"{target.name}: {case.method} {case.formatted_path}"
     try:
         response = case.call(
-            base_url=target.base_url,
             session=session,
             headers=target.headers,
             timeout=TIMEOUT_SECONDS,
@@ -292,7 +279,7 @@ def _send(target: FuzzTarget, case: Any, session: requests.Session, report: Fuzz
         except (AssertionError, FailureGroup) as failure:
             report.failures.append(
                 f"{label} -> {response.status_code} {name}: {_first_line(failure)}\n"
-                f"  {case.as_curl_command(base_url=target.base_url)}\n"
+                f"  {case.as_curl_command()}\n"
                 f"  {response.text[:300]}"
             )
         else:

@@ -32,7 +32,6 @@ import shutil
 import socket
 import subprocess
 import threading
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -47,6 +46,8 @@ import uvicorn
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
+
+from waiting import wait_until
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 AZURITE_DIR = Path(os.environ.get("DELTAPORT_AZURITE_DIR", REPO_ROOT / ".cache" / "azurite"))
@@ -70,16 +71,14 @@ def free_port() -> int:
 def wait_for_port(
     port: int, timeout: float = 60.0, process: subprocess.Popen[Any] | None = None
 ) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+
+    def listening() -> bool:
         if process is not None and process.poll() is not None:
             raise RuntimeError(f"the emulator exited early with code {process.returncode}")
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=1):
-                return
-        except OSError:
-            time.sleep(0.1)
-    raise TimeoutError(f"nothing listens on 127.0.0.1:{port} after {timeout}s")
+        with socket.create_connection(("127.0.0.1", port), timeout=1):
+            return True
+
+    wait_until(listening, timeout, f"something to listen on 127.0.0.1:{port}", ignore=(OSError,))
 
 
 @contextmanager
@@ -95,11 +94,13 @@ def serve_asgi(app: Any, http: Any = "auto", port: int = 0, **config: Any) -> It
     )
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        if time.monotonic() > deadline or not thread.is_alive():
+
+    def started() -> bool:
+        if not thread.is_alive():
             raise RuntimeError("uvicorn did not start")
-        time.sleep(0.02)
+        return bool(server.started)
+
+    wait_until(started, 30, "uvicorn to start", 0.02)
     scheme = "https" if config.get("ssl_certfile") else "http"
     try:
         yield f"{scheme}://127.0.0.1:{port}"

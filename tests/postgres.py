@@ -14,12 +14,13 @@ import signal
 import socket
 import subprocess
 import tempfile
-import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from waiting import wait_until
 
 
 def _bin(name: str) -> str:
@@ -126,13 +127,10 @@ def new_database(server: str) -> str:
     name = f"t_{uuid.uuid4().hex[:12]}"
     with psycopg.connect(f"{server}/postgres", autocommit=True) as connection:
         connection.execute(f'CREATE DATABASE "{name}"')
-    deadline = time.monotonic() + 10
-    while True:
-        try:
-            psycopg.connect(f"{server}/{name}").close()
-            break
-        except psycopg.OperationalError:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.1)
+
+    def connected() -> bool:
+        psycopg.connect(f"{server}/{name}").close()
+        return True
+
+    wait_until(connected, 10, f"database {name}", ignore=(psycopg.OperationalError,))
     return f"{server}/{name}"

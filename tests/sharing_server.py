@@ -11,7 +11,6 @@ import os
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -25,6 +24,7 @@ import yaml
 from deltalake import write_deltalake
 
 from corpus import corpus_table
+from waiting import WaitTimeout, wait_until
 
 TOKEN = "test-token-4f1c9e"
 EPOCH_2024 = datetime(2024, 1, 1, tzinfo=UTC).timestamp()
@@ -79,17 +79,18 @@ def start_server(
     )
     endpoint = config.get("endpoint", "/delta-sharing")
     server = RunningServer(process, f"{scheme}://127.0.0.1:{port}", endpoint, log_path)
-    deadline = time.monotonic() + 180
-    while time.monotonic() < deadline:
+
+    def started() -> httpx.Response:
         if process.poll() is not None:
             raise RuntimeError(f"server exited early:\n{server.log()}")
-        try:
-            httpx.get(server.url + "/openapi.json", timeout=1, verify=False)
-            return server
-        except httpx.HTTPError:
-            time.sleep(0.1)
-    stop_server(server)
-    raise RuntimeError(f"server did not start:\n{server.log()}")
+        return httpx.get(server.url + "/openapi.json", timeout=1, verify=False)
+
+    try:
+        wait_until(started, 180, "the server to start", ignore=(httpx.HTTPError,))
+    except WaitTimeout:
+        stop_server(server)
+        raise RuntimeError(f"server did not start:\n{server.log()}") from None
+    return server
 
 
 def stop_server(server: RunningServer) -> None:

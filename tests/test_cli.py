@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import httpx
@@ -15,6 +14,7 @@ import pytest
 from corpus import corpus_table
 from deltaport.demo.samples import write_sample_tables
 from sharing_server import free_port
+from waiting import wait_until
 
 
 def deltaport(*args: str) -> subprocess.CompletedProcess[str]:
@@ -167,16 +167,13 @@ def test_a_second_demo_leaves_the_running_one_alone(tmp_path: Path) -> None:
 
 
 def _wait_for_demo(process: subprocess.Popen[bytes], profile: Path, log: Path) -> str:
-    deadline = time.monotonic() + 180
-    while time.monotonic() < deadline:
+
+    def started() -> str | None:
         assert process.poll() is None, log.read_text()
-        if profile.exists():
-            text = profile.read_text()
-            endpoint = json.loads(text)["endpoint"]
-            try:
-                httpx.get(endpoint + "/shares", timeout=1)
-                return text
-            except httpx.HTTPError:
-                pass
-        time.sleep(0.2)
-    raise AssertionError(f"the demo did not start:\n{log.read_text()}")
+        if not profile.exists():
+            return None
+        text = profile.read_text()
+        httpx.get(json.loads(text)["endpoint"] + "/shares", timeout=1)
+        return text
+
+    return wait_until(started, 180, "the demo to start", 0.2, ignore=(httpx.HTTPError,))

@@ -9,7 +9,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,6 +18,7 @@ import pytest
 from deltalake import DeltaTable
 
 from sharing_server import free_port
+from waiting import wait_until
 
 DELTAPORT = str(Path(sys.executable).parent / "deltaport")
 
@@ -46,19 +46,16 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Demo]:
         process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=environ)
     running = Demo(root, process, output)
     try:
-        deadline = time.monotonic() + 60
-        while True:
+
+        def serving() -> bool:
             assert process.poll() is None, output.read_text()
-            if running.profile.exists():
-                profile = json.loads(running.profile.read_text())
-                headers = {"Authorization": f"Bearer {profile['bearerToken']}"}
-                try:
-                    if httpx.get(f"{profile['endpoint']}/shares", headers=headers).is_success:
-                        break
-                except httpx.HTTPError:
-                    pass
-            assert time.monotonic() < deadline, "the demo server did not start"
-            time.sleep(0.1)
+            if not running.profile.exists():
+                return False
+            profile = json.loads(running.profile.read_text())
+            headers = {"Authorization": f"Bearer {profile['bearerToken']}"}
+            return httpx.get(f"{profile['endpoint']}/shares", headers=headers).is_success
+
+        wait_until(serving, 60, "the demo server to start", ignore=(httpx.HTTPError,))
         yield running
     finally:
         if process.poll() is None:

@@ -7,13 +7,13 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import httpx
 import yaml
 
 from sharing_server import free_port
+from waiting import wait_until
 
 DELTAPORT = str(Path(sys.executable).parent / "deltaport")
 
@@ -29,23 +29,18 @@ def run_demo_once(directory: Path) -> str:
             stderr=subprocess.STDOUT,
         )
         try:
-            deadline = time.monotonic() + 120
-            while True:
+
+            def serving() -> bool:
                 assert process.poll() is None, log.read_text()
-                profile = directory / "profile.share"
-                try:
-                    token = json.loads(profile.read_text())["bearerToken"]
-                    answer = httpx.get(
-                        f"http://127.0.0.1:{port}/delta-sharing/shares",
-                        headers={"Authorization": f"Bearer {token}"},
-                        timeout=2,
-                    )
-                    if answer.status_code == 200:
-                        break
-                except (OSError, ValueError, httpx.HTTPError):
-                    pass
-                assert time.monotonic() < deadline, log.read_text()
-                time.sleep(0.2)
+                token = json.loads((directory / "profile.share").read_text())["bearerToken"]
+                answer = httpx.get(
+                    f"http://127.0.0.1:{port}/delta-sharing/shares",
+                    headers={"Authorization": f"Bearer {token}"},
+                    timeout=2,
+                )
+                return answer.status_code == 200
+
+            wait_until(serving, 120, "the demo", 0.2, ignore=(OSError, ValueError, httpx.HTTPError))
         finally:
             process.send_signal(signal.SIGINT)
             process.wait(30)

@@ -9,7 +9,6 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +19,7 @@ import yaml
 
 from deltaport import __version__
 from sharing_server import free_port, table_entry, write_partitioned_table
+from waiting import wait_until
 
 ROOT = Path(__file__).resolve().parents[1]
 EXTRAS = {"spark", "polars", "postgres", "credentials"}
@@ -141,15 +141,12 @@ def served(installed: Installed, tmp_path: Path) -> Iterator[str]:
     )
     admin = f"http://127.0.0.1:{admin_port}"
     try:
-        deadline = time.monotonic() + 60
-        while True:
+
+        def started() -> httpx.Response:
             assert process.poll() is None, (tmp_path / "server.log").read_text()
-            try:
-                httpx.get(admin + "/api/openapi.json", timeout=1)
-                break
-            except httpx.HTTPError:
-                assert time.monotonic() < deadline, (tmp_path / "server.log").read_text()
-                time.sleep(0.2)
+            return httpx.get(admin + "/api/openapi.json", timeout=1)
+
+        wait_until(started, 60, "the admin listener", 0.2, ignore=(httpx.HTTPError,))
         yield admin
     finally:
         process.terminate()

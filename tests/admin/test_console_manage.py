@@ -8,7 +8,6 @@ from __future__ import annotations
 import html
 import json
 import re
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -18,6 +17,7 @@ import pytest
 from admin_support import CatalogAdminServer, login, start_empty_catalog_server
 from corpus import corpus_table
 from sharing_server import stop_server
+from waiting import wait_until
 
 PARTITIONED = "dat__basic_partitioned"
 
@@ -220,14 +220,14 @@ def test_console_changes_are_audited_as_the_admin_tokens(
 ) -> None:
     assert post(console, "/console/shares", name="audited").status_code == 303
     assert post(console, "/console/shares", name="audited").status_code == 400  # a duplicate
-    deadline = time.monotonic() + 30
-    while True:
+
+    def audited() -> list[dict[str, Any]]:
         with server.running.api() as api:
             records = api.get("/api/audit", params={"operation": "createShare"}).json()["records"]
         mine = [r for r in records if r.get("share") == "audited"]
-        if len(mine) == 2 or time.monotonic() > deadline:
-            break
-        time.sleep(0.2)
+        return mine if len(mine) == 2 else []
+
+    mine = wait_until(audited, 30, "both audit records", 0.2)
     assert sorted(r["status"] for r in mine) == [200, 409]
     assert {r["admin"] for r in mine} == {"token-1"}
     assert {r.get("errorCode") for r in mine} == {None, "RESOURCE_ALREADY_EXISTS"}

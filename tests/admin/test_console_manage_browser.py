@@ -23,6 +23,7 @@ from admin_support import ADMIN_TOKEN, CatalogAdminServer, start_empty_catalog_s
 from corpus import corpus_table
 from emulators import official_call, official_client_python, official_client_results  # noqa: F401
 from sharing_server import stop_server
+from waiting import wait_until
 
 playwright = pytest.importorskip("playwright.sync_api")
 pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is missing")
@@ -86,10 +87,7 @@ class Console(Watched):
 
 
 def until(check: Callable[[], bool], what: str, seconds: float = 30) -> None:
-    deadline = time.monotonic() + seconds
-    while not check():
-        assert time.monotonic() < deadline, f"still not {what}"
-        time.sleep(0.1)
+    wait_until(check, seconds, what)
 
 
 def shares_answer(sharing_url: str, token: str) -> int:

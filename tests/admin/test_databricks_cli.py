@@ -13,7 +13,6 @@ import os
 import random
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,6 +23,7 @@ import pytest
 from admin_support import ADMIN_TOKEN
 from deltaport.catalog.sql_store import SqlCatalog
 from sharing_server import start_server, stop_server
+from waiting import wait_until
 
 CLI = Path(sys.executable).parent / "databricks"
 
@@ -40,14 +40,10 @@ def admin(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         "admin": {"host": host, "port": 80, "tokens": [ADMIN_TOKEN]},
     }
     sharing = start_server(config, tmp / "server", catalog=url)
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            httpx.get(f"http://{host}/api/openapi.json", timeout=1)
-            break
-        except httpx.HTTPError:
-            assert time.monotonic() < deadline, sharing.log()
-            time.sleep(0.1)
+    document = f"http://{host}/api/openapi.json"
+    wait_until(
+        lambda: httpx.get(document, timeout=1), 30, "the admin listener", ignore=(httpx.HTTPError,)
+    )
     yield f"http://{host}"
     stop_server(sharing)
 

@@ -14,6 +14,7 @@ import httpx
 import pytest
 
 from admin_support import AdminServer, CatalogAdminServer
+from waiting import wait_until
 
 UC = "/api/2.1/unity-catalog"
 
@@ -162,10 +163,11 @@ def test_a_share_through_its_life(api: httpx.Client, admin_tables: dict[str, Pat
     }
     headers = {"Authorization": f"Bearer {profile['bearerToken']}"}
     url = profile["endpoint"] + "/shares/raw_share/schemas/sales/tables/parted/query"
-    deadline = time.monotonic() + 10
-    while (answer := httpx.post(url, json={}, headers=headers)).status_code != 200:
-        assert time.monotonic() < deadline, answer.text
-        time.sleep(0.1)
+    answer = wait_until(
+        lambda: (a := httpx.post(url, json={}, headers=headers)).status_code == 200 and a,
+        10,
+        "the query to be answered",
+    )
     regions = {
         json.loads(line)["file"]["partitionValues"]["region"]
         for line in answer.text.splitlines()
@@ -453,10 +455,7 @@ def test_a_recipient_through_its_life(api: httpx.Client) -> None:
     shares = profile["endpoint"] + "/shares"
     old = {"Authorization": f"Bearer {profile['bearerToken']}"}
     new = {"Authorization": f"Bearer {new_profile['bearerToken']}"}
-    deadline = time.monotonic() + 10
-    while httpx.get(shares, headers=new).status_code != 200:
-        assert time.monotonic() < deadline
-        time.sleep(0.1)
+    wait_until(lambda: httpx.get(shares, headers=new).status_code == 200, 10, "the new token")
     assert httpx.get(shares, headers=old).status_code == 401
     assert api.get(f"{UC}/recipients/lifer/share-permissions").json() == {"permissions_out": []}
     assert api.delete(f"{UC}/recipients/lifer").status_code == 200

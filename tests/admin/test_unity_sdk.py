@@ -33,6 +33,7 @@ from deltalake import DeltaTable
 from admin_support import ADMIN_TOKEN, CatalogAdminServer
 from corpus import corpus_table
 from emulators import official_call, official_client_python, official_client_results  # noqa: F401
+from waiting import wait_until
 
 
 @pytest.fixture
@@ -159,10 +160,7 @@ def _expected_rows() -> list[Any]:
 
 
 def _eventually(check: Callable[[], bool]) -> None:
-    deadline = time.monotonic() + 10
-    while not check():
-        assert time.monotonic() < deadline, "the sharing listener did not see the change"
-        time.sleep(0.1)
+    wait_until(check, 10, "the sharing listener to see the change")
 
 
 def _link(url: str | None) -> str:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -21,16 +20,14 @@ import deltaport
 from deltaport.catalog.recipient_access import ACTIVATION_INFO_PATH, ACTIVATION_PATH
 from deltaport.cli import main as cli
 from sharing_server import RunningServer, free_port, start_server, stop_server
+from waiting import wait_until
 
 LIVE_SECONDS = 5
 ADMIN_TOKEN = "activation-admin-token-3b9d"
 
 
 def _eventually(check: Callable[[], bool]) -> None:
-    deadline = time.monotonic() + LIVE_SECONDS
-    while not check():
-        assert time.monotonic() < deadline, f"not within {LIVE_SECONDS} s"
-        time.sleep(0.1)
+    wait_until(check, LIVE_SECONDS, "the catalog's change to reach the server")
 
 
 @pytest.fixture(scope="module")

@@ -20,6 +20,7 @@ from deltaport.admin.openapi import admin_openapi
 from deltaport.cli import main as cli
 from deltaport.protocol.credentials import ACCESS_MODES
 from sharing_server import RunningServer, free_port, start_server, stop_server
+from waiting import wait_until
 
 ADMIN_TOKEN = "catalog-admin-token-7c1e"
 
@@ -42,14 +43,13 @@ def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[RunningSer
     }
     server = start_server(config, tmp / "server")
     admin = f"http://127.0.0.1:{admin_port}"
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            httpx.get(admin + "/api/openapi.json", timeout=1)
-            break
-        except httpx.HTTPError:
-            assert time.monotonic() < deadline, "the admin listener did not start"
-            time.sleep(0.1)
+    document = admin + "/api/openapi.json"
+    wait_until(
+        lambda: httpx.get(document, timeout=1),
+        30,
+        "the admin listener to start",
+        ignore=(httpx.HTTPError,),
+    )
     yield server, admin, table
     stop_server(server)
 
@@ -79,10 +79,7 @@ def test_the_commands_work_against_a_running_server(setup, tmp_path: Path, capsy
     assert written["bearerToken"] not in listed
 
     with server.client(written["bearerToken"]) as client:
-        deadline = time.monotonic() + 5
-        while not client.get("/shares").json().get("items"):
-            assert time.monotonic() < deadline
-            time.sleep(0.1)
+        wait_until(lambda: client.get("/shares").json().get("items"), 5, "the grant")
         answer = client.post("/shares/sales/schemas/eu/tables/t/query", json={})
         regions = {
             json.loads(line)["file"]["partitionValues"]["region"]
@@ -91,10 +88,7 @@ def test_the_commands_work_against_a_running_server(setup, tmp_path: Path, capsy
         }
         assert regions == {"eu"}
         assert _remote(admin, "recipient", "revoke", "acme") == 0
-        deadline = time.monotonic() + 5
-        while client.get("/shares").status_code != 401:
-            assert time.monotonic() < deadline
-            time.sleep(0.1)
+        wait_until(lambda: client.get("/shares").status_code == 401, 5, "the revocation")
 
 
 def test_errors_and_tokens(setup, capsys) -> None:  # type: ignore[no-untyped-def]

@@ -9,7 +9,6 @@ import hashlib
 import json
 import socket
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,6 +20,7 @@ from deltalake import write_deltalake
 
 from deltaport.catalog.sql_store import SqlCatalog
 from sharing_server import RunningServer, free_port, start_server, stop_server
+from waiting import wait_until
 
 ADMIN_TOKEN = "catalog-bounds-admin-token-4d2a"
 COUNTRIES = ["FR", "F\\R", "FR\\", "O'Hara", "\\'", "''"]
@@ -89,14 +89,13 @@ def setup(
     }
     server = start_server(config, tmp / "server")
     admin = f"http://127.0.0.1:{admin_port}"
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            httpx.get(admin + "/api/openapi.json", timeout=1)
-            break
-        except httpx.HTTPError:
-            assert time.monotonic() < deadline, "the admin listener did not start"
-            time.sleep(0.1)
+    document = admin + "/api/openapi.json"
+    wait_until(
+        lambda: httpx.get(document, timeout=1),
+        30,
+        "the admin listener to start",
+        ignore=(httpx.HTTPError,),
+    )
     yield server, admin, table
     stop_server(server)
 
@@ -278,12 +277,13 @@ def test_a_diff_whose_storage_never_answers_ends_at_the_timeout(setup) -> None: 
 
 def _regions_seen(server: RunningServer, token: str) -> set[str]:
     with server.client(token) as client:
-        deadline = time.monotonic() + 10
-        while client.get("/shares").status_code != 200 or not client.get("/shares").json().get(
-            "items"
-        ):
-            assert time.monotonic() < deadline, "the recipient never saw its share"
-            time.sleep(0.1)
+        wait_until(
+            lambda: (
+                (shares := client.get("/shares")).status_code == 200 and shares.json().get("items")
+            ),
+            10,
+            "the recipient to see its share",
+        )
         answer = client.post("/shares/filtered/schemas/s/tables/t/query", json={})
         assert answer.status_code == 200, answer.text
         return {

@@ -5,7 +5,6 @@ YAML import, and shown to recipients in every listing and get route."""
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,7 @@ from deltaport.catalog.sql_store import SqlCatalog
 from deltaport.cli import main as cli
 from deltaport.client import Schema, SharingClient
 from sharing_server import RunningServer, free_port, start_server, stop_server
+from waiting import wait_until
 
 ADMIN_TOKEN = "catalog-details-admin-token"
 SHOWN = {"displayName": "Sales data", "comment": "daily", "properties": {"owner": "ops"}}
@@ -47,14 +47,13 @@ def setup(
     }
     server = start_server(config, tmp / "server")
     admin = f"http://127.0.0.1:{admin_port}"
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            httpx.get(admin + "/api/openapi.json", timeout=1)
-            break
-        except httpx.HTTPError:
-            assert time.monotonic() < deadline, "the admin listener did not start"
-            time.sleep(0.1)
+    document = admin + "/api/openapi.json"
+    wait_until(
+        lambda: httpx.get(document, timeout=1),
+        30,
+        "the admin listener to start",
+        ignore=(httpx.HTTPError,),
+    )
     yield server, admin, url
     stop_server(server)
 
@@ -80,12 +79,11 @@ def _seen(item: dict[str, Any]) -> dict[str, Any]:
 
 def _wait_for(client: httpx.Client, path: str) -> httpx.Response:
     """The sharing listener sees catalog changes shortly after they are written."""
-    deadline = time.monotonic() + 30
-    while True:
-        answer = client.get(path)
-        if answer.status_code not in (401, 404) or time.monotonic() > deadline:
-            return answer
-        time.sleep(0.1)
+    return wait_until(
+        lambda: (answer := client.get(path)).status_code not in (401, 404) and answer,
+        30,
+        f"{path} to be answered",
+    )
 
 
 def test_set_through_the_admin_api_and_shown_to_recipients(

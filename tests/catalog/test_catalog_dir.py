@@ -10,7 +10,6 @@ used to read the table's log.
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +24,7 @@ from catalog_lake import ROLE, storage_entry, write_config, write_lake_table
 from deltaport.cli import main as cli
 from emulators import S3Emulator, assumed_roles
 from sharing_server import RunningServer, free_port, ndjson, start_server, stop_server
+from waiting import wait_until
 
 BUCKET = "catalog-dir"
 PLAIN = "catalog-plain"
@@ -116,10 +116,7 @@ def _vend(client: httpx.Client, table: str, body: dict[str, Any] | None = None) 
 
 
 def _eventually(check: Callable[[], bool]) -> None:
-    deadline = time.monotonic() + LIVE_SECONDS
-    while not check():
-        assert time.monotonic() < deadline, f"not within {LIVE_SECONDS} s"
-        time.sleep(0.1)
+    wait_until(check, LIVE_SECONDS, "the catalog's change to reach the server")
 
 
 def test_listings_and_metadata_show_the_access(acme: httpx.Client) -> None:

@@ -34,6 +34,7 @@ from deltalake import write_deltalake
 from admin_support import AdminServer, login
 from deltaport.catalog.sql_store import SqlCatalog
 from sharing_server import RunningServer, free_port, stop_server
+from waiting import wait_until
 
 ADMIN_TOKEN = "disk-full-admin-token-7d2e"
 TMPFS_SIZE = "16m"
@@ -160,11 +161,7 @@ def full_lines_disk(tmp_path: Path) -> Iterator[FullDiskServer]:
 
 def _eventually(check: Callable[[], bool], what: str) -> None:
     """Wait for the audit log's writer (it flushes every second) to do ``what``."""
-    for _ in range(300):
-        if check():
-            return
-        time.sleep(0.1)
-    raise AssertionError(f"the audit log did not {what}")
+    wait_until(check, 30, f"the audit log to {what}")
 
 
 def _dropped(running: FullDiskServer) -> float:

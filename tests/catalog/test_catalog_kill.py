@@ -28,6 +28,7 @@ from deltaport.catalog.sql_store import SqlCatalog
 from deltaport.catalog.tokens import OAUTH
 from postgres import new_database, postgres_server  # noqa: F401
 from sharing_server import RunningServer, free_port, start_server
+from waiting import wait_until
 
 ADMIN_TOKEN = "kill-admin-token-51c0"
 SIGNING_KEY = "kill-tests-fixed-key"
@@ -78,12 +79,10 @@ def _start(url: str, tmp: Path) -> tuple[RunningServer, httpx.Client]:
         headers={"Authorization": f"Bearer {ADMIN_TOKEN}"},
         timeout=30,
     )
-    for _ in range(300):
-        try:
-            api.get("/api/openapi.json", timeout=1)
-            break
-        except httpx.HTTPError:
-            time.sleep(0.1)
+    document = "/api/openapi.json"
+    wait_until(
+        lambda: api.get(document, timeout=1), 30, "the admin listener", ignore=(httpx.HTTPError,)
+    )
     return server, api
 
 

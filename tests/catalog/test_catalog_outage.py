@@ -28,6 +28,7 @@ from deltaport.catalog.live.live_catalog import POLL_SECONDS, RETRY_MAX_SECONDS
 from deltaport.catalog.sql_store import SqlCatalog
 from postgres import PostgresCluster, new_database
 from sharing_server import RunningServer, free_port, start_server, stop_server
+from waiting import wait_until
 
 ADMIN_TOKEN = "outage-admin-token-2d8f"
 RECOVERY_SECONDS = RETRY_MAX_SECONDS + POLL_SECONDS
@@ -99,14 +100,14 @@ def _start(url: str, tmp: Path, **settings: object) -> tuple[RunningServer, http
         headers={"Authorization": f"Bearer {ADMIN_TOKEN}"},
         timeout=60,
     )
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            api.get("/api/openapi.json", timeout=1)
-            return server, api
-        except httpx.HTTPError:
-            assert time.monotonic() < deadline, "the admin listener did not start"
-            time.sleep(0.1)
+    document = "/api/openapi.json"
+    wait_until(
+        lambda: api.get(document, timeout=1),
+        30,
+        "the admin listener to start",
+        ignore=(httpx.HTTPError,),
+    )
+    return server, api
 
 
 def _clients(server: RunningServer, tokens: dict[str, str]) -> dict[str, httpx.Client]:
@@ -114,10 +115,7 @@ def _clients(server: RunningServer, tokens: dict[str, str]) -> dict[str, httpx.C
 
 
 def _within(seconds: float, what: str, done: Callable[[], bool]) -> None:
-    deadline = time.monotonic() + seconds
-    while not done():
-        assert time.monotonic() < deadline, f"{what} within {seconds} s"
-        time.sleep(0.05)
+    wait_until(done, seconds, what, interval=0.05)
 
 
 def _shares(client: httpx.Client) -> int:

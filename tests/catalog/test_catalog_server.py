@@ -21,6 +21,7 @@ from deltaport.cli import main as cli
 from emulators import S3Emulator, official_client_python, read_with_official_client  # noqa: F401
 from postgres import postgres_server, postgres_url  # noqa: F401
 from sharing_server import RunningServer, start_server, stop_server
+from waiting import wait_until
 
 FILTER = "region = CURRENT_RECIPIENT('region')"
 LIVE_SECONDS = 5
@@ -123,10 +124,7 @@ def _regions(response: httpx.Response) -> set[str]:
 
 
 def _eventually(check: Callable[[], bool]) -> None:
-    deadline = time.monotonic() + LIVE_SECONDS
-    while not check():
-        assert time.monotonic() < deadline, f"not within {LIVE_SECONDS} s"
-        time.sleep(0.1)
+    wait_until(check, LIVE_SECONDS, "the catalog's change to reach the server")
 
 
 def test_each_recipient_sees_its_grants_and_partitions(sqlite_setup) -> None:  # type: ignore[no-untyped-def]

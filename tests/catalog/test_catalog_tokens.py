@@ -9,7 +9,6 @@ tokens another recipient could replay.
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import timedelta
@@ -21,6 +20,7 @@ import pytest
 
 from deltaport.catalog.sql_store import SqlCatalog
 from sharing_server import RunningServer, start_server, stop_server, write_partitioned_table
+from waiting import wait_until
 
 LIVE_SECONDS = 10
 TABLE = "/shares/s/schemas/sc/tables/t"
@@ -66,10 +66,7 @@ def catalog(tmp_path_factory: pytest.TempPathFactory) -> Iterator[CatalogServer]
 
 
 def _eventually(check: Callable[[], bool]) -> None:
-    deadline = time.monotonic() + LIVE_SECONDS
-    while not check():
-        assert time.monotonic() < deadline, f"not within {LIVE_SECONDS} s"
-        time.sleep(0.1)
+    wait_until(check, LIVE_SECONDS, "the catalog's change to reach the server")
 
 
 def _resident_bytes(pid: int) -> int:

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,6 +34,7 @@ from deltaport.catalog.database.connection import sqlite_path
 from deltaport.catalog.sql_store import SqlCatalog
 from emulators import S3Emulator
 from sharing_server import RunningServer, free_port, start_server, stop_server
+from waiting import wait_until
 
 BUCKET = "secret-scan"
 LOCATION = f"s3://{BUCKET}/tables/t"
@@ -137,12 +137,13 @@ def _scenario(scan: Scan) -> None:
 
     token_url = server.url + "/oauth/token"
     form = {"grant_type": "client_credentials"}
-    for _ in range(200):  # until the server's catalog has the new client (polled)
-        issued = httpx.post(token_url, data=form, auth=(oauth["clientId"], oauth["clientSecret"]))
-        if issued.status_code == 200:
-            break
-        time.sleep(0.05)
-    assert issued.status_code == 200, issued.text
+    credentials = (oauth["clientId"], oauth["clientSecret"])
+    issued = wait_until(  # until the server's catalog has the new client (polled)
+        lambda: (a := httpx.post(token_url, data=form, auth=credentials)).status_code == 200 and a,
+        10,
+        "the new OAuth client",
+        0.05,
+    )
     scan.keep(issued.json()["access_token"])
     scan.refused(httpx.post(token_url, data=form, auth=(oauth["clientId"], "not-it")), 401)
 

@@ -36,6 +36,7 @@ from deltaport.server.sources.catalog_source import YamlCatalog
 from deltaport.storage.uri import parse_location
 from emulators import S3Emulator
 from sharing_server import TOKEN, RunningServer, start_server, stop_server, table_entry
+from waiting import wait_until
 
 WIDE_FILES = 600
 """More files than one manifest holds: two buckets, so a one-file commit keeps one of them."""
@@ -231,11 +232,8 @@ def test_the_server_sweeps_in_the_background(tmp_path: Path) -> None:
         first_list = loaded.metadata.snapshot_by_id(1).manifest_list  # type: ignore[union-attr]
         _drop_first_commit(root)
         after = _catalog(server).load_table("d.wide")
-        for _ in range(600):  # a sweep every 0.3 seconds: within a few
-            if not Path(first_list).exists():
-                break
-            time.sleep(0.1)
-        assert not Path(first_list).exists()
+        # a sweep every 0.3 seconds: within a few
+        wait_until(lambda: not Path(first_list).exists(), 60, "the sweep of the first commit")
         assert Path(after.metadata_location).exists()
         assert "Iceberg file" in server.log_path.read_text()
     finally:

@@ -5,7 +5,6 @@ not exist), no table with a partition filter, and nothing once its grant or toke
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,6 +18,7 @@ from pyiceberg.catalog.rest import RestCatalog
 from client.compare import direct_read
 from deltaport.cli import main as cli
 from sharing_server import RunningServer, start_server, stop_server
+from waiting import wait_until
 
 
 def _catalog(url: str, *args: str) -> None:
@@ -107,11 +107,8 @@ def test_a_revoked_grant_and_a_revoked_token_end_iceberg_access(granted) -> None
     path = "/v1/shares/hr/namespaces/x/tables/people"
     assert _get(server, tokens["hronly"], path).status_code == 200
     _catalog(url, "share", "revoke", "hr", "--to", "hronly")
-    deadline = time.monotonic() + 10
-    while _get(server, tokens["hronly"], path).status_code != 404:
-        assert time.monotonic() < deadline
-        time.sleep(0.1)
+    wait_until(lambda: _get(server, tokens["hronly"], path).status_code == 404, 10, "the revoke")
     _catalog(url, "recipient", "revoke", "hronly")
-    while _get(server, tokens["hronly"], "/v1/config").status_code != 401:
-        assert time.monotonic() < deadline + 10
-        time.sleep(0.1)
+    wait_until(
+        lambda: _get(server, tokens["hronly"], "/v1/config").status_code == 401, 20, "the revoke"
+    )

@@ -1,6 +1,7 @@
-"""The Iceberg catalog in the sharing listener's OpenAPI document: every route it serves
-(from the listener's root, under ``iceberg.path``), the write operations it refuses, its
-schemas, and the bearer scheme; the whole document stays valid OpenAPI."""
+"""The Iceberg catalog's OpenAPI document, served at ``<iceberg.path>/openapi.json`` with that
+base path as its server: every route it serves, the write operations it refuses, its
+schemas, and the bearer scheme; the whole document stays valid OpenAPI, and the sharing
+document names none of it."""
 
 from __future__ import annotations
 
@@ -22,19 +23,19 @@ NAMES = {"share": "Sales", "schema": "d", "table": "basic"}
 
 
 def _document(server: RunningServer) -> dict[str, Any]:
-    answer = httpx.get(server.url + "/openapi.json", timeout=30)
+    answer = httpx.get(server.base + "/iceberg/openapi.json", timeout=30)
     assert answer.status_code == 200
     document: dict[str, Any] = answer.json()
     return document
 
 
 def _operations(document: dict[str, Any], base: str) -> dict[tuple[str, str], dict[str, Any]]:
+    """The catalog's operations, by method and full path (its server's ``base`` first)."""
+    assert document["servers"] == [{"url": base}]
     return {
-        (method.upper(), path): operation
+        (method.upper(), base + path): operation
         for path, item in document["paths"].items()
-        if path.startswith(base + "/")
         for method, operation in item.items()
-        if method != "servers"
     }
 
 
@@ -46,7 +47,7 @@ def test_the_served_document_lists_the_catalog_and_stays_valid(
     operations = _operations(document, "/iceberg")
     assert ("GET", "/iceberg/v1/shares/{share}/namespaces/{schema}/tables/{table}") in operations
     for (method, path), operation in operations.items():
-        assert document["paths"][path]["servers"] == [{"url": "/"}], path
+        assert "servers" not in document["paths"][path.removeprefix("/iceberg")], path
         assert operation["operationId"].startswith("iceberg"), path
         if "security" not in operation:  # the recipient's bearer token, like the sharing API
             assert document["security"] == [{"bearer": []}]
@@ -63,6 +64,9 @@ def test_the_served_document_lists_the_catalog_and_stays_valid(
     ):
         assert name in schemas, name
     assert document["components"]["securitySchemes"]["bearer"]["scheme"] == "bearer"
+    sharing = httpx.get(iceberg_server.url + "/openapi.json", timeout=30).json()
+    assert not [p for p in sharing["paths"] if "iceberg" in p or "/v1/" in p]
+    assert "IcebergErrorResponse" not in sharing["components"]["schemas"]
 
 
 def test_the_document_lists_exactly_the_routes_served(tmp_path: Path) -> None:
@@ -78,12 +82,14 @@ def test_the_document_lists_exactly_the_routes_served(tmp_path: Path) -> None:
         if isinstance(route, Route) and route.path.startswith("/lake/"):
             # Starlette adds HEAD to every GET route: the documented HEADs are tried below
             served |= {(m, route.path) for m in route.methods or () if m != "HEAD"}
-    operations = _operations(app.state.openapi, "/lake")
+    operations = _operations(app.state.iceberg_openapi, "/lake")
     read = {key for key, op in operations.items() if "security" not in op}
     refused = {key for key, op in operations.items() if "security" in op}
-    assert {(m, p) for m, p in read if m != "HEAD"} == served
+    document = ("GET", "/lake/openapi.json")
+    assert {(m, p) for m, p in read if m != "HEAD"} | {document} == served
+    assert operations[document]["security"] == []
+    refused.discard(document)
     assert all(set(op["responses"]) == {"406"} for key, op in operations.items() if key in refused)
-    assert not any(p.startswith("/iceberg") for p in app.state.openapi["paths"])
 
 
 def test_each_documented_operation_is_answered_as_documented(
@@ -98,7 +104,9 @@ def test_each_documented_operation_is_answered_as_documented(
         params = {"warehouse": "Sales"} if path.endswith("/config") else None
         answer = httpx.request(method, url, headers=headers, params=params, json={}, timeout=60)
         assert str(answer.status_code) in operation["responses"], (method, path, answer.text)
-        if "security" in operation:
+        if path.endswith("/openapi.json"):
+            assert answer.json()["servers"] == [{"url": "/iceberg"}]
+        elif "security" in operation:
             assert answer.status_code == 406
             assert answer.json()["error"]["type"] == "UnsupportedOperationException"
         else:

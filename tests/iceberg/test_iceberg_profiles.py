@@ -8,14 +8,15 @@ import json
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
+from typing import Any
 
 import httpx
 from pyiceberg.catalog.rest import RestCatalog
 
 from deltaport.cli import main as cli
 from sharing_server import free_port, start_server, stop_server
+from waiting import wait_until
 
 DELTAPORT = str(Path(sys.executable).parent / "deltaport")
 
@@ -75,10 +76,10 @@ def test_an_activation_link_hands_over_a_profile_an_iceberg_reader_uses(
         profile = httpx.get(link.replace("http://x", server.base), timeout=30).json()
         assert profile["icebergEndpoint"] == server.base + "/iceberg"
         auth = {"Authorization": f"Bearer {profile['bearerToken']}"}
-        deadline = time.monotonic() + 10  # until the server's live catalog has the new token
-        while httpx.get(profile["icebergEndpoint"] + "/v1/config", headers=auth).status_code != 200:
-            assert time.monotonic() < deadline
-            time.sleep(0.1)
+        config = profile["icebergEndpoint"] + "/v1/config"
+        wait_until(  # until the server's live catalog has the new token
+            lambda: httpx.get(config, headers=auth).status_code == 200, 10, "the new token"
+        )
         catalog = RestCatalog(
             "s", uri=profile["icebergEndpoint"], token=profile["bearerToken"], warehouse="s"
         )
@@ -96,22 +97,19 @@ def test_the_demo_profile_reads_through_iceberg(tmp_path: Path) -> None:
         stderr=subprocess.DEVNULL,
     )
     try:
-        deadline = time.monotonic() + 120
-        while True:
+
+        def serving() -> dict[str, Any] | None:
             assert process.poll() is None
-            try:
-                profile = json.loads((directory / "profile.share").read_text())
-                config = httpx.get(
-                    profile["icebergEndpoint"] + "/v1/config",
-                    headers={"Authorization": f"Bearer {profile['bearerToken']}"},
-                    timeout=2,
-                )
-                if config.status_code == 200:
-                    break
-            except (OSError, ValueError, KeyError, httpx.HTTPError):
-                pass
-            assert time.monotonic() < deadline
-            time.sleep(0.2)
+            profile: dict[str, Any] = json.loads((directory / "profile.share").read_text())
+            config = httpx.get(
+                profile["icebergEndpoint"] + "/v1/config",
+                headers={"Authorization": f"Bearer {profile['bearerToken']}"},
+                timeout=2,
+            )
+            return profile if config.status_code == 200 else None
+
+        errors = (OSError, ValueError, KeyError, httpx.HTTPError)
+        profile = wait_until(serving, 120, "the demo's Iceberg catalog", 0.2, ignore=errors)
         catalog = RestCatalog("demo", uri=profile["icebergEndpoint"], token=profile["bearerToken"])
         namespace = catalog.list_namespaces()[0]
         tables = catalog.list_tables(namespace)

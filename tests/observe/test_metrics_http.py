@@ -8,8 +8,7 @@ from __future__ import annotations
 import json
 import re
 import signal
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,6 +28,7 @@ from sharing_server import (
     stop_server,
     table_entry,
 )
+from waiting import wait_until
 
 ADMIN_TOKEN = "metrics-admin-token-7c1d"
 TABLE = "/shares/sales/schemas/eu/tables/orders"
@@ -68,14 +68,9 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MetricsServer]:
     config = {"signingKey": "metrics-key", "admin": {"port": port, "tokens": [ADMIN_TOKEN]}}
     sharing = start_server(config, tmp / "server", catalog=url)
     admin = httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=60)
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            admin.get("/livez", timeout=1)
-            break
-        except httpx.HTTPError:
-            assert time.monotonic() < deadline, "the admin listener did not start"
-            time.sleep(0.1)
+    wait_until(
+        lambda: admin.get("/livez", timeout=1), 30, "the admin listener", ignore=(httpx.HTTPError,)
+    )
     try:
         yield MetricsServer(sharing, admin, token, url)
     finally:
@@ -172,10 +167,13 @@ def test_the_counters_match_a_scripted_scenario(served: MetricsServer) -> None:
     # by the audit log's thread within a second or so
     audited = 9
     written = "deltaport_audit_records_written_total"
-    deadline = time.monotonic() + 30
-    while counted(written) < audited and time.monotonic() < deadline:
-        time.sleep(0.2)
+
+    def all_written() -> bool:
+        nonlocal after
         _, after = scrape(served.admin)
+        return counted(written) >= audited
+
+    wait_until(all_written, 30, "the audit records to be written", 0.2)
     assert counted(written) == audited
     assert counted("deltaport_audit_records_dropped_total") == 0
 
@@ -183,13 +181,6 @@ def test_the_counters_match_a_scripted_scenario(served: MetricsServer) -> None:
 def _served_series(admin: httpx.Client, recipient: str) -> set[str]:
     _, samples = scrape(admin)
     return {name for name, labels in samples if ("recipient", recipient) in labels}
-
-
-def _await(condition: Callable[[], bool], what: str, seconds: float = 30) -> None:
-    deadline = time.monotonic() + seconds
-    while not condition():
-        assert time.monotonic() < deadline, f"{what} within {seconds} s"
-        time.sleep(0.2)
 
 
 @pytest.mark.parametrize("through", ["the provider API", "another writer of the catalog"])
@@ -205,7 +196,7 @@ def test_a_deleted_recipients_series_are_dropped(served: MetricsServer, through:
     finally:
         catalog.database.close()
     with served.sharing.client(token) as reader:
-        _await(lambda: reader.get("/shares").status_code == 200, f"{name}'s token not accepted")
+        wait_until(lambda: reader.get("/shares").status_code == 200, 30, f"{name}'s token accepted")
         assert reader.post(f"{TABLE}/query", json={}).status_code == 200
     with served.sharing.client(served.token) as acme:
         assert acme.post(f"{TABLE}/query", json={}).status_code == 200
@@ -224,7 +215,7 @@ def test_a_deleted_recipients_series_are_dropped(served: MetricsServer, through:
             catalog.drop_recipient(name)
         finally:
             catalog.database.close()
-    _await(lambda: not _served_series(served.admin, name), f"{name}'s series still listed")
+    wait_until(lambda: not _served_series(served.admin, name), 30, f"{name}'s series dropped")
     assert _served_series(served.admin, "acme")
 
 
@@ -241,8 +232,9 @@ def test_both_openapi_documents_describe_the_probes_and_metrics(served: MetricsS
     admin = served.admin.get("/api/openapi.json").json()["paths"]
     assert {"/metrics", "/livez", "/readyz"} <= set(admin)
     assert admin["/readyz"]["get"]["security"] == []
-    sharing = httpx.get(served.sharing.url + "/openapi.json").json()["paths"]
-    assert sharing["/readyz"]["servers"] == [{"url": "/"}]
+    root = httpx.get(served.sharing.base + "/openapi.json").json()
+    assert root["servers"] == [{"url": "/"}]
+    assert root["paths"]["/readyz"]["get"]["responses"].keys() == {"200", "503"}
 
 
 def test_readyz_answers_503_while_the_server_drains(tmp_path: Path) -> None:
@@ -263,10 +255,12 @@ def test_readyz_answers_503_while_the_server_drains(tmp_path: Path) -> None:
         with sharing.client(TOKEN) as client:
             assert {httpx.get(probe).status_code for probe in probes} == {200}
             sharing.process.send_signal(signal.SIGTERM)
-            deadline = time.monotonic() + 30
-            while {httpx.get(probe).status_code for probe in probes} != {503}:
-                assert time.monotonic() < deadline, "/readyz never answered 503"
-                time.sleep(0.05)
+            wait_until(
+                lambda: {httpx.get(probe).status_code for probe in probes} == {503},
+                30,
+                "/readyz to answer 503",
+                0.05,
+            )
             assert httpx.get(probes[0]).text == "not ready: draining: the server is shutting down\n"
             assert client.get("/shares").status_code == 200  # still served while draining
             assert httpx.get(sharing.base + "/livez").status_code == 200

@@ -6,7 +6,6 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import httpx
@@ -26,15 +25,7 @@ from deltaport.server.answers.client_gone import (
 from emulators import serve_asgi
 from history_tables import write_log_only_table
 from sharing_server import TOKEN
-
-
-def _wait_until(condition: Callable[[], bool], seconds: float) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.05)
-    return condition()
+from waiting import wait_until
 
 
 def test_preparation_stops_when_the_client_leaves() -> None:
@@ -58,7 +49,7 @@ def test_preparation_stops_when_the_client_leaves() -> None:
         started = time.monotonic()
         with contextlib.suppress(httpx.ReadTimeout):
             httpx.get(f"{base}/work", timeout=0.5)
-        assert _wait_until(lambda: bool(outcome), 5), "the work went on after the client left"
+        wait_until(lambda: outcome, 5, "the work to stop after the client left", 0.05)
         assert outcome == ["stopped"]
         assert time.monotonic() - started < 5
 
@@ -97,8 +88,8 @@ def test_an_abandoned_stream_is_closed_at_once(tmp_path: Path) -> None:
                 next(response.iter_bytes())
                 assert open_bodies() == 1
             # the client has gone with most of the answer unread
-            assert _wait_until(lambda: open_bodies() == 0, 5), "the stream was not closed"
-        assert _wait_until(
+            wait_until(lambda: open_bodies() == 0, 5, "the stream to be closed", 0.05)
+        wait_until(
             lambda: (
                 not {
                     t.ident
@@ -107,4 +98,6 @@ def test_an_abandoned_stream_is_closed_at_once(tmp_path: Path) -> None:
                 }
             ),
             5,
-        ), "threads preparing the abandoned answers are still running"
+            "the threads preparing the abandoned answers to end",
+            0.05,
+        )

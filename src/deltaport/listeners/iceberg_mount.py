@@ -9,19 +9,20 @@ from starlette.applications import Starlette
 from deltaport.config.model import ServerConfig
 from deltaport.config.urls import iceberg_metadata_directory
 from deltaport.iceberg.convert.tables import IcebergTables
-from deltaport.iceberg.rest.openapi import add_catalog
+from deltaport.iceberg.rest.openapi import DOCUMENT_PATH, iceberg_document
 from deltaport.iceberg.rest.routes import IcebergCatalog
 from deltaport.iceberg.rest.sweeper import IcebergSweeper
 from deltaport.observe.audit_log import AuditLog
+from deltaport.server.openapi.route import document_route
 from deltaport.server.sources.catalog_source import CatalogSource
 
 SECONDS_PER_HOUR = 3600
 
 
 def mount_iceberg(app: Starlette, config: ServerConfig, audit: AuditLog | None) -> None:
-    """Add the catalog's routes to the sharing listener's ``app`` and to its OpenAPI
-    document (when enabled), and start its cleanup (when ``iceberg.cleanupIntervalMinutes``
-    is not 0)."""
+    """Add the catalog's routes and its OpenAPI document (``<iceberg.path>/openapi.json``) to
+    the sharing listener's ``app`` (when enabled), and start its cleanup (when
+    ``iceberg.cleanupIntervalMinutes`` is not 0)."""
     if not config.iceberg.enabled:
         return
     tables = IcebergTables(iceberg_metadata_directory(config))
@@ -29,8 +30,9 @@ def mount_iceberg(app: Starlette, config: ServerConfig, audit: AuditLog | None) 
         app.state.catalog, tables, app.state.limits, audit, app.state.credentials
     )
     base = config.iceberg.path.rstrip("/")
+    app.state.iceberg_openapi = iceberg_document(base)
+    app.router.routes.append(document_route(base + DOCUMENT_PATH, app.state.iceberg_openapi))
     app.router.routes.extend(catalog.routes(base))
-    add_catalog(app.state.openapi, base)
     minutes = config.iceberg.cleanup_interval_minutes
     if minutes > 0:
         iceberg_sweeper(config, app.state.catalog, tables).start(minutes * 60)

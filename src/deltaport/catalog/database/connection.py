@@ -174,6 +174,11 @@ class Database:
                 raise DatabaseUnavailableError(
                     f"the catalog database is unavailable: {exc}"
                 ) from exc
+            if _read_only(exc):
+                raise DatabaseUnavailableError(
+                    f"the catalog database cannot be written (its file or directory is "
+                    f"read-only for this user): {exc}"
+                ) from exc
             raise
         finally:
             if watchdog is not None:
@@ -305,6 +310,10 @@ def _full(exc: Exception) -> bool:
     if isinstance(exc, sqlite3.Error):
         return getattr(exc, "sqlite_errorname", "") == "SQLITE_FULL"
     return getattr(exc, "sqlstate", None) == "53100"  # PostgreSQL's disk_full
+
+
+def _read_only(exc: Exception) -> bool:
+    return getattr(exc, "sqlite_errorname", "").startswith("SQLITE_READONLY")
 
 
 def _unavailable(exc: Exception) -> bool:

@@ -1,8 +1,8 @@
-"""The Iceberg catalog's part of the sharing listener's OpenAPI document: its routes under
-the catalog's base path (from the listener's root, so each path names its own server),
-their parameters, and schemas written after the Iceberg REST catalog's OpenAPI document for
-what this catalog answers. The write operations a read-only catalog refuses are listed
-too, each answered 406 whoever asks."""
+"""The Iceberg catalog's OpenAPI document, served at ``<iceberg.path>/openapi.json`` with the
+catalog's base path as its server: its routes (``/v1/...``), their parameters, and schemas
+written after the Iceberg REST catalog's OpenAPI document for what this catalog answers.
+The write operations a read-only catalog refuses are listed too, each answered 406
+whoever asks."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ from typing import Any
 
 from deltaport.iceberg.rest.routes import MAX_PAGE_SIZE
 
-_ROOT = [{"url": "/"}]
 _STR = {"type": "string"}
 _LONG = {"type": "integer", "format": "int64"}
 _INT = {"type": "integer", "format": "int32"}
@@ -274,9 +273,13 @@ def _refused(op_id: str, summary: str, params: list[dict[str, Any]]) -> dict[str
     }
 
 
-def catalog_paths(base: str) -> dict[str, Any]:
-    """The catalog's paths, served under ``base`` (``iceberg.path``) from the root."""
-    prefix = f"{base}/v1/shares/{{share}}"
+DOCUMENT_PATH = "/openapi.json"
+"""Where the document is served, under the catalog's base path."""
+
+
+def catalog_paths() -> dict[str, Any]:
+    """The catalog's paths, under its base path (``iceberg.path``)."""
+    prefix = "/v1/shares/{share}"
     namespace = f"{prefix}/namespaces/{{schema}}"
     table = f"{namespace}/tables/{{table}}"
     share, names, table_names = (
@@ -286,7 +289,7 @@ def catalog_paths(base: str) -> dict[str, Any]:
     )
     guarded = _errors(*_GUARDED)
     paths: dict[str, dict[str, Any]] = {
-        f"{base}/v1/config": {
+        "/v1/config": {
             "get": _op(
                 "icebergGetConfig",
                 "The catalog of one share: its prefix and the routes served",
@@ -400,10 +403,32 @@ def catalog_paths(base: str) -> dict[str, Any]:
             "post": _refused("icebergCommitTransaction", "Commit to several tables", share)
         },
     }
-    return {path: {"servers": _ROOT, **item} for path, item in paths.items()}
+    paths[DOCUMENT_PATH] = {
+        "get": {
+            "operationId": "icebergGetOpenApi",
+            "summary": "This document",
+            "security": [],
+            "responses": {"200": {"description": "OK", "content": {_JSON: {}}}},
+        }
+    }
+    return paths
 
 
-def add_catalog(document: dict[str, Any], base: str) -> None:
-    """Add the catalog served under ``base`` to the sharing listener's ``document``."""
-    document["paths"].update(catalog_paths(base))
-    document["components"]["schemas"].update(SCHEMAS)
+def iceberg_document(base: str) -> dict[str, Any]:
+    """The document of the catalog served under ``base``."""
+    return {
+        "openapi": "3.1.0",
+        "info": {
+            "title": "deltaport Iceberg REST catalog (read-only)",
+            "version": "1",
+            "description": "Each share is a catalog (warehouse); the recipient's bearer "
+            "token of the sharing API, with its grants.",
+        },
+        "servers": [{"url": base}],
+        "security": [{"bearer": []}],
+        "paths": catalog_paths(),
+        "components": {
+            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
+            "schemas": SCHEMAS,
+        },
+    }

@@ -67,6 +67,8 @@ from deltaport.server.oauth.activation import Activation
 from deltaport.server.oauth.client_address import ClientAddresses
 from deltaport.server.oauth.token_endpoint import TokenEndpoint
 from deltaport.server.openapi.document import openapi_document
+from deltaport.server.openapi.root import ROOT_DOCUMENT_PATH, root_document
+from deltaport.server.openapi.route import document_route
 from deltaport.server.pages.listing import PageTokens
 from deltaport.server.pages.query_ids import MAX_QUERY_ID_LENGTH, QueryIds
 from deltaport.server.pages.snapshot_pages import SnapshotPages
@@ -142,6 +144,7 @@ def create_app(
         *files_routes(local_signer, table_root, admit=catalog.may_read_file),
         *api.routes(config.endpoint),
         *health_routes(readiness),
+        document_route(ROOT_DOCUMENT_PATH, api.root_openapi),
     ]
     if isinstance(catalog, DatabaseCatalog):
         activation = Activation(
@@ -184,6 +187,7 @@ def create_app(
     # the redirect from the request's Host header
     app.router.redirect_slashes = False
     app.state.openapi = api.openapi
+    app.state.root_openapi = api.root_openapi
     app.state.catalog = catalog
     app.state.credentials = credentials
     app.state.limits = api.limits
@@ -222,8 +226,7 @@ class _Api:
         self.async_answers = async_answers
         catalog = isinstance(source, DatabaseCatalog)
         self.openapi = openapi_document(config.endpoint, catalog=catalog)
-        self._openapi_bytes: bytes | None = None  # encoded when first asked: the listener
-        # adds its other parts (the Iceberg catalog) to ``openapi`` before serving
+        self.root_openapi = root_document(config.endpoint, catalog=catalog)
         self.audit = SharingAudit(audit) if audit is not None else None
         self.limits = SharingLimits(config.rate_limits)
         self.guard = RecipientGuard(source, self.limits, self.audit, _refusal)
@@ -261,7 +264,7 @@ class _Api:
                 methods=["GET"],
             ),
             Route(f"{shares}/{{share}}/all-tables", guard(self.list_all_tables), methods=["GET"]),
-            Route(f"{endpoint}/openapi.json", self.openapi_json, methods=["GET"]),
+            document_route(f"{endpoint}/openapi.json", self.openapi),
         ]
 
     # -- listing ---------------------------------------------------------------------------
@@ -400,11 +403,6 @@ class _Api:
         if table.location.kind != "local":
             return _stream(answer)
         return _stream(answer, {FILE_BATCH_HEADER: self.files_url})
-
-    async def openapi_json(self, request: Request) -> Response:
-        if self._openapi_bytes is None:
-            self._openapi_bytes = _encode(self.openapi)
-        return Response(self._openapi_bytes, media_type=JSON)
 
 
 def _file_capabilities(request: Request) -> Capabilities:

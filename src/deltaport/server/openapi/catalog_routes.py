@@ -1,6 +1,6 @@
 """The sharing listener's routes that only a server on a catalog database serves: the OAuth
-token endpoint (under the sharing endpoint) and the activation routes (at Unity Catalog's
-public paths, from the listener's root: their ``servers`` say so)."""
+token endpoint (under the sharing endpoint, in the sharing document) and the activation
+routes (at Unity Catalog's public paths, in the listener's root document)."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ from deltaport.catalog.tokens import TOKEN_ENDPOINT_PATH
 
 _FORM = "application/x-www-form-urlencoded"
 _LINK = [{"name": "link", "in": "path", "required": True, "schema": {"type": "string"}}]
-_ROOT = [{"url": "/"}]
 
 
-def catalog_paths() -> dict[str, Any]:
+def token_paths() -> dict[str, Any]:
+    """The OAuth token endpoint, under the sharing endpoint."""
     grant = {
         "type": "object",
         "properties": {
@@ -40,9 +40,14 @@ def catalog_paths() -> dict[str, Any]:
                     "403": {"description": "Outside the recipient's IP access list"},
                 },
             }
-        },
+        }
+    }
+
+
+def activation_paths() -> dict[str, Any]:
+    """The activation routes, from the listener's root."""
+    return {
         f"{ACTIVATION_PATH}/{{link}}": {
-            "servers": _ROOT,
             "get": {
                 "operationId": "retrieveActivationProfile",
                 "summary": "The recipient's profile, once (its first credential is made then)",
@@ -56,7 +61,6 @@ def catalog_paths() -> dict[str, Any]:
             },
         },
         f"{ACTIVATION_INFO_PATH}/{{link}}": {
-            "servers": _ROOT,
             "get": {
                 "operationId": "getActivationInfo",
                 "summary": "Whether the link can still be used (it is not used up)",

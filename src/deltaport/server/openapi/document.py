@@ -1,4 +1,7 @@
-"""The OpenAPI 3.1 document of the sharing API (a test keeps it equal to the real routes)."""
+"""The OpenAPI 3.1 document of the sharing API, served at ``<endpoint>/openapi.json``: every
+route under the endpoint, and nothing else (the listener's root routes and the Iceberg
+catalog have documents of their own, each with its base path as its server). A test keeps
+it equal to the real routes."""
 
 from __future__ import annotations
 
@@ -6,7 +9,7 @@ from typing import Any
 
 from deltaport.protocol.file_batch import FILE_MAX_BYTES, MAX_FILES, MEDIA_TYPE
 from deltaport.server.openapi import credentials as openapi_credentials
-from deltaport.server.openapi.catalog_routes import catalog_paths
+from deltaport.server.openapi.catalog_routes import token_paths
 
 _ERROR_CODES = {
     "400": "The request is malformed or a parameter has a wrong value.",
@@ -167,7 +170,7 @@ def _names(*names: str) -> list[dict[str, Any]]:
 
 def openapi_document(endpoint: str, *, catalog: bool = False) -> dict[str, Any]:
     """The document for a server whose sharing API lives under ``endpoint`` (with
-    ``catalog``: on a catalog database, with its OAuth and activation routes)."""
+    ``catalog``: on a catalog database, with its OAuth token endpoint)."""
     table_names = _names("share", "schema", "table")
     paths: dict[str, Any] = {
         "/shares": {"get": _op("listShares", "List shares", _PAGING, _json_ok("ListShares"))},
@@ -381,14 +384,8 @@ def openapi_document(endpoint: str, *, catalog: bool = False) -> dict[str, Any]:
             }
         },
     }
-    paths["/livez"] = _probe("livez", "Liveness: 200 while the process runs", {})
-    paths["/readyz"] = _probe(
-        "readyz",
-        "Readiness: 200, or 503 while draining or while the catalog cannot be read",
-        {"503": {"description": "Not ready (the reason in the body)"}},
-    )
     if catalog:
-        paths.update(catalog_paths())
+        paths.update(token_paths())
     return {
         "openapi": "3.1.0",
         "info": {"title": "deltaport Delta Sharing server", "version": "1"},
@@ -403,13 +400,6 @@ def openapi_document(endpoint: str, *, catalog: bool = False) -> dict[str, Any]:
             "schemas": _SCHEMAS,
         },
     }
-
-
-def _probe(op_id: str, summary: str, more: dict[str, Any]) -> dict[str, Any]:
-    """A health probe: at the root of the listener (not under the endpoint), no token."""
-    responses = {"200": {"description": "ok", "content": {"text/plain": {"schema": _STR}}}}
-    get = {**_op(op_id, summary, [], {**responses, **more}), "security": []}
-    return {"servers": [{"url": "/"}], "get": get}
 
 
 def _obj(props: dict[str, Any], required: list[str] | None = None) -> dict[str, Any]:
