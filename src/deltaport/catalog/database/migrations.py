@@ -149,6 +149,10 @@ MIGRATIONS: tuple[Migration, ...] = (
     # 10: when a recipient ends (ms since the epoch; NULL: never): no credential issued to it
     # lives past it, whatever its tokens' lifetime (Unity Catalog's absolute expiration_time)
     ("ALTER TABLE recipients ADD COLUMN expires_at BIGINT",),
+    # 11: what recipients see of a share's schemas besides their names (a JSON object: the
+    # schema's name key -> its displayName, comment and properties), kept on the share's
+    # row: a schema exists through its tables, and a change of it is logged as its share's
+    ("ALTER TABLE shares ADD COLUMN schema_details TEXT NOT NULL DEFAULT '{}'",),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
