@@ -129,6 +129,9 @@ def build_parser() -> argparse.ArgumentParser:
     from deltaport.catalog_cli import add_catalog_commands
 
     add_catalog_commands(commands, table_cmds)
+    from deltaport.schema_cli import add_schema_command
+
+    add_schema_command(commands)
     from deltaport.audit_cli import add_audit_command
 
     add_audit_command(commands)

@@ -58,6 +58,14 @@ class _Share(msgspec.Struct, forbid_unknown_fields=True):
     properties: dict[str, str] = msgspec.field(default_factory=dict)
 
 
+class _SchemaDetails(msgspec.Struct, forbid_unknown_fields=True):
+    """What changes of a schema: a member absent stays, null removes it."""
+
+    displayName: str | msgspec.UnsetType | None = msgspec.UNSET
+    comment: str | msgspec.UnsetType | None = msgspec.UNSET
+    properties: dict[str, str] | msgspec.UnsetType | None = msgspec.UNSET
+
+
 class _Grant(msgspec.Struct, forbid_unknown_fields=True):
     recipient: str
 
@@ -268,6 +276,7 @@ class CatalogApi:
             route("/api/catalog", self.contents, "GET"),
             route("/api/shares", self.create_share, "POST"),
             route("/api/shares/{share}", self.drop_share, "DELETE"),
+            route("/api/shares/{share}/schemas/{schema}", self.set_schema, "PATCH"),
             route("/api/shares/{share}/grants", self.grant, "POST"),
             route("/api/shares/{share}/grants/{recipient}", self.revoke_grant, "DELETE"),
             route("/api/tables", self.add_table, "POST"),
@@ -331,6 +340,20 @@ class CatalogApi:
     async def drop_share(self, request: Request) -> Response:
         await run_in_threadpool(self._store.drop_share, request.path_params["share"])
         return Response(status_code=204)
+
+    async def set_schema(self, request: Request) -> Response:
+        body = await _body(request, _SchemaDetails)
+        p = request.path_params
+        row = await run_in_threadpool(
+            lambda: self._store.set_schema_details(
+                p["share"],
+                p["schema"],
+                display_name=KEEP if body.displayName is msgspec.UNSET else body.displayName,
+                comment=KEEP if body.comment is msgspec.UNSET else body.comment,
+                properties=KEEP if body.properties is msgspec.UNSET else body.properties or {},
+            )
+        )
+        return _json(row.as_json())
 
     async def grant(self, request: Request) -> Response:
         body = await _body(request, _Grant)

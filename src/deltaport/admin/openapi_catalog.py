@@ -80,6 +80,21 @@ def catalog_paths() -> dict[str, Any]:
                 "dropShare", "Drop a share, its tables and grants", "204", parameters=[share]
             )
         },
+        "/api/shares/{share}/schemas/{schema}": {
+            "patch": _operation(
+                "setSchema",
+                "Change what recipients see of a schema (absent: kept; null: removed)",
+                "200",
+                parameters=[share, _name("schema")],
+                requestBody=_body(
+                    {
+                        key: {**value, "type": [value["type"], "null"]}
+                        for key, value in _SEEN.items()
+                    },
+                    [],
+                ),
+            )
+        },
         "/api/shares/{share}/grants": {
             "post": _operation(
                 "grantShare",

@@ -23,6 +23,7 @@ from deltaport.catalog.rows import (
     IssuedToken,
     Keep,
     RecipientRow,
+    SchemaRow,
     ShareRow,
     TableRow,
     TokenRow,
@@ -119,6 +120,25 @@ class RemoteCatalog:
             "auxiliaryLocations": list(auxiliary_locations),
         }
         return str(self._call("POST", "/api/tables", body)["message"])
+
+    def set_schema_details(
+        self,
+        share: str,
+        schema: str,
+        *,
+        display_name: str | Keep | None = KEEP,
+        comment: str | Keep | None = KEEP,
+        properties: Mapping[str, str] | Keep = KEEP,
+    ) -> SchemaRow:
+        """As :meth:`SqlCatalog.set_schema_details` (``PATCH /api/shares/{share}/schemas/
+        {schema}``, with the members given)."""
+        given = {"displayName": display_name, "comment": comment, "properties": properties}
+        body = {k: dict(v) if isinstance(v, Mapping) else v for k, v in given.items()}
+        path = f"/api/shares/{_q(share)}/schemas/{_q(schema)}"
+        answer = self._call("PATCH", path, {k: v for k, v in body.items() if v is not KEEP})
+        return SchemaRow(
+            answer["comment"], answer["displayName"], tuple(answer["properties"].items())
+        )
 
     def remove_table(self, share: str, schema: str, name: str) -> None:
         self._call("DELETE", f"/api/tables/{_q(f'{share}.{schema}.{name}')}")

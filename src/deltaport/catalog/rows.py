@@ -25,6 +25,7 @@ from deltaport.protocol.errors import (
     SharingError,
     TemporarilyUnavailableError,
 )
+from deltaport.protocol.names import name_key
 
 
 class CatalogError(ValueError):
@@ -119,6 +120,26 @@ NO_DETAILS = Details()
 
 
 @dataclass(frozen=True)
+class SchemaRow:
+    """What recipients see of a schema besides its name. A schema exists through its
+    tables; this is kept on its share's row (see :mod:`deltaport.catalog.schemas`)."""
+
+    comment: str | None = None
+    display_name: str | None = None
+    properties: tuple[tuple[str, str], ...] = ()
+
+    def as_json(self) -> dict[str, object]:
+        return {
+            "comment": self.comment,
+            "displayName": self.display_name,
+            "properties": dict(self.properties),
+        }
+
+
+NO_SCHEMA_DETAILS = SchemaRow()
+
+
+@dataclass(frozen=True)
 class ShareRow:
     name: str
     id: str
@@ -126,6 +147,12 @@ class ShareRow:
     display_name: str | None = None
     properties: tuple[tuple[str, str], ...] = ()
     """Pairs in the order given (the row stays hashable)."""
+    schemas: tuple[tuple[str, SchemaRow], ...] = ()
+    """Schema name key -> what recipients see of it, for the schemas that have any."""
+
+    def schema(self, name: str) -> SchemaRow:
+        """What recipients see of the schema ``name`` besides its name."""
+        return dict(self.schemas).get(name_key(name), NO_SCHEMA_DETAILS)
 
 
 @dataclass(frozen=True)
@@ -279,7 +306,20 @@ def capped(expires_at: int | None, end: int | None) -> int | None:
 
 def share_row(r: Row) -> ShareRow:
     """A ``shares`` row as :meth:`SqlCatalog.contents` selects it."""
-    return ShareRow(r[0], r[1], r[2], r[3], tuple(json.loads(r[4]).items()))
+    return ShareRow(r[0], r[1], r[2], r[3], tuple(json.loads(r[4]).items()), schema_rows(r[5]))
+
+
+def schema_rows(column: str) -> tuple[tuple[str, SchemaRow], ...]:
+    """The ``schema_details`` column of a share's row, by schema name key."""
+    return tuple(
+        sorted(
+            (
+                key,
+                SchemaRow(d.get("comment"), d.get("displayName"), tuple(d["properties"].items())),
+            )
+            for key, d in json.loads(column).items()
+        )
+    )
 
 
 def recipient_row(r: Row, shares: tuple[str, ...]) -> RecipientRow:

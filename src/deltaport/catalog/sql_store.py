@@ -44,6 +44,7 @@ from deltaport.catalog.rows import (
     TableRow,
     converted,
 )
+from deltaport.catalog.schemas import SchemaDetails
 from deltaport.catalog.store_checks import check as _check
 from deltaport.catalog.store_checks import check_endpoint as _check_endpoint
 from deltaport.catalog.store_checks import check_lifetime as _check_lifetime
@@ -64,7 +65,7 @@ from deltaport.protocol.credentials import URL
 from deltaport.protocol.names import name_key
 
 
-class SqlCatalog(RecipientAccess):
+class SqlCatalog(RecipientAccess, SchemaDetails):
     def __init__(self, url: str, *, create: bool = True) -> None:
         """The catalog at ``url``; a missing SQLite file is created only with ``create`` (a
         server never creates one, except the embedded default on its first start)."""
@@ -97,7 +98,7 @@ class SqlCatalog(RecipientAccess):
                 tx.execute("SELECT value FROM deltaport_meta WHERE key = 'generation'")[0][0]
             )
             shares = tx.execute(
-                "SELECT name, id, comment, display_name, properties FROM shares "
+                "SELECT name, id, comment, display_name, properties, schema_details FROM shares "
                 "ORDER BY created_at, name"
             )
             tables = tx.execute(
@@ -263,6 +264,7 @@ class SqlCatalog(RecipientAccess):
             if not tx.execute("SELECT 1 FROM shared_tables WHERE name_key = ?", (key,)):
                 raise CatalogNotFoundError(f"no table {share}.{schema}.{name}")
             tx.execute("DELETE FROM shared_tables WHERE name_key = ?", (key,))
+            self.forget_empty_schemas(tx, name_key(share))
 
     # -- recipients and tokens -----------------------------------------------------------
     def create_recipient(

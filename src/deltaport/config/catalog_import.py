@@ -8,7 +8,9 @@ from deltaport.config.model import ServerConfig
 
 
 def import_shares(store: SqlCatalog, config: ServerConfig) -> None:
-    """Create each share of ``config`` with its tables (in the caller's transaction)."""
+    """Create each share of ``config`` with its tables and what recipients see of its
+    schemas (in the caller's transaction); a schema without tables is not a schema of the
+    catalog."""
     for share in config.shares:
         store.create_share(
             share.name, share.comment, Details.of(share.display_name, share.properties)
@@ -27,4 +29,12 @@ def import_shares(store: SqlCatalog, config: ServerConfig) -> None:
                     auxiliary_locations=t.auxiliary_locations,
                     comment=t.comment,
                     details=Details.of(t.display_name, t.properties),
+                )
+            if schema.tables:
+                store.set_schema_details(
+                    share.name,
+                    schema.name,
+                    display_name=schema.display_name,
+                    comment=schema.comment,
+                    properties=schema.properties or {},
                 )

@@ -45,6 +45,7 @@ OPERATIONS: dict[str, str] = {
     "CatalogApi.contents": ops.GET_CATALOG,
     "CatalogApi.create_share": ops.CREATE_SHARE,
     "CatalogApi.drop_share": ops.DELETE_SHARE,
+    "CatalogApi.set_schema": ops.UPDATE_SHARE,
     "CatalogApi.add_table": ops.UPDATE_SHARE,
     "CatalogApi.remove_table": ops.UPDATE_SHARE,
     "CatalogApi.grant": ops.UPDATE_PERMISSIONS,

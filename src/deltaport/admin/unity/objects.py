@@ -9,6 +9,9 @@ deltaport shares a table by its storage location, not by a name in a metastore, 
   (``name`` alone does too, when one table of the share has that location);
 - ``history_data_sharing_status`` ``ENABLED`` shares history (time travel, change data);
 - ``start_version``, ``comment`` are kept as given;
+- a ``SCHEMA`` object (``name``: the schema as recipients see it) is only updated: its
+  ``comment`` is the schema's (a schema exists through its tables, which are added as
+  ``TABLE`` objects); answers show it for a schema that has a comment;
 - ``partitions`` become the table's partition filter: the values of one partition are
   joined with AND, the partitions with OR; ``EQUAL`` with ``value`` compares with a string
   (no value: IS NULL), with ``recipient_property_key`` with the recipient's property
@@ -22,7 +25,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from deltaport.admin.unity.bodies import DataObject, Partition, refuse_set
+from deltaport.admin.unity.bodies import DataObject, ObjectUpdate, Partition, refuse_set
 from deltaport.catalog.partition_filter import Condition, as_partitions
 from deltaport.catalog.rows import TableRow
 from deltaport.protocol.errors import InvalidParameterError, ResourceNotFoundError
@@ -71,6 +74,28 @@ def settings(obj: DataObject, where: str) -> TableSettings:
         obj.partitions is not None,
         obj.comment,
     )
+
+
+def schema_comment(update: ObjectUpdate, where: str) -> tuple[str, str | None] | None:
+    """``(schema, comment)`` of an update of a ``SCHEMA`` object; None for another object."""
+    obj = update.data_object
+    if obj.data_object_type != "SCHEMA":
+        return None
+    if update.action != "UPDATE":
+        raise InvalidParameterError(
+            f"{where}action: a SCHEMA object is only updated (its comment); a schema exists "
+            "through its tables: add them as TABLE objects"
+        )
+    where += "data_object."
+    refuse_set(obj, where, _UNSUPPORTED, "not supported by deltaport")
+    for field in ("shared_as", "history_data_sharing_status", "start_version", "partitions"):
+        if getattr(obj, field) is not None:
+            raise InvalidParameterError(f"{where}{field}: a SCHEMA object has only a comment")
+    return obj.name, obj.comment
+
+
+def schema_json(name: str, comment: str) -> dict[str, Any]:
+    return {"name": name, "data_object_type": "SCHEMA", "comment": comment, "status": "ACTIVE"}
 
 
 def shared_as(obj: DataObject, where: str) -> tuple[str, str] | None:

@@ -24,12 +24,20 @@ from deltaport.admin.unity.bodies import (
     refuse_set,
 )
 from deltaport.admin.unity.errors import unity_json
-from deltaport.admin.unity.objects import TableSettings, find, object_json, settings, shared_as
+from deltaport.admin.unity.objects import (
+    TableSettings,
+    find,
+    object_json,
+    schema_comment,
+    schema_json,
+    settings,
+    shared_as,
+)
 from deltaport.admin.unity.paging import next_page_token, page, page_request
 from deltaport.catalog.commands import check_table
 from deltaport.catalog.pages.by_name import shares_after
 from deltaport.catalog.pages.listings import ShareView, share_view
-from deltaport.catalog.rows import CatalogContents, CatalogError, ShareRow, TableRow
+from deltaport.catalog.rows import KEEP, CatalogContents, CatalogError, ShareRow, TableRow
 from deltaport.catalog.sql_store import SqlCatalog
 from deltaport.config.model import ServerConfig
 from deltaport.protocol.errors import InvalidParameterError, ResourceNotFoundError
@@ -86,11 +94,17 @@ class SharesApi:
         refuse_set(given, "", ("storage_root",), "deltaport shares tables where they are stored")
         contents = await run_in_threadpool(self._store.contents)
         tables = _tables(contents, name)
-        plans = [_plan(u, tables, f"updates[{i}].") for i, u in enumerate(given.updates)]
+        schemas = [schema_comment(u, f"updates[{i}].") for i, u in enumerate(given.updates)]
+        plans = [
+            _plan(u, tables, f"updates[{i}].")
+            for i, (u, schema) in enumerate(zip(given.updates, schemas, strict=True))
+            if schema is None
+        ]
         for plan in plans:
             if plan.action != "REMOVE":
                 await run_in_threadpool(self._check, name, plan)
-        await run_in_threadpool(self._apply, name, given, plans)
+        comments = [schema for schema in schemas if schema is not None]
+        await run_in_threadpool(self._apply, name, given, plans, comments)
         return await self._answer(name, True)
 
     async def permissions(self, request: Request) -> Response:
@@ -153,7 +167,13 @@ class SharesApi:
         except CatalogError as exc:
             raise InvalidParameterError(f"{plan.where}data_object: {exc}") from None
 
-    def _apply(self, share: str, given: UpdateShare, plans: list[_Plan]) -> None:
+    def _apply(
+        self,
+        share: str,
+        given: UpdateShare,
+        plans: list[_Plan],
+        comments: list[tuple[str, str | None]],
+    ) -> None:
         with self._store.batch():
             if not isinstance(given.comment, Unset):
                 self._store.set_share_comment(share, given.comment)
@@ -182,6 +202,10 @@ class SharesApi:
                         partition_filter=t.partition_filter,
                         comment=t.comment,
                     )
+            for schema, comment in comments:  # after the tables: a schema added with them
+                self._store.set_schema_details(
+                    share, schema, comment=KEEP if comment is None else comment
+                )
 
     def _change_permissions(self, share: str, given: UpdatePermissions) -> None:
         with self._store.batch():
@@ -255,4 +279,10 @@ def _share_json(share: ShareRow, tables: list[TableRow] | None) -> dict[str, Any
         out["comment"] = share.comment
     if tables is not None:
         out["objects"] = [object_json(t) for t in tables]
+        names = {name_key(t.schema): t.schema for t in tables}
+        out["objects"] += [
+            schema_json(names[key], row.comment)
+            for key, row in share.schemas
+            if key in names and row.comment is not None
+        ]
     return out

@@ -152,6 +152,10 @@ MIGRATIONS: tuple[Migration, ...] = (
     # 11: how many refused requests an audit record summarises (a storm from one address,
     # deltaport.observe.audit_storms)
     ("ALTER TABLE audit_records ADD COLUMN request_count BIGINT",),
+    # 12: what recipients see of a share's schemas besides their names (a JSON object: the
+    # schema's name key -> its displayName, comment and properties), kept on the share's
+    # row: a schema exists through its tables, and a change of it is logged as its share's
+    ("ALTER TABLE shares ADD COLUMN schema_details TEXT NOT NULL DEFAULT '{}'",),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -91,7 +91,10 @@ def _generation(tx: Transaction) -> int:
     return int(tx.execute("SELECT value FROM deltaport_meta WHERE key = 'generation'")[0][0])
 
 
-_SHARES = "SELECT name_key, created_at, name, id, comment, display_name, properties FROM shares"
+_SHARES = (
+    "SELECT name_key, created_at, name, id, comment, display_name, properties, schema_details "
+    "FROM shares"
+)
 _TABLES = (
     "SELECT t.name_key, t.share_key, t.ordinal, s.name, t.schema_name, t.name, t.location, "
     "t.id, t.history_shared, t.start_version, t.partition_filter, t.access_modes, "

@@ -199,9 +199,22 @@ def _share(row: ShareRow, tables: TablesOfShare, options_for: OptionsFor, reuse:
         properties=dict(row.properties) or None,
     )
     for key, (_, t) in sorted(tables.items(), key=lambda item: item[1][0]):
-        schema = share.schemas.setdefault(name_key(t.schema), SharedSchema(share.name, t.schema))
+        schema = share.schemas.get(name_key(t.schema)) or share.schemas.setdefault(
+            name_key(t.schema), _schema(share.name, t.schema, row)
+        )
         schema.tables[name_key(t.name)] = reuse(key, t, share) or _table(t, share, options_for)
     return share
+
+
+def _schema(share: str, name: str, row: ShareRow) -> SharedSchema:
+    details = row.schema(name)
+    return SharedSchema(
+        share,
+        name,
+        display_name=details.display_name,
+        comment=details.comment,
+        properties=dict(details.properties) or None,
+    )
 
 
 def _add_credentials(

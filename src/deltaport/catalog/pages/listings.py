@@ -25,7 +25,7 @@ from deltaport.catalog.rows import (
 )
 from deltaport.protocol.names import name_key
 
-SHARE_COLUMNS = "SELECT s.name, s.id, s.comment, s.display_name, s.properties"
+SHARE_COLUMNS = "SELECT s.name, s.id, s.comment, s.display_name, s.properties, s.schema_details"
 _TABLES = (
     "SELECT s.name, t.schema_name, t.name, t.location, t.id, t.history_shared, "
     "t.start_version, t.partition_filter, t.access_modes, t.auxiliary_locations, "
@@ -97,7 +97,7 @@ def share_page(database: Database, offset: int, limit: int) -> SharePage:
             "FROM shares s ORDER BY s.created_at, s.name LIMIT ? OFFSET ?",
             (limit, offset),
         )
-    return SharePage([ShareSummary(share_row(r[:5]), int(r[5]), int(r[6])) for r in rows], total)
+    return SharePage([ShareSummary(share_row(r[:6]), int(r[6]), int(r[7])) for r in rows], total)
 
 
 def recipient_page(database: Database, offset: int, limit: int, now: int) -> RecipientPage:

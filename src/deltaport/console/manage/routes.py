@@ -43,6 +43,7 @@ def manage_routes(
         (share + "/tables", "POST", shares.add_table),
         (share + "/drop", "GET", shares.confirm_drop_share),
         (share + "/drop", "POST", shares.drop_share),
+        (schema, "POST", shares.set_schema),
         (schema + "/drop", "GET", shares.confirm_drop_schema),
         (schema + "/drop", "POST", shares.drop_schema),
         (table + "/edit", "GET", shares.edit_form),

@@ -1,6 +1,7 @@
 """Shares, schemas and tables: the shares listed (and created), a share's page (its
-schemas and tables, who reads each table and through which grant, the form that adds a
-table), and the confirmations before a share, a schema or a table is dropped."""
+schemas with what recipients see of each, their tables, who reads each table and through
+which grant, the forms that change a schema and add a table), and the confirmations before
+a share, a schema or a table is dropped."""
 
 from __future__ import annotations
 
@@ -104,6 +105,7 @@ class SharePages:
             status=400 if errors else 200,
             share=found.share,
             schemas=schemas,
+            details={name: found.share.schema(name) for name in schemas},
             recipients=found.recipients,
             names_shown=READERS_SHOWN,
             access_modes=ACCESS_MODES,
@@ -179,6 +181,36 @@ class SharePages:
             field = "name" if isinstance(exc.error, ResourceExistsError) else "location"
             return await self.show(request, forms.FormErrors({field: exc.error.message}), given)
         return RedirectResponse(f"{BASE}/{q(share.name)}#table-{q(full_name)}", status_code=303)
+
+    async def set_schema(self, request: Request) -> Response:
+        """What recipients see of a schema: its display name, comment and properties."""
+        fields = await self._changes.posted(request)
+        if fields is None:
+            return refused(request)
+        share, schema = request.path_params["share"], request.path_params["schema"]
+        errors = forms.FormErrors()
+        properties = forms.properties(fields.get("properties", ""), errors)
+        given = {**fields, "schema_form": schema}
+        target = Target(share=share)
+        if errors:
+            self._changes.refused(request, ops.UPDATE_SHARE, target, forms.invalid(errors))
+            return await self.show(request, errors, given)
+        try:
+            await self._changes.run(
+                request,
+                ops.UPDATE_SHARE,
+                target,
+                lambda: self._service.store.set_schema_details(
+                    share,
+                    schema,
+                    display_name=forms.text(fields, "display_name") or None,
+                    comment=forms.text(fields, "comment") or None,
+                    properties=properties,
+                ),
+            )
+        except ChangeFailed as exc:
+            return await self.show(request, forms.FormErrors(schema=exc.error.message), given)
+        return RedirectResponse(f"{BASE}/{q(share)}#schema-{q(schema)}", status_code=303)
 
     async def edit_form(
         self, request: Request, errors: forms.FormErrors | None = None, given: Any = None
