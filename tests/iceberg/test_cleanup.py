@@ -283,7 +283,7 @@ def test_an_s3_tables_prefix_is_cleaned(
         )
         if version == 1:
             DeltaTable(CLOUD_ROOT, storage_options=options).create_checkpoint()
-    store = S3Store(BUCKET, config=s3_emulator.deltalake_options)  # type: ignore[arg-type]
+    store = S3Store(BUCKET, config=s3_emulator.options)  # type: ignore[arg-type]
     obstore.delete(store, f"tables/events/_delta_log/{0:020d}.json")
     after = _catalog(cloud_server).load_table("d.events")
     assert [s.snapshot_id for s in after.metadata.snapshots] == [2, 3]

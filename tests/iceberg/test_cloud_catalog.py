@@ -94,7 +94,7 @@ def test_load_answer_carries_the_vended_credential(
     assert config["s3.access-key-id"] == role.access_key_id
     assert config["s3.session-token-expires-at-ms"] == str(int(role.expiration.timestamp() * 1000))
     # the Iceberg files are in the bucket, under the table's location
-    store = S3Store(BUCKET, config=s3_emulator.deltalake_options)  # type: ignore[arg-type]
+    store = S3Store(BUCKET, config=s3_emulator.options)  # type: ignore[arg-type]
     written = [m["path"] for batch in obstore.list(store, "tables/sales/") for m in batch]
     prefix = "tables/sales/_deltaport_iceberg/"
     assert any(p.startswith(prefix + "snap-") and p.endswith(".avro") for p in written)
