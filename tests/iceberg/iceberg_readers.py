@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Mapping
+from functools import cache
 from typing import Any
 
 import deltalake
@@ -25,9 +26,18 @@ protocol (and every reader here) reads them as UTC (tests/read pins it)."""
 
 def duckdb_connection() -> duckdb.DuckDBPyConnection:
     con = duckdb.connect()
-    for extension in ("avro", "httpfs", "iceberg", "delta"):
+    for extension in ("avro", "httpfs", "iceberg"):
         import_extension(extension, con=con)
     con.execute("LOAD iceberg")
+    return con
+
+
+@cache
+def delta_connection() -> duckdb.DuckDBPyConnection:
+    """One DuckDB connection with the delta extension (loading it costs more than most
+    reads), for ``delta_scan``."""
+    con = duckdb.connect()
+    import_extension("delta", con=con)
     con.execute("LOAD delta")
     return con
 
@@ -37,9 +47,7 @@ def duckdb_arrow(con: duckdb.DuckDBPyConnection, sql: str) -> pa.Table:
     return result.read_all() if isinstance(result, pa.RecordBatchReader) else result
 
 
-def independent_read(
-    table: CorpusTable, version: int | None = None, con: duckdb.DuckDBPyConnection | None = None
-) -> tuple[str, pa.Table] | None:
+def independent_read(table: CorpusTable, version: int | None = None) -> tuple[str, pa.Table] | None:
     """What ``table`` holds at ``version`` (None: the latest), and who says so: the
     corpus's expected result where it has one, else deltalake where it reads the table,
     else (at the latest version) DuckDB's ``delta_scan``; None when none of them can."""
@@ -56,9 +64,7 @@ def independent_read(
         ).to_pyarrow_table()
     if version is None:
         try:
-            got = duckdb_arrow(
-                con or duckdb_connection(), f"select * from delta_scan('{table.path}')"
-            )
+            got = duckdb_arrow(delta_connection(), f"select * from delta_scan('{table.path}')")
         except (duckdb.Error, pa.ArrowException):
             return None
         return "delta_scan", got

@@ -120,7 +120,7 @@ def _read(reader: str, loaded: LoadedTable, snapshot_id: int | None = None) -> p
             .scan(snapshot_id=snapshot_id)
             .to_arrow()
         )
-    con = duckdb_connection()
+    con = duckdb_connection()  # a new one: a reader's fatal error ends a connection
     at = f", snapshot_from_id => {snapshot_id}" if snapshot_id is not None else ""
     return duckdb_arrow(con, f"select * from iceberg_scan('{loaded.metadata_location}'{at})")
 
