@@ -1,20 +1,27 @@
 """Iceberg readers in tests: pyiceberg and DuckDB (with its extension wheels from PyPI,
-loaded without network access), and a comparison of what they read with deltaport's own
-reader that forgives only representation (an ``int8`` read as ``int32``, a zone spelt
-``Etc/UTC``), never a value."""
+loaded without network access); what they must read, from readers independent of
+deltaport (the corpus's expected results, deltalake, DuckDB's ``delta_scan`` on
+delta-kernel-rs); and a comparison that forgives only representation (an ``int8`` read as
+``int32``, a zone spelt ``Etc/UTC``, a column name's case), never a value."""
 
 from __future__ import annotations
 
 import contextlib
 from collections.abc import Mapping
+from functools import cache
 from typing import Any
 
+import deltalake
 import duckdb
 import pyarrow as pa
+import pyarrow.parquet as pq
 from duckdb_extensions import import_extension
 
-from deltaport.delta import open_table
-from deltaport.read import scan_snapshot, table_arrow_schema
+from corpus import CorpusTable
+
+SPARK_SESSION_ZONE_TABLE = "golden__data-reader-partition-values"
+"""Its expected result holds timestamp partition values in Spark's session zone, where the
+protocol (and every reader here) reads them as UTC (tests/read pins it)."""
 
 
 def duckdb_connection() -> duckdb.DuckDBPyConnection:
@@ -25,28 +32,61 @@ def duckdb_connection() -> duckdb.DuckDBPyConnection:
     return con
 
 
+@cache
+def delta_connection() -> duckdb.DuckDBPyConnection:
+    """One DuckDB connection with the delta extension (loading it costs more than most
+    reads), for ``delta_scan``."""
+    con = duckdb.connect()
+    import_extension("delta", con=con)
+    con.execute("LOAD delta")
+    return con
+
+
 def duckdb_arrow(con: duckdb.DuckDBPyConnection, sql: str) -> pa.Table:
     result = con.execute(sql).arrow()
     return result.read_all() if isinstance(result, pa.RecordBatchReader) else result
 
 
-def deltaport_read(
+def independent_read(table: CorpusTable, version: int | None = None) -> tuple[str, pa.Table] | None:
+    """What ``table`` holds at ``version`` (None: the latest), and who says so: the
+    corpus's expected result where it has one, else deltalake where it reads the table,
+    else (at the latest version) DuckDB's ``delta_scan``; None when none of them can."""
+    expected = table.expected_path
+    if expected is not None and table.name != SPARK_SESSION_ZONE_TABLE:
+        if table.expected_format == "kernel-golden" and version is None:
+            return "expected result", pq.read_table(expected)
+        folder = expected / ("latest" if version is None else f"v{version}")
+        if table.expected_format == "dat" and (folder / "table_content.parquet").exists():
+            return "expected result", pq.read_table(folder / "table_content.parquet")
+    if table.deltalake_reads == "yes":
+        return "deltalake", deltalake.DeltaTable(
+            str(table.path), version=version
+        ).to_pyarrow_table()
+    if version is None:
+        try:
+            got = duckdb_arrow(delta_connection(), f"select * from delta_scan('{table.path}')")
+        except (duckdb.Error, pa.ArrowException):
+            return None
+        return "delta_scan", got
+    return None
+
+
+def deltalake_read(
     location: str, options: Mapping[str, str] | None = None, version: int | None = None
 ) -> pa.Table:
-    """The table at ``location`` (its ``version``, else the latest) as deltaport's own
-    reader reads it: what the Iceberg readers must match."""
-    table = open_table(location, options)
-    snapshot = table.snapshot(version)
-    schema = table_arrow_schema(snapshot.metadata)
-    return pa.Table.from_batches(list(scan_snapshot(snapshot, table.storage)), schema=schema)
+    """The table at ``location`` (its ``version``, else the latest) as deltalake reads it:
+    what the Iceberg readers must match where the corpus has no expected result."""
+    table = deltalake.DeltaTable(location, version=version, storage_options=dict(options or {}))
+    return table.to_pyarrow_table()
 
 
 def as_expected(got: pa.Table, expected: pa.Table) -> pa.Table:
     """``got`` with ``expected``'s columns in its order, each cast to its type where the
     two differ only in representation."""
     columns = []
+    by_lower = {name.lower(): name for name in got.column_names}
     for field in expected.schema:
-        column = got.column(field.name)
+        column = got.column(by_lower[field.name.lower()])
         if column.type != field.type:
             with contextlib.suppress(
                 pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError
@@ -75,7 +115,7 @@ def first_difference(got: pa.Table, expected: pa.Table) -> str | None:
     """None when ``got`` holds ``expected``'s rows (any order), else what differs."""
     if got.num_rows != expected.num_rows:
         return f"{got.num_rows} rows read, {expected.num_rows} expected"
-    missing = set(expected.column_names) - set(got.column_names)
+    missing = {c.lower() for c in expected.column_names} - {c.lower() for c in got.column_names}
     if missing:
         return f"columns missing: {sorted(missing)}"
     got = as_expected(got, expected)

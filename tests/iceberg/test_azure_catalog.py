@@ -19,7 +19,7 @@ import httpx
 import pyarrow as pa
 import pytest
 from deltalake import write_deltalake
-from iceberg_readers import deltaport_read, first_difference
+from iceberg_readers import deltalake_read, first_difference
 from pyiceberg.catalog.rest import RestCatalog
 
 from azure_directory_gate import DirectoryGate, directory_gate
@@ -121,7 +121,9 @@ def test_pyiceberg_reads_through_the_directory_sas(
     latest = table.scan().to_arrow()
     assert latest.num_rows == 6
     assert (
-        first_difference(latest, deltaport_read(f"az://{CONTAINER}/tables/sales", azurite.options))
+        first_difference(
+            latest, deltalake_read(f"az://{CONTAINER}/tables/sales", azurite.deltalake_options)
+        )
         is None
     )
     first = next(s for s in table.metadata.snapshots if s.summary["delta.version"] == "0")
@@ -129,7 +131,7 @@ def test_pyiceberg_reads_through_the_directory_sas(
     assert earlier.num_rows == 3
     assert (
         first_difference(
-            earlier, deltaport_read(f"az://{CONTAINER}/tables/sales", azurite.options, 0)
+            earlier, deltalake_read(f"az://{CONTAINER}/tables/sales", azurite.deltalake_options, 0)
         )
         is None
     )

@@ -19,13 +19,12 @@ import obstore
 import pyarrow as pa
 import pytest
 from deltalake import DeltaTable, write_deltalake
-from iceberg_readers import deltaport_read, first_difference
+from iceberg_readers import deltalake_read, first_difference
 from obstore.store import S3Store
 from pyiceberg.catalog.rest import RestCatalog
 from pyiceberg.table import Table
 
 from catalog_lake import ROWS, storage_entry, write_config, write_lake_table
-from client.compare import direct_read
 from deltaport.catalog.model import Recipient, SharedTable
 from deltaport.cli import main
 from deltaport.config.model import ServerConfig, load_config
@@ -140,7 +139,7 @@ def test_versions_out_of_the_log_lose_their_files_and_shared_manifests_stay(
     for snapshot in again.metadata.snapshots:
         version = int(snapshot.summary["delta.version"])  # type: ignore[index]
         got = again.scan(snapshot_id=snapshot.snapshot_id).to_arrow()
-        assert first_difference(got, direct_read(root, version)) is None
+        assert first_difference(got, deltalake_read(str(root), None, version)) is None
     # a second sweep finds nothing more to remove
     assert _cleanup(wide_server, capsys, "--retain-hours", "0") == []
 
@@ -299,7 +298,10 @@ def test_an_s3_tables_prefix_is_cleaned(
         version = int(snapshot.summary["delta.version"])  # type: ignore[index]
         got = again.scan(snapshot_id=snapshot.snapshot_id).to_arrow()
         assert (
-            first_difference(got, deltaport_read(CLOUD_ROOT, s3_emulator.options, version)) is None
+            first_difference(
+                got, deltalake_read(CLOUD_ROOT, s3_emulator.deltalake_options, version)
+            )
+            is None
         )
     records = [json.loads(line) for line in _bookkeeping(cloud_server, "snapshots.jsonl")]
     assert sorted(r["entry"]["version"] for r in records) == [1, 2]

@@ -16,7 +16,7 @@ from typing import Any
 import httpx
 import obstore
 import pytest
-from iceberg_readers import deltaport_read, duckdb_arrow, duckdb_connection, first_difference
+from iceberg_readers import deltalake_read, duckdb_arrow, duckdb_connection, first_difference
 from obstore.store import S3Store
 from pyiceberg.catalog.rest import RestCatalog
 
@@ -114,7 +114,7 @@ def test_pyiceberg_reads_with_the_vended_credential(
     catalog = RestCatalog("deltaport", uri=_uri(cloud_server), token=TOKEN, warehouse="Lake")
     got = catalog.load_table("s.sales").scan().to_arrow()
     assert got.num_rows == 6
-    assert first_difference(got, deltaport_read(ROOT, s3_emulator.options)) is None
+    assert first_difference(got, deltalake_read(ROOT, s3_emulator.deltalake_options)) is None
 
 
 def test_duckdb_reads_with_the_vended_credential(
@@ -126,7 +126,7 @@ def test_duckdb_reads_with_the_vended_credential(
         f"ATTACH 'Lake' AS lake (TYPE iceberg, ENDPOINT '{_uri(cloud_server)}', SECRET deltaport)"
     )
     got = duckdb_arrow(con, "SELECT * FROM lake.s.sales")
-    assert first_difference(got, deltaport_read(ROOT, s3_emulator.options)) is None
+    assert first_difference(got, deltalake_read(ROOT, s3_emulator.deltalake_options)) is None
 
 
 def test_a_table_without_dir_mode_is_not_offered(cloud_server: RunningServer) -> None:

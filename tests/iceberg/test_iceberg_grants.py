@@ -12,10 +12,9 @@ import httpx
 import pyarrow as pa
 import pytest
 from deltalake import write_deltalake
-from iceberg_readers import first_difference
+from iceberg_readers import deltalake_read, first_difference
 from pyiceberg.catalog.rest import RestCatalog
 
-from client.compare import direct_read
 from deltaport.cli import main as cli
 from sharing_server import RunningServer, start_server, stop_server
 from waiting import wait_until
@@ -81,7 +80,7 @@ def test_a_recipient_sees_its_grants_without_filtered_tables(granted) -> None:  
     catalog = RestCatalog("s", uri=server.base + "/iceberg", token=tokens["eu"], warehouse="s")
     assert catalog.list_tables("sc") == [("sc", "whole")]
     got = catalog.load_table("sc.whole").scan().to_arrow()
-    assert first_difference(got, direct_read(parted)) is None
+    assert first_difference(got, deltalake_read(str(parted))) is None
     filtered = _get(server, tokens["eu"], "/v1/shares/s/namespaces/sc/tables/mine")
     assert filtered.status_code == 404
     assert filtered.json()["error"]["type"] == "NoSuchTableException"

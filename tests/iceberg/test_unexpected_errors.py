@@ -35,8 +35,8 @@ def test_a_corrupt_bookkeeping_file_is_a_500_in_the_iceberg_shape(tmp_path: Path
             assert http.get(server.base + TABLE).status_code == 200
     finally:
         stop_server(server)
-    (saved,) = (tmp_path / "metadata").rglob("field-ids.json")
-    saved.write_text('{"next": 4, "ids": ')  # cut short, as a full disk leaves it
+    (saved,) = (tmp_path / "metadata").rglob("snapshots.jsonl")
+    saved.write_text('{"entry": {"version": 0, ')  # cut short, as a full disk leaves it
     server = start_server(config, tmp_path / "second")
     try:
         with server.client() as http:
@@ -47,7 +47,7 @@ def test_a_corrupt_bookkeeping_file_is_a_500_in_the_iceberg_shape(tmp_path: Path
     assert answer.status_code == 500
     error = answer.json()["error"]
     assert error["type"] == "InternalServerError" and error["code"] == 500
-    assert "errorCode" not in answer.json() and "field-ids" not in error["message"]
+    assert "errorCode" not in answer.json() and "snapshots" not in error["message"]
     assert listed.status_code == 200  # the catalog itself still answers
     log = server.log()
     assert f"unexpected error on GET '{TABLE}'" in log and "JSONDecodeError" in log

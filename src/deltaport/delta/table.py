@@ -14,6 +14,7 @@ from deltaport.delta.changes import TableChanges, collect_changes, select_change
 from deltaport.delta.commits import Commit, read_commits
 from deltaport.delta.errors import TableNotFoundError, VersionNotFoundError
 from deltaport.delta.log_segment import LOG_DIR, LogListing
+from deltaport.delta.model import Metadata
 from deltaport.delta.snapshot import Snapshot, load_snapshot, update_snapshot
 from deltaport.delta.timestamps import commit_time, uses_ict
 from deltaport.delta.version_search import find_version
@@ -286,6 +287,30 @@ class DeltaTable:
                 stamp = listing.commits[c.version].last_modified_ms
             entries.append(CommitEntry(c.version, stamp, info))
         return entries
+
+    def metadata_history(
+        self, after: int | None = None, end: int | None = None
+    ) -> tuple[int, list[tuple[int, Metadata]]]:
+        """The table's metadata as far back as the log still holds it: the earliest
+        reconstructable version (returned first), then ``(version, metadata)`` at that
+        version and at each later commit with a metaData action up to ``end`` (default:
+        the latest). With ``after`` (a version at or past the earliest one), only the
+        commits after it are read."""
+        listing = self.listing()
+        earliest = listing.earliest_version
+        if earliest is None:
+            listing.segment()  # raises the log's own error
+            raise VersionNotFoundError("no version of the table can be reconstructed")
+        last = listing.latest_version if end is None else end
+        found: list[tuple[int, Metadata]] = []
+        if after is None or after < earliest:
+            found.append((earliest, self._snapshot_at(listing, earliest).metadata))
+            after = earliest
+        if after < last:
+            for commit in read_commits(self.storage, listing.commit_range(after + 1, last)):
+                if commit.metadata is not None:
+                    found.append((commit.version, commit.metadata))
+        return earliest, found
 
     def history(self, start: int | None = None, end: int | None = None) -> list[CommitEntry]:
         """commitInfo of each version in ``start..end`` (default: all commits still in the

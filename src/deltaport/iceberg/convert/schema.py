@@ -10,7 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from deltaport.iceberg.convert.field_ids import FieldIds
+from deltaport.delta import DeltaTable, Metadata, Snapshot
+from deltaport.iceberg.convert.field_ids import ASSIGNED_FROM_WITH_MAPPING, FieldIds
 from deltaport.iceberg.errors import UnsupportedTable
 from deltaport.protocol.schema import (
     ArrayType,
@@ -20,6 +21,7 @@ from deltaport.protocol.schema import (
     PrimitiveType,
     StructField,
     StructType,
+    parse_schema,
 )
 
 NESTED_IDS_KEY = "delta.columnMapping.nested.ids"
@@ -98,6 +100,45 @@ def iceberg_schema(
         if name not in taken
     ]
     return out
+
+
+def field_ids_at(delta_table: DeltaTable, latest: Snapshot, ids: FieldIds | None) -> FieldIds:
+    """The field ids of the table up to ``latest``: ``ids`` brought up to it, or derived
+    again from the start when the log no longer begins where ``ids`` began (cleaned up)
+    or the table took column mapping, as a server started now would derive them."""
+    mapped = latest.metadata.column_mapping_mode != "none"
+    first = ASSIGNED_FROM_WITH_MAPPING if mapped else 1
+    if ids is not None and ids.first == first:
+        if ids.walked == latest.version:
+            return ids
+        earliest, history = delta_table.metadata_history(ids.walked, latest.version)
+        if earliest == ids.base:
+            derive_field_ids(history, ids)
+            ids.walked = latest.version
+            return ids
+    earliest, history = delta_table.metadata_history(None, latest.version)
+    fresh = FieldIds(first, earliest)
+    derive_field_ids(history, fresh)
+    fresh.walked = latest.version
+    return fresh
+
+
+def derive_field_ids(history: list[tuple[int, Metadata]], ids: FieldIds) -> None:
+    """Assign ``ids`` from a schema history (each version's metadata, in version order):
+    each schema is converted in turn, so each field path takes the next id when it is
+    first named. A schema Iceberg cannot hold still names its fields up to the one it
+    cannot hold (the same ones on every replica)."""
+    for _, metadata in history:
+        mapped = metadata.column_mapping_mode != "none"
+        try:
+            iceberg_schema(
+                parse_schema(metadata.schema_string),
+                ids,
+                column_mapping=mapped,
+                partition_columns=tuple(metadata.partition_columns),
+            )
+        except (UnsupportedTable, ValueError):
+            continue
 
 
 def _read_partitions_from_metadata(

@@ -25,7 +25,7 @@ from deltaport.delta.model import DeletionVector
 from deltaport.iceberg.avro.binary import concatenated
 from deltaport.iceberg.convert.bounds import stats_columns
 from deltaport.iceberg.convert.cleanup import References, plan_removal, rewrite_lines
-from deltaport.iceberg.convert.field_ids import ASSIGNED_FROM_WITH_MAPPING, FieldIds
+from deltaport.iceberg.convert.field_ids import FieldIds
 from deltaport.iceberg.convert.files import (
     METADATA_FOLDER,
     MetadataFiles,
@@ -42,7 +42,7 @@ from deltaport.iceberg.convert.metadata import (
     table_metadata,
     table_uuid,
 )
-from deltaport.iceberg.convert.schema import IcebergSchema, iceberg_schema
+from deltaport.iceberg.convert.schema import IcebergSchema, field_ids_at, iceberg_schema
 from deltaport.iceberg.errors import UnsupportedTable
 from deltaport.protocol.schema import parse_schema
 from deltaport.read.deletion_vectors import DeletionVectorError
@@ -134,6 +134,8 @@ class _Built:
     schema_string: str
     partition_columns: tuple[str, ...]
     column_mapping: bool
+    ids: str
+    """A digest of the schema's field ids: a version built with other ids is built again."""
 
 
 class _TableState:
@@ -156,18 +158,22 @@ class _TableState:
                 entry = SnapshotEntry(**item["entry"])
                 if files.exists(name_in(entry.manifest_list)):
                     self._built[entry.version] = _Built(
-                        entry, item["schema"], tuple(item["partitions"]), item["mapped"]
+                        entry,
+                        item["schema"],
+                        tuple(item["partitions"]),
+                        item["mapped"],
+                        item.get("ids", ""),
                     )
 
     def load(self, delta_table: DeltaTable, table: SharedTable, all_snapshots: bool) -> LoadedTable:
         with self._lock:
             latest = delta_table.snapshot()
+            self._derive_ids(delta_table, latest)
             chosen = self._versions(delta_table, latest, table, all_snapshots)
             built = [b for b in (self._build(delta_table, latest, v) for v in chosen) if b]
             # every version may have been built by an earlier process: the store still
             # says which format version the table is and where its row ids end
             manifests = self._manifest_store(self._schema(latest), latest)
-            self._save_ids()
             self._name_location()
             return self._metadata(latest, table, built, manifests)
 
@@ -228,7 +234,7 @@ class _TableState:
         offered (gone from the log, its files or vectors vacuumed, partitioned differently,
         or typed beyond Iceberg). The latest version's failure is the answer's."""
         found = self._built.get(version)
-        if found is not None:
+        if found is not None and found.ids == self._ids_digest(found):
             return found
         try:
             return self._build_version(delta_table, latest, version)
@@ -269,13 +275,15 @@ class _TableState:
             manifests.next_row_id - first_row_id if v3 else None,
         )
         mapped = snapshot.metadata.column_mapping_mode != "none"
-        built = _Built(entry, snapshot.metadata.schema_string, columns, mapped)
+        text = snapshot.metadata.schema_string
+        built = _Built(entry, text, columns, mapped, _digest(schema))
         self._built[version] = built
         item = {
             "entry": asdict(entry),
             "schema": built.schema_string,
             "partitions": columns,
             "mapped": mapped,
+            "ids": built.ids,
         }
         append_whole(self._index, json.dumps(item) + "\n")
         return built
@@ -289,9 +297,7 @@ class _TableState:
     def _converted(self, text: str, mapped: bool, partitions: tuple[str, ...]) -> IcebergSchema:
         found = self._schemas.get(text)
         if found is None:
-            if self._ids is None:
-                first = ASSIGNED_FROM_WITH_MAPPING if mapped else 1
-                self._ids = FieldIds(self.directory / "field-ids.json", first)
+            assert self._ids is not None, "field ids are derived before a schema is converted"
             try:
                 struct = parse_schema(text)
             except ValueError as exc:
@@ -302,9 +308,20 @@ class _TableState:
             self._schemas[text] = found
         return found
 
-    def _save_ids(self) -> None:
-        if self._ids is not None:
-            self._ids.save()
+    def _derive_ids(self, delta_table: DeltaTable, latest: Snapshot) -> None:
+        """Bring the field ids up to ``latest``; what was converted with ids that changed
+        (derived again after the log was cleaned up) is made again."""
+        before = self._ids
+        self._ids = field_ids_at(delta_table, latest, before)
+        if before is not None and not self._ids.extends(before):
+            self._schemas.clear()
+            self._manifests = None
+            self._spec_key = None
+
+    def _ids_digest(self, built: _Built) -> str:
+        return _digest(
+            self._converted(built.schema_string, built.column_mapping, built.partition_columns)
+        )
 
     def _spec(self, schema: IcebergSchema, columns: tuple[str, ...]) -> dict[str, Any]:
         by_lower = {name.lower(): name for name in schema.ids}
@@ -431,6 +448,11 @@ class _TableState:
         if not self._files.exists(name):
             self._files.write(name, body)
         return LoadedTable(self._files.path(name), metadata, digest)
+
+
+def _digest(schema: IcebergSchema) -> str:
+    text = json.dumps([schema.schema, schema.name_mapping], sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def _array(column: pa.ChunkedArray) -> pa.Array:
