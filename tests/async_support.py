@@ -21,6 +21,7 @@ from deltaport.server import create_app
 from deltaport.server.tables.async_queries import AsyncQueries, AsyncQuerySettings
 from emulators import serve_asgi
 from sharing_server import free_port, write_many_files_table
+from waiting import wait_until
 
 TABLE = "/shares/s/schemas/sc/tables/many"
 ASYNC = {"delta-sharing-capabilities": "asyncquery=true"}
@@ -149,16 +150,18 @@ def poll(client: httpx.Client, qid: str, table: str = TABLE, **body: Any) -> htt
 def poll_until_ready(
     client: httpx.Client, qid: str, table: str = TABLE, **body: Any
 ) -> httpx.Response:
-    """Poll until the answer is no longer a status line (a bounded number of polls)."""
-    for _ in range(10_000):
+    """Poll until the answer is no longer a status line."""
+
+    def ready() -> httpx.Response | None:
         response = poll(client, qid, table, **body)
         assert response.status_code == 200, response.text
         first = lines(response)[0]
         if "queryStatus" not in first:
             return response
         assert first["queryStatus"]["status"] == "pending", first
-        threading.Event().wait(0.01)
-    raise AssertionError("the query never got ready")
+        return None
+
+    return wait_until(ready, 100, "the query to get ready", 0.01)
 
 
 def file_ids(response: httpx.Response) -> list[str]:

@@ -1,7 +1,8 @@
 """The smoke suite run by ``tests/test_dependency_floors.py`` inside a virtual environment
 holding other versions of deltaport's dependencies than the lock's (the lowest ones
 pyproject.toml declares, or the ones the official client pins). Only deltaport's runtime
-dependencies are there: no pytest, no test helpers, so it is a plain script.
+dependencies are there: no pytest, no test helpers but ``waiting.py`` (the standard library
+only, found beside this script), so it is a plain script.
 
 ``python dependency_smoke.py CORPUS WORKDIR``: replays corpus logs with the CLI, serves
 corpus tables with ``deltaport serve`` and reads them with deltaport's client (and the
@@ -15,12 +16,13 @@ import json
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import yaml
+
+from waiting import wait_until
 
 TOKEN = "dependency-smoke-token-5b1e"
 # (corpus table, versions with an expected result): a first commit only, appends over
@@ -104,17 +106,14 @@ def serve(corpus: Path, workdir: Path) -> tuple[subprocess.Popen[bytes], str]:
         stdout=log,
         stderr=subprocess.STDOUT,
     )
-    deadline = time.monotonic() + 60
-    while True:
+
+    def listening() -> bool:
         if process.poll() is not None:
             raise SystemExit(f"the server exited {process.returncode}:\n" + server_log(workdir))
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            break
-        except OSError:
-            if time.monotonic() > deadline:
-                raise SystemExit("the server did not listen within 60 s") from None
-            time.sleep(0.2)
+        socket.create_connection(("127.0.0.1", port), timeout=1).close()
+        return True
+
+    wait_until(listening, 60, "the server to listen", 0.2, ignore=(OSError,))
     return process, f"http://127.0.0.1:{port}/delta-sharing"
 
 

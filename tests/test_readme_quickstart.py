@@ -10,13 +10,13 @@ import re
 import shutil
 import signal
 import subprocess
-import time
 from pathlib import Path
 
 import httpx
 from deltalake import DeltaTable
 
 from sharing_server import free_port
+from waiting import wait_until
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -28,22 +28,18 @@ def _section_blocks() -> list[str]:
 
 
 def _wait_until_served(server: subprocess.Popen[bytes], profile: Path, log: Path) -> None:
-    deadline = time.monotonic() + 120
-    while True:
+    def served() -> bool:
         assert server.poll() is None, log.read_text()
-        try:
-            answer = json.loads(profile.read_text())
-            shares = httpx.get(
-                answer["endpoint"] + "/shares",
-                headers={"Authorization": f"Bearer {answer['bearerToken']}"},
-                timeout=2,
-            )
-            if shares.status_code == 200:
-                return
-        except (OSError, ValueError, httpx.HTTPError):
-            pass
-        assert time.monotonic() < deadline, log.read_text()
-        time.sleep(0.2)
+        answer = json.loads(profile.read_text())
+        shares = httpx.get(
+            answer["endpoint"] + "/shares",
+            headers={"Authorization": f"Bearer {answer['bearerToken']}"},
+            timeout=2,
+        )
+        return shares.status_code == 200
+
+    not_yet = (OSError, ValueError, httpx.HTTPError)
+    wait_until(served, 120, "the quick start's server", 0.2, ignore=not_yet, details=log.read_text)
 
 
 def test_the_provider_quick_start_runs_as_written(tmp_path: Path) -> None:

@@ -25,6 +25,13 @@ def test_a_value_never_true_fails_with_the_message_and_the_last_value() -> None:
     assert isinstance(e.value, AssertionError)
 
 
+def test_details_are_asked_for_at_the_deadline_only() -> None:
+    logs = iter(["starting", "still starting"])
+    assert wait_until(lambda: 1, timeout=5, details=lambda: next(logs)) == 1
+    with pytest.raises(WaitTimeout, match=r"last seen: 0\)\nstarting$"):
+        wait_until(lambda: 0, timeout=0.2, message="the server", details=lambda: next(logs))
+
+
 def test_ignored_exceptions_are_retried_and_the_last_one_reported() -> None:
     calls = itertools.count()
 

@@ -22,10 +22,12 @@ def wait_until(
     message: str = "the condition",
     interval: float = 0.1,
     ignore: tuple[type[BaseException], ...] = (),
+    details: Callable[[], str] | None = None,
 ) -> T:
     """The first true value ``predicate()`` returns, called every ``interval`` seconds for
     at most ``timeout`` seconds; an exception of ``ignore`` counts as a false value. Fails
-    with ``message``, the timeout and the last value seen (or exception raised)."""
+    with ``message``, the timeout and the last value seen (or exception raised), then what
+    ``details()`` says at that moment (a server's log, what is still missing)."""
     deadline = time.monotonic() + timeout
     last: object = _NOTHING
     while True:
@@ -39,5 +41,6 @@ def wait_until(
             last = value
         if time.monotonic() >= deadline:
             seen = "nothing" if last is _NOTHING else repr(last)
-            raise WaitTimeout(f"{message}: not within {timeout:g} s (last seen: {seen:.500})")
+            said = f"{message}: not within {timeout:g} s (last seen: {seen:.500})"
+            raise WaitTimeout(said if details is None else f"{said}\n{details()}")
         time.sleep(interval)

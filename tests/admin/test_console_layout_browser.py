@@ -4,7 +4,6 @@ headers)."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -17,6 +16,7 @@ from test_console_browser import browser as browser
 from admin_support import CatalogAdminServer, start_empty_catalog_server
 from deltaport.cli import main as cli
 from sharing_server import stop_server
+from waiting import wait_until
 
 playwright = pytest.importorskip("playwright.sync_api")
 pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is missing")
@@ -85,10 +85,12 @@ def test_every_page_has_one_navigation_and_aligned_headers(
     console = Watched(browser, console_server.running)
     try:
         console.login()
-        deadline = time.monotonic() + 30  # the sharing listener's catalog follows the commands
-        while "lake" not in (console.goto("/console/shares").text() or ""):
-            assert time.monotonic() < deadline
-            time.sleep(0.5)
+        wait_until(  # the sharing listener's catalog follows the commands
+            lambda: "lake" in (console.goto("/console/shares").text() or ""),
+            30,
+            "the table on the shares page",
+            0.5,
+        )
         seen = _pages(console)
     finally:
         console.context.close()

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import re
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -55,14 +54,17 @@ class Console(Watched):
 
     def look(self) -> Any:
         """The page now; its HTML kept for :meth:`scan`."""
-        for _ in range(100):  # a redirect after a form may still be under way
+
+        def content() -> str:
             self.page.wait_for_load_state()
-            try:
-                self.seen[self.page.url] = self.page.content()
-                return self.page
-            except playwright.Error:
-                time.sleep(0.05)
-        raise AssertionError(f"{self.page.url} never settled")
+            return str(self.page.content())
+
+        # a redirect after a form may still be under way
+        html = wait_until(
+            content, 5, f"{self.page.url} to settle", 0.05, ignore=(playwright.Error,)
+        )
+        self.seen[self.page.url] = html
+        return self.page
 
     def open(self, path: str) -> Any:
         self.goto(path)

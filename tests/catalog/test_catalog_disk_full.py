@@ -92,16 +92,14 @@ class FullDiskServer:
         """The data directory as the server sees it."""
 
     def _wait(self) -> None:
-        for _ in range(600):
-            if self.server.process.poll() is not None:
-                raise RuntimeError(f"server exited:\n{self.server.log()}")
-            try:
-                self.api.get("/api/openapi.json", timeout=1)
-                httpx.get(self.server.url + "/openapi.json", timeout=1)
-                return
-            except httpx.HTTPError:
-                time.sleep(0.1)
-        raise RuntimeError(f"server did not start:\n{self.server.log()}")
+        def started() -> bool:
+            assert self.server.process.poll() is None, f"server exited:\n{self.server.log()}"
+            self.api.get("/api/openapi.json", timeout=1)
+            httpx.get(self.server.url + "/openapi.json", timeout=1)
+            return True
+
+        failed = (httpx.HTTPError,)
+        wait_until(started, 60, "the server to start", ignore=failed, details=self.server.log)
 
     def fill(self) -> None:
         """Fill the filesystem to its last byte."""

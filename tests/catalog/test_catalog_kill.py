@@ -150,9 +150,12 @@ def test_kill_9_mid_writes_then_restart(catalog_url: str, table: Path, tmp_path:
     time.sleep(2)  # two of the audit writer's one-second flushes
 
     with Load(server, api, minted["token"]) as load:
-        while len(load.acknowledged) < WRITES_BEFORE_KILL:
-            assert server.process.poll() is None
-            time.sleep(0.01)
+
+        def written() -> bool:
+            assert server.process.poll() is None, server.log()
+            return len(load.acknowledged) >= WRITES_BEFORE_KILL
+
+        wait_until(written, 60, f"{WRITES_BEFORE_KILL} acknowledged writes", 0.01)
         os.kill(server.process.pid, signal.SIGKILL)
         server.process.wait(30)
     acknowledged = list(load.acknowledged)

@@ -12,7 +12,6 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -25,6 +24,7 @@ from deltaport.catalog.database.connection import Database, DatabaseUnavailableE
 from deltaport.catalog.sql_store import SqlCatalog
 from postgres import PostgresCluster, new_database
 from sharing_server import free_port, start_server, stop_server
+from waiting import wait_until
 
 ADMIN_TOKEN = "restart-admin-token-71c4"
 UC = "/api/2.1/unity-catalog"
@@ -105,14 +105,11 @@ def _admin_server(url: str, tmp: Path) -> tuple[object, httpx.Client]:
         headers={"Authorization": f"Bearer {ADMIN_TOKEN}"},
         timeout=60,
     )
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            api.get("/api/openapi.json", timeout=1)
-            return server, api
-        except httpx.HTTPError:
-            assert time.monotonic() < deadline, "the admin listener did not start"
-            time.sleep(0.1)
+    document = "/api/openapi.json"
+    wait_until(
+        lambda: api.get(document, timeout=1), 30, "the admin listener", ignore=(httpx.HTTPError,)
+    )
+    return server, api
 
 
 def _console(base: str) -> tuple[httpx.Client, str]:
@@ -213,22 +210,21 @@ def test_a_server_started_while_the_database_is_down_serves_once_it_is_up(
                 stdout=out,
                 stderr=subprocess.STDOUT,
             )
-        deadline = time.monotonic() + 60
-        while "(attempt 2)" not in log.read_text():
-            assert process.poll() is None, log.read_text()
-            assert time.monotonic() < deadline, log.read_text()
-            time.sleep(0.1)
+        running = process
+
+        def retried() -> bool:
+            assert running.poll() is None, log.read_text()
+            return "(attempt 2)" in log.read_text()
+
+        def ready() -> bool:
+            assert running.poll() is None, log.read_text()
+            return httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=1).status_code == 200
+
+        wait_until(retried, 60, "a second attempt in the log", details=log.read_text)
         cluster.start()
-        deadline = time.monotonic() + 60
-        while True:
-            assert process.poll() is None, log.read_text()
-            try:
-                if httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert time.monotonic() < deadline, log.read_text()
-            time.sleep(0.1)
+        wait_until(
+            ready, 60, "the server to be ready", ignore=(httpx.HTTPError,), details=log.read_text
+        )
         assert "Traceback" not in log.read_text()
     finally:
         cluster.start()

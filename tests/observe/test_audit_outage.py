@@ -28,6 +28,7 @@ from deltaport.observe.audit_store import write
 from deltaport.observe.metrics import AUDIT_DROPPED
 from postgres import PostgresCluster, new_database
 from sharing_server import start_server, stop_server
+from waiting import wait_until
 
 STALE_SECONDS = 3
 OUTAGE_SECONDS = STALE_SECONDS + 5
@@ -108,16 +109,21 @@ def test_every_request_answered_across_an_outage_past_the_bound_has_its_record(
             thread.join(60)
         statuses = Counter(status for _, status in answered)
         assert statuses[200] > 0 and statuses[503] > 0, statuses  # the bound was passed
-        deadline = time.monotonic() + WRITTEN_WITHIN_SECONDS
-        while (recorded := _recorded(url)) != answered:
-            missing = answered - recorded
+
+        def written() -> bool:
+            recorded = _recorded(url)
             assert not recorded - answered, "a record written twice, or of no request"
-            assert time.monotonic() < deadline, (
-                f"{sum(missing.values())} of {sum(answered.values())} records missing "
-                f"(statuses {Counter(s for _, s in missing)}):\n"
+            return recorded == answered
+
+        def missing() -> str:
+            left = answered - _recorded(url)
+            return (
+                f"{sum(left.values())} of {sum(answered.values())} records missing "
+                f"(statuses {Counter(s for _, s in left)}):\n"
                 + "\n".join(line for line in server.log().splitlines() if "audit" in line)[-4000:]
             )
-            time.sleep(0.5)
+
+        wait_until(written, WRITTEN_WITHIN_SECONDS, "every record", 0.5, details=missing)
         assert "audit records dropped" not in server.log()
     finally:
         halt.set()

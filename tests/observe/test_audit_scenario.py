@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +21,7 @@ from admin_support import _await_admin
 from deltaport.cli import main
 from postgres import postgres_server, postgres_url  # noqa: F401
 from sharing_server import RunningServer, free_port, start_server, stop_server
+from waiting import wait_until
 
 ADMIN = "audit-admin-token-7c1f0b9e"
 SECOND_ADMIN = "audit-second-admin-token-2a94"
@@ -106,14 +106,9 @@ def _play(sharing: RunningServer, admin: str, lake: Path) -> dict[str, Any]:
     reader.headers["User-Agent"] = "audit-test/1"
     # the sharing listener sees the new recipient within its poll interval: each refusal
     # until then is a record too
-    refused = 0
-    deadline = time.monotonic() + POLL_DEADLINE
-    while (first := reader.get("/shares")).status_code == 401:
-        assert time.monotonic() < deadline, (
-            f"the sharing listener did not accept acme's token within {POLL_DEADLINE} s"
-        )
-        refused += 1
-        time.sleep(0.2)
+    first, refused = _refused_until_accepted(
+        lambda: reader.get("/shares"), "the sharing listener to accept acme's token"
+    )
     assert first.status_code == 200
     path = "/shares/sales/schemas/eu/tables/orders"
     for get in (
@@ -182,6 +177,23 @@ def _play_unity(api: httpx.Client, admin: str, lake: Path) -> list[str]:
     return [link.rstrip("/").rsplit("/", 1)[1] for link in links]
 
 
+def _refused_until_accepted(
+    ask: Callable[[], httpx.Response], what: str
+) -> tuple[httpx.Response, int]:
+    """The first answer to ``ask`` that is not a 401, and how many 401s came before it (each
+    one a record too): the sharing listener sees a new credential within its poll interval."""
+    refusals: list[httpx.Response] = []
+
+    def answered() -> httpx.Response | None:
+        answer = ask()
+        if answer.status_code != 401:
+            return answer
+        refusals.append(answer)
+        return None
+
+    return wait_until(answered, POLL_DEADLINE, what, 0.2), len(refusals)
+
+
 def _play_oauth(api: httpx.Client, sharing: RunningServer) -> tuple[int, list[str]]:
     """An OAuth recipient asks for tokens, with a wrong secret first; returns how many
     right asks were refused (until the sharing listener sees the new client) and the
@@ -200,14 +212,9 @@ def _play_oauth(api: httpx.Client, sharing: RunningServer) -> tuple[int, list[st
         )
 
     assert ask("dps_wrong").status_code == 401
-    refused = 0
-    deadline = time.monotonic() + POLL_DEADLINE
-    while (issued := ask(profile["clientSecret"])).status_code == 401:
-        assert time.monotonic() < deadline, (
-            f"the token endpoint did not accept robot's client secret within {POLL_DEADLINE} s"
-        )
-        refused += 1
-        time.sleep(0.2)
+    issued, refused = _refused_until_accepted(
+        lambda: ask(profile["clientSecret"]), "the token endpoint to accept robot's client secret"
+    )
     assert issued.status_code == 200
     assert sharing.client(issued.json()["access_token"]).get("/shares").status_code == 200
     return refused, [profile["clientSecret"], issued.json()["access_token"]]

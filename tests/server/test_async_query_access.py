@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import functools
 import json
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -21,6 +20,7 @@ from deltalake import write_deltalake
 from async_support import Gate, Lake, lines, poll, poll_until_ready, query_id, running, submit
 from deltaport.catalog.sql_store import SqlCatalog
 from deltaport.cli import main as cli
+from waiting import wait_until
 
 TABLE = "/shares/s/schemas/sc/tables/people"
 OPEN = "/shares/s/schemas/sc/tables/open"
@@ -67,10 +67,7 @@ def _sync(client: httpx.Client, table: str = TABLE, **body: Any) -> httpx.Respon
 
 
 def _eventually(check: Callable[[], bool]) -> None:
-    deadline = time.monotonic() + FOLLOW_SECONDS
-    while not check():
-        assert time.monotonic() < deadline, f"the change was not seen within {FOLLOW_SECONDS} s"
-        time.sleep(0.1)
+    wait_until(check, FOLLOW_SECONDS, "the change to be seen")
 
 
 def _move_to_de(lake: Lake, *clients: httpx.Client) -> None:
