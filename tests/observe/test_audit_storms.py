@@ -154,3 +154,13 @@ def test_addresses_past_the_tracked_ones_are_counted_together(
         ((r.client_address or "", r.count) for r in stored if r.operation == "refusedRequests"),
     )
     assert summaries == [("", 30), ("2001:db8::0", 10), ("2001:db8::1", 10), ("2001:db8::2", 10)]
+
+
+def test_server_errors_are_never_summarised() -> None:
+    """The 503s of a catalog outage come with no recipient (its token could not be looked
+    up): each keeps its own record, however many there are; a 4xx storm is still counted."""
+    storms = RefusalStorms(WINDOW_MS, recorded=2)
+    outage = [_refused(NOW_MS + i, "192.0.2.9", status=503) for i in range(50)]
+    assert all(storms.keep(record) for record in outage)
+    refusals = [storms.keep(_refused(NOW_MS + i, "192.0.2.9", status=401)) for i in range(5)]
+    assert refusals == [True, True, False, False, False]

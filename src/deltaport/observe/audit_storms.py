@@ -1,7 +1,7 @@
 """Storms of refused requests recorded as summaries, so that nobody can fill the disk
 through the audit log.
 
-A refused request (status 400 and up) that no recipient or admin token was accepted for
+A refused request (a 4xx status) that no recipient or admin token was accepted for
 costs its sender nothing but a connection: a record each would let anyone grow the log
 as fast as the server answers. So, from each client address, the first
 ``recorded`` refusals of a window of ``window_ms`` are kept as they are and the others
@@ -12,7 +12,9 @@ first one counted, ``durationMs`` from the first to the last, and the first one'
 guesses. At most :data:`ADDRESSES_KEPT` addresses are tracked in a window; the refusals
 of any more are counted together, in summaries without an address. Whatever arrives, a
 window therefore adds at most ``recorded`` records per tracked address and one summary per
-tracked address (and one for the rest) and status.
+tracked address (and one for the rest) and status. A server error (5xx, such as the 503
+of a catalog outage) is not a refusal: each keeps its own record, as the operator of an
+outage needs every answer accounted for.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ WINDOW_MS = 60_000
 RECORDED = 10
 """Refusals from one address kept whole in a window."""
 ADDRESSES_KEPT = 1000
-_ERROR_STATUS = 400
+_REFUSAL_STATUSES = range(400, 500)
 
 
 @dataclass
@@ -93,7 +95,7 @@ class RefusalStorms:
 
 
 def _refused(record: AuditRecord) -> bool:
-    return record.status >= _ERROR_STATUS and record.recipient is None and record.admin is None
+    return record.status in _REFUSAL_STATUSES and record.recipient is None and record.admin is None
 
 
 def _summary(address: str | None, counted: _Counted) -> AuditRecord:
