@@ -14,7 +14,6 @@ import os
 import signal
 import sqlite3
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
@@ -132,6 +131,17 @@ class Load:
                     return
 
 
+def _audited(catalog_url: str) -> int:
+    """The audit records of the requests made before the load (user agent ``BEFORE``)."""
+    store = SqlCatalog(catalog_url)
+    try:
+        with store.database.read() as tx:
+            rows = tx.execute("SELECT count(*) FROM audit_records WHERE user_agent = ?", (BEFORE,))
+        return int(rows[0][0])
+    finally:
+        store.database.close()
+
+
 def test_kill_9_mid_writes_then_restart(catalog_url: str, table: Path, tmp_path: Path) -> None:
     minted = _seed(catalog_url, table)
     server, api = _start(catalog_url, tmp_path / "first")
@@ -147,7 +157,7 @@ def test_kill_9_mid_writes_then_restart(catalog_url: str, table: Path, tmp_path:
         auth=(minted["client_id"], minted["secret"]),
     )
     assert oauth.status_code == 200, oauth.text
-    time.sleep(2)  # two of the audit writer's one-second flushes
+    wait_until(lambda: _audited(catalog_url) == 22, 60, "the 22 records written before the kill")
 
     with Load(server, api, minted["token"]) as load:
 
@@ -165,11 +175,8 @@ def test_kill_9_mid_writes_then_restart(catalog_url: str, table: Path, tmp_path:
             assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
     store = SqlCatalog(catalog_url)
     contents = store.contents()
-    with store.database.read() as tx:
-        audited = tx.execute("SELECT count(*) FROM audit_records WHERE user_agent = ?", (BEFORE,))[
-            0
-        ][0]
     store.database.close()
+    audited = _audited(catalog_url)
     names = {r.name for r in contents.recipients.values()}
     assert set(acknowledged) <= names
     holders = {t.recipient_key for t in contents.tokens.values()}
