@@ -21,6 +21,7 @@ PAGES = {
     "table remove": "docs/server/catalog.md",
     "catalog": "docs/server/catalog.md",
     "share": "docs/server/catalog.md",
+    "schema": "docs/server/catalog.md#what-recipients-see",
     "recipient": "docs/server/catalog.md",
     "audit": "docs/server/audit.md",
     "iceberg": "docs/iceberg.md",
@@ -60,6 +61,10 @@ EXAMPLES = {
     ],
     "share create": ["deltaport share create lake"],
     "share grant": ["deltaport share grant lake --to acme"],
+    "schema set": [
+        "deltaport schema set lake.default --display-name Default --comment 'Daily orders'",
+        "deltaport schema set lake.default --property region=eu",
+    ],
     "recipient create": [
         "deltaport recipient create acme -o acme.share",
         "deltaport recipient create acme -o acme.share --endpoint "
