@@ -51,7 +51,6 @@ WILD_POLICY = """{"Version":"2012-10-17","Statement":[
      "Resource":"arn:aws:s3:::dirmode",
      "Condition":{"StringLike":{"s3:prefix":["odd/a${*}b${?}c${$}d","odd/a${*}b${?}c${$}d/*"]}}}]}"""
 ADMIN_TOKEN = "dir-admin-token-3e9a"
-ADMIN_PORT = free_port()
 ROWS = [{"id": i, "p": "x" if i % 2 else "y"} for i in range(6)]
 
 
@@ -60,8 +59,15 @@ def table(name: str, location: str, modes: list[str], **extra: Any) -> dict[str,
 
 
 @pytest.fixture(scope="module")
+def admin_port() -> int:
+    """Chosen when the server starts, not at import: a port picked at collection time can
+    be taken by another test's process before this module runs."""
+    return free_port()
+
+
+@pytest.fixture(scope="module")
 def server(
-    s3_emulator: S3Emulator, tmp_path_factory: pytest.TempPathFactory
+    s3_emulator: S3Emulator, tmp_path_factory: pytest.TempPathFactory, admin_port: int
 ) -> Iterator[RunningServer]:
     s3_emulator.create_bucket("dirmode")
     write_deltalake(
@@ -81,7 +87,7 @@ def server(
         "version": 1,
         "authorization": {"bearerToken": "${DELTAPORT_TEST_TOKEN}"},
         "signingKey": "k",
-        "admin": {"port": ADMIN_PORT, "tokens": [ADMIN_TOKEN]},
+        "admin": {"port": admin_port, "tokens": [ADMIN_TOKEN]},
         "storage": [
             {
                 "prefix": "s3://dirmode/",
@@ -193,10 +199,10 @@ def test_vended_s3_credentials_are_scoped_and_work(
     assert len(assumed(ROOT)) == 1
 
 
-def vended_count(table_name: str) -> float:
+def vended_count(admin_port: int, table_name: str) -> float:
     """``deltaport_vended_credentials_total`` of ``default`` and ``table_name``."""
     answer = httpx.get(
-        f"http://127.0.0.1:{ADMIN_PORT}/metrics",
+        f"http://127.0.0.1:{admin_port}/metrics",
         headers={"Authorization": f"Bearer {ADMIN_TOKEN}"},
     )
     assert answer.status_code == 200, answer.text
@@ -209,14 +215,16 @@ def vended_count(table_name: str) -> float:
     )
 
 
-def test_vended_credentials_are_counted_by_recipient_and_table(client: httpx.Client) -> None:
-    before = vended_count("s.sc.dironly")
+def test_vended_credentials_are_counted_by_recipient_and_table(
+    client: httpx.Client, admin_port: int
+) -> None:
+    before = vended_count(admin_port, "s.sc.dironly")
     assert vend(client, "dironly").status_code == 200
     assert vend(client, "DirOnly").status_code == 200  # the catalog's spelling is the label
     assert vend(client, "urlonly").status_code == 400  # refused: not counted
     assert vend(client, "dironly").status_code == 200
-    assert vended_count("s.sc.dironly") - before == 3
-    assert vended_count("s.sc.urlonly") == 0
+    assert vended_count(admin_port, "s.sc.dironly") - before == 3
+    assert vended_count(admin_port, "s.sc.urlonly") == 0
 
 
 def test_auxiliary_and_foreign_locations(client: httpx.Client) -> None:
