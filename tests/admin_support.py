@@ -128,6 +128,20 @@ def start_admin_server(tables: dict[str, Path], tmp: Path, **admin: Any) -> Admi
     return _await_admin(start_server(admin_config(tables, port, **admin), tmp), port)
 
 
+def start_with_admin(
+    config: dict[str, Any],
+    tmp: Path,
+    token: str = ADMIN_TOKEN,
+    catalog: str | None = None,
+    **admin: Any,
+) -> AdminServer:
+    """``config`` served with its admin listener on a port chosen now, opened by ``token``
+    (and ``admin``'s other settings), once the admin listener answers."""
+    port = free_port()
+    config = {**config, "admin": {"port": port, "tokens": [token], **admin}}
+    return _await_admin(start_server(config, tmp, catalog=catalog), port)
+
+
 def _await_admin(sharing: RunningServer, port: int) -> AdminServer:
     running = AdminServer(sharing, f"http://127.0.0.1:{port}")
     document = running.admin + "/api/openapi.json"

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from deltaport.cli import build_parser
-from deltaport.cli_help import EXAMPLES
+from deltaport.cli.help_texts import EXAMPLES
+from deltaport.cli.main import build_parser
 
 DELTAPORT = str(Path(sys.executable).parent / "deltaport")
 ROOT = Path(__file__).resolve().parents[1]

@@ -12,8 +12,8 @@ import pytest
 
 from admin_support import ADMIN_TOKEN, AdminServer, start_admin_server
 from deltaport.protocol.errors import TooManyRequestsError
-from deltaport.server.limits import failed_auth as throttle
-from deltaport.server.limits.failed_auth import FailedAuthLimit
+from deltaport.web import failed_auth as throttle
+from deltaport.web.failed_auth import FailedAuthLimit
 from sharing_server import stop_server
 
 

@@ -15,11 +15,12 @@ import pyarrow as pa
 import pytest
 from deltalake import write_deltalake
 
+from admin_support import start_with_admin
 from deltaport.admin import catalog_api
 from deltaport.admin.openapi import admin_openapi
 from deltaport.cli import main as cli
 from deltaport.protocol.credentials import ACCESS_MODES
-from sharing_server import RunningServer, free_port, start_server, stop_server
+from sharing_server import RunningServer, stop_server
 from waiting import wait_until
 
 ADMIN_TOKEN = "catalog-admin-token-7c1e"
@@ -34,24 +35,11 @@ def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[RunningSer
         pa.table({"id": [1, 2, 3], "region": ["eu", "us", "eu"]}),
         partition_by=["region"],
     )
-    admin_port = free_port()
     assert cli(["catalog", "init", "--catalog", f"sqlite:///{tmp}/catalog.db"]) == 0
-    config = {
-        "catalog": f"sqlite:///{tmp}/catalog.db",
-        "signingKey": "catalog-admin-key",
-        "admin": {"port": admin_port, "tokens": [ADMIN_TOKEN]},
-    }
-    server = start_server(config, tmp / "server")
-    admin = f"http://127.0.0.1:{admin_port}"
-    document = admin + "/api/openapi.json"
-    wait_until(
-        lambda: httpx.get(document, timeout=1),
-        30,
-        "the admin listener to start",
-        ignore=(httpx.HTTPError,),
-    )
-    yield server, admin, table
-    stop_server(server)
+    config = {"catalog": f"sqlite:///{tmp}/catalog.db", "signingKey": "catalog-admin-key"}
+    running = start_with_admin(config, tmp / "server", ADMIN_TOKEN)
+    yield running.sharing, running.admin, table
+    stop_server(running.sharing)
 
 
 def _remote(admin: str, *args: str) -> int:

@@ -18,8 +18,9 @@ import pyarrow as pa
 import pytest
 from deltalake import write_deltalake
 
+from admin_support import start_with_admin
 from deltaport.catalog.sql_store import SqlCatalog
-from sharing_server import RunningServer, free_port, start_server, stop_server
+from sharing_server import RunningServer, stop_server
 from waiting import wait_until
 
 ADMIN_TOKEN = "catalog-bounds-admin-token-4d2a"
@@ -68,12 +69,10 @@ def setup(
         pa.table({"id": list(range(len(COUNTRIES))), "country": COUNTRIES}),
         partition_by=["country"],
     )
-    admin_port = free_port()
     SqlCatalog(f"sqlite:///{tmp}/catalog.db")  # created, as `deltaport catalog init` does
     config = {
         "catalog": f"sqlite:///{tmp}/catalog.db",
         "signingKey": "catalog-bounds-key",
-        "admin": {"port": admin_port, "tokens": [ADMIN_TOKEN], "diffTimeoutSeconds": 1},
         "storage": [
             {
                 "prefix": "s3://stalled/",
@@ -87,17 +86,9 @@ def setup(
             }
         ],
     }
-    server = start_server(config, tmp / "server")
-    admin = f"http://127.0.0.1:{admin_port}"
-    document = admin + "/api/openapi.json"
-    wait_until(
-        lambda: httpx.get(document, timeout=1),
-        30,
-        "the admin listener to start",
-        ignore=(httpx.HTTPError,),
-    )
-    yield server, admin, table
-    stop_server(server)
+    running = start_with_admin(config, tmp / "server", ADMIN_TOKEN, diffTimeoutSeconds=1)
+    yield running.sharing, running.admin, table
+    stop_server(running.sharing)
 
 
 def _api(admin: str, method: str, path: str, body: object = None, **kwargs: Any) -> httpx.Response:

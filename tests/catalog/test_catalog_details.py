@@ -15,10 +15,11 @@ import pytest
 import yaml
 from deltalake import write_deltalake
 
+from admin_support import start_with_admin
 from deltaport.catalog.sql_store import SqlCatalog
 from deltaport.cli import main as cli
 from deltaport.client import Schema, SharingClient
-from sharing_server import RunningServer, free_port, start_server, stop_server
+from sharing_server import RunningServer, stop_server
 from waiting import wait_until
 
 ADMIN_TOKEN = "catalog-details-admin-token"
@@ -39,23 +40,10 @@ def setup(
     tmp = tmp_path_factory.mktemp("catalog-details")
     url = f"sqlite:///{tmp}/catalog.db"
     assert cli(["catalog", "init", "--catalog", url]) == 0
-    admin_port = free_port()
-    config = {
-        "catalog": url,
-        "signingKey": "catalog-details-key",
-        "admin": {"port": admin_port, "tokens": [ADMIN_TOKEN]},
-    }
-    server = start_server(config, tmp / "server")
-    admin = f"http://127.0.0.1:{admin_port}"
-    document = admin + "/api/openapi.json"
-    wait_until(
-        lambda: httpx.get(document, timeout=1),
-        30,
-        "the admin listener to start",
-        ignore=(httpx.HTTPError,),
-    )
-    yield server, admin, url
-    stop_server(server)
+    config = {"catalog": url, "signingKey": "catalog-details-key"}
+    running = start_with_admin(config, tmp / "server", ADMIN_TOKEN)
+    yield running.sharing, running.admin, url
+    stop_server(running.sharing)
 
 
 def _remote(admin: str, *args: str) -> int:

@@ -22,11 +22,12 @@ import pyarrow as pa
 import pytest
 from deltalake import write_deltalake
 
+from admin_support import start_with_admin
 from deltaport.catalog.database.connection import sqlite_path
 from deltaport.catalog.sql_store import SqlCatalog
 from deltaport.catalog.tokens import OAUTH
 from postgres import new_database, postgres_server  # noqa: F401
-from sharing_server import RunningServer, free_port, start_server
+from sharing_server import RunningServer
 from waiting import wait_until
 
 ADMIN_TOKEN = "kill-admin-token-51c0"
@@ -65,24 +66,13 @@ def _seed(url: str, table: Path) -> dict[str, Any]:
 
 
 def _start(url: str, tmp: Path) -> tuple[RunningServer, httpx.Client]:
-    port = free_port()
     config = {
         "catalog": url,
         "signingKey": SIGNING_KEY,
-        "admin": {"port": port, "tokens": [ADMIN_TOKEN]},
         "audit": {"jsonLines": str(tmp.parent / "audit.jsonl")},
     }
-    server = start_server(config, tmp)
-    api = httpx.Client(
-        base_url=f"http://127.0.0.1:{port}",
-        headers={"Authorization": f"Bearer {ADMIN_TOKEN}"},
-        timeout=30,
-    )
-    document = "/api/openapi.json"
-    wait_until(
-        lambda: api.get(document, timeout=1), 30, "the admin listener", ignore=(httpx.HTTPError,)
-    )
-    return server, api
+    running = start_with_admin(config, tmp, ADMIN_TOKEN)
+    return running.sharing, running.api(ADMIN_TOKEN)
 
 
 def _lines(answer: httpx.Response) -> list[dict[str, Any]]:

@@ -1,4 +1,4 @@
-"""The console's pages of the catalog (``catalog/pages/listings``) say what the whole
+"""The console's pages of the catalog (``catalog/listings/listings``) say what the whole
 catalog says (:meth:`SqlCatalog.contents`, counted in Python), on SQLite and PostgreSQL:
 the counts of each share and recipient, the live credentials at a given time, a share's
 tables and recipients, a recipient's grants, credentials and grantable shares."""
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from deltaport.catalog.pages import by_name, listings
+from deltaport.catalog.listings import by_name, listings
 from deltaport.catalog.rows import CatalogContents, TokenRow
 from deltaport.catalog.sql_store import SqlCatalog
 from deltaport.catalog.tokens import OAUTH

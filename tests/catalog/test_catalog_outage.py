@@ -22,12 +22,13 @@ import pyarrow as pa
 import pytest
 from deltalake import write_deltalake
 
+from admin_support import start_with_admin
 from deltaport.catalog.database import connection
 from deltaport.catalog.database.connection import Database, DatabaseUnavailableError
 from deltaport.catalog.live.live_catalog import POLL_SECONDS, RETRY_MAX_SECONDS
 from deltaport.catalog.sql_store import SqlCatalog
 from postgres import PostgresCluster, new_database
-from sharing_server import RunningServer, free_port, start_server, stop_server
+from sharing_server import RunningServer, stop_server
 from waiting import wait_until
 
 ADMIN_TOKEN = "outage-admin-token-2d8f"
@@ -87,27 +88,10 @@ def _seed(url: str, table: Path) -> dict[str, str]:
 
 def _start(url: str, tmp: Path, **settings: object) -> tuple[RunningServer, httpx.Client]:
     """A server on ``url`` with its admin listener, and an admin API client."""
-    port = free_port()
-    config = {
-        "catalog": url,
-        "signingKey": "outage-key",
-        "admin": {"port": port, "tokens": [ADMIN_TOKEN]},
-        **settings,
-    }
-    server = start_server(config, tmp)
-    api = httpx.Client(
-        base_url=f"http://127.0.0.1:{port}",
-        headers={"Authorization": f"Bearer {ADMIN_TOKEN}"},
-        timeout=60,
+    running = start_with_admin(
+        {"catalog": url, "signingKey": "outage-key", **settings}, tmp, ADMIN_TOKEN
     )
-    document = "/api/openapi.json"
-    wait_until(
-        lambda: api.get(document, timeout=1),
-        30,
-        "the admin listener to start",
-        ignore=(httpx.HTTPError,),
-    )
-    return server, api
+    return running.sharing, running.api(ADMIN_TOKEN)
 
 
 def _clients(server: RunningServer, tokens: dict[str, str]) -> dict[str, httpx.Client]:

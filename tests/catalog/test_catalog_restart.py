@@ -20,10 +20,11 @@ import psycopg
 import pytest
 import yaml
 
+from admin_support import start_with_admin
 from deltaport.catalog.database.connection import Database, DatabaseUnavailableError
 from deltaport.catalog.sql_store import SqlCatalog
 from postgres import PostgresCluster, new_database
-from sharing_server import free_port, start_server, stop_server
+from sharing_server import free_port, stop_server
 from waiting import wait_until
 
 ADMIN_TOKEN = "restart-admin-token-71c4"
@@ -93,23 +94,8 @@ def test_a_write_that_fails_after_its_first_statement_is_not_made_again(
 def _admin_server(url: str, tmp: Path) -> tuple[object, httpx.Client]:
     store = SqlCatalog(url)
     store.database.close()
-    port = free_port()
-    config = {
-        "catalog": url,
-        "signingKey": "restart-key",
-        "admin": {"port": port, "tokens": [ADMIN_TOKEN]},
-    }
-    server = start_server(config, tmp)
-    api = httpx.Client(
-        base_url=f"http://127.0.0.1:{port}",
-        headers={"Authorization": f"Bearer {ADMIN_TOKEN}"},
-        timeout=60,
-    )
-    document = "/api/openapi.json"
-    wait_until(
-        lambda: api.get(document, timeout=1), 30, "the admin listener", ignore=(httpx.HTTPError,)
-    )
-    return server, api
+    running = start_with_admin({"catalog": url, "signingKey": "restart-key"}, tmp, ADMIN_TOKEN)
+    return running.sharing, running.api(ADMIN_TOKEN)
 
 
 def _console(base: str) -> tuple[httpx.Client, str]:

@@ -7,7 +7,7 @@ import io
 import pyarrow.parquet as pq
 from compare import assert_same_rows, direct_read
 
-from deltaport.client import cli_commands
+from deltaport.cli import profile_reads as cli_commands
 from deltaport.client.files.progress import ProgressLine
 
 

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from deltaport.diff import cli_main, diff_tables, render_text, to_json
+from deltaport.cli.diff import cli_main
+from deltaport.diff import diff_tables, render_text, to_json
 from difftables import branch, write
 
 

@@ -12,8 +12,8 @@ import pytest
 from deltalake import DeltaTable, write_deltalake
 
 from corpus import corpus_table
+from deltaport.cli.diff import cli_main
 from deltaport.diff import DiffError
-from deltaport.diff.cli import cli_main
 from deltaport.diff.rows.row_diff import diff_rows
 from deltaport.diff.rows.row_sources import FULL_COMPARISON_NOTE
 from difftables import branch

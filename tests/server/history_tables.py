@@ -18,7 +18,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from deltalake import DeltaTable, write_deltalake
 
-from deltaport.server.pages.tokens import TokenSigner
+from deltaport.server.paging.tokens import TokenSigner
 from emulators import official_call, official_client_results
 from sharing_server import TOKEN, set_commit_times, table_entry
 

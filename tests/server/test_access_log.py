@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 import sys
 
-from deltaport.listeners.logs import (
+from deltaport.web.logs import (
     FORMAT,
     PATH_SHOWN,
     AccessFormatter,
@@ -49,7 +49,7 @@ def test_other_records_are_redacted_too() -> None:
 
 def test_uvicorn_config_uses_the_formatter() -> None:
     config = uvicorn_log_config()
-    assert config["formatters"]["access"] == {"()": "deltaport.listeners.logs.AccessFormatter"}
+    assert config["formatters"]["access"] == {"()": "deltaport.web.logs.AccessFormatter"}
     assert config["loggers"]["uvicorn.access"]["handlers"] == ["access"]
 
 
@@ -97,7 +97,7 @@ def test_access_lines_cut_long_paths_and_escape() -> None:
 
 def test_uvicorn_lines_escape_too() -> None:
     config = uvicorn_log_config()
-    assert config["formatters"]["default"]["()"] == "deltaport.listeners.logs.UvicornFormatter"
+    assert config["formatters"]["default"]["()"] == "deltaport.web.logs.UvicornFormatter"
     record = logging.LogRecord("uvicorn.error", logging.INFO, __file__, 1, "%s", ("a\nb",), None)
     assert UvicornFormatter("%(levelprefix)s %(message)s", use_colors=False).format(record) == (
         "INFO:     a\\nb"

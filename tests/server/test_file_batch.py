@@ -15,9 +15,9 @@ from starlette.middleware import Middleware
 from deltaport.protocol.file_batch import HEADER, MEDIA_TYPE, frames
 from deltaport.server.files import file_batch
 from deltaport.server.files.endpoint import files_routes
-from deltaport.server.http.body_limit import BodyLimit
 from deltaport.storage import Location, parse_location
 from deltaport.storage.local_urls import LocalUrlSigner
+from deltaport.web.body_limit import BodyLimit
 from emulators import serve_asgi
 from sharing_server import RunningServer, ndjson
 

@@ -13,10 +13,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from deltaport.protocol.errors import InvalidParameterError, ResourceNotFoundError
-from deltaport.server.pages.listing import PageTokens
-from deltaport.server.pages.query_ids import QueryIds
-from deltaport.server.pages.table_pages import TableTokens
-from deltaport.server.pages.tokens import TokenSigner
+from deltaport.server.paging.listing import PageTokens
+from deltaport.server.paging.query_ids import QueryIds
+from deltaport.server.paging.table_pages import TableTokens
+from deltaport.server.paging.tokens import TokenSigner
 
 KEY = b"a-key-for-token-properties-0123456789"
 SIGNER = TokenSigner(KEY)

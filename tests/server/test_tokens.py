@@ -8,8 +8,8 @@ import msgspec
 import pytest
 
 from deltaport.protocol.errors import InvalidParameterError
-from deltaport.server.pages.table_pages import PageCursor, TableTokens, page_bounds
-from deltaport.server.pages.tokens import TokenSigner
+from deltaport.server.paging.table_pages import PageCursor, TableTokens, page_bounds
+from deltaport.server.paging.tokens import TokenSigner
 
 
 class Cursor(msgspec.Struct, array_like=True):

@@ -16,8 +16,8 @@ from pyspark.sql import SparkSession
 
 import deltaport.spark
 from corpus import corpus_table
+from deltaport.cli.diff import cli_main
 from deltaport.diff import DiffError
-from deltaport.diff.cli import cli_main
 from deltaport.diff.rows.row_diff import RowDiff, diff_rows
 from difftables import branch
 from rowcheck import actual_changes, expected_changes, full_table

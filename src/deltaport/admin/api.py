@@ -23,7 +23,7 @@ from deltaport.protocol.errors import (
     UnauthenticatedError,
 )
 from deltaport.protocol.params import bool_param, int_param
-from deltaport.server.limits.failed_auth import FailedAuthLimit, client_address
+from deltaport.web.failed_auth import FailedAuthLimit, client_address
 
 log = logging.getLogger(__name__)
 

@@ -9,7 +9,7 @@ import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from deltaport.catalog.pages.listings import all_tables
+from deltaport.catalog.listings.summaries import all_tables
 from deltaport.catalog.sql_store import SqlCatalog
 from deltaport.config.model import ServerConfig
 from deltaport.protocol.echo import echo

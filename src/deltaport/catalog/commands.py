@@ -1,5 +1,5 @@
 """What the catalog commands of ``deltaport`` do: each takes a :class:`SqlCatalog` and
-returns the text to print. The argument parsing is in :mod:`deltaport.catalog_cli`."""
+returns the text to print. The argument parsing is in :mod:`deltaport.cli.catalog`."""
 
 from __future__ import annotations
 

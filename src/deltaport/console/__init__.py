@@ -21,7 +21,7 @@ from deltaport.console.diff_page import DiffPage
 from deltaport.console.render import page
 from deltaport.console.sessions import Sessions
 from deltaport.console.table_pages import TablePages
-from deltaport.server.limits.failed_auth import FailedAuthLimit
+from deltaport.web.failed_auth import FailedAuthLimit
 
 __all__ = ["PREFIX", "console_routes"]
 

@@ -18,7 +18,7 @@ from deltaport.console.sessions import (
     same_token,
 )
 from deltaport.protocol.errors import TooManyRequestsError
-from deltaport.server.limits.failed_auth import FailedAuthLimit, client_address
+from deltaport.web.failed_auth import FailedAuthLimit, client_address
 
 PREFIX = "/console"
 MAX_FORM_BYTES = 64 * 1024

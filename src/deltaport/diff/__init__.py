@@ -34,7 +34,6 @@ if TYPE_CHECKING:
         TableDiff,
         TableDiffType,
     )
-    from deltaport.diff.cli import cli_main
     from deltaport.diff.registry import (
         ENTRY_POINT_GROUP,
         TableDiffer,
@@ -69,7 +68,6 @@ _EXPORTS = {
     "SideSummary": "deltaport.diff.base.model",
     "TableDiff": "deltaport.diff.base.model",
     "TableDiffType": "deltaport.diff.base.model",
-    "cli_main": "deltaport.diff.cli",
     "ENTRY_POINT_GROUP": "deltaport.diff.registry",
     "TableDiffer": "deltaport.diff.registry",
     "detect_differ": "deltaport.diff.registry",
@@ -103,7 +101,6 @@ __all__ = [
     "TableDiffer",
     "TablesNotFoundError",
     "UnknownTableFormatError",
-    "cli_main",
     "detect_differ",
     "diff_rows",
     "diff_tables",

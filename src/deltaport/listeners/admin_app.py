@@ -44,14 +44,14 @@ from deltaport.protocol.errors import (
     SharingError,
 )
 from deltaport.protocol.predicates import PredicateError
-from deltaport.server.http.body_limit import BodyLimit
-from deltaport.server.http.header_limit import HeaderLimit, PathLimit
-from deltaport.server.http.health import health_routes
-from deltaport.server.http.hsts import StrictTransport
-from deltaport.server.http.request_metrics import RequestMetrics
-from deltaport.server.limits.failed_auth import FailedAuthLimit
-from deltaport.server.oauth.client_address import ClientAddresses
 from deltaport.storage import StorageError
+from deltaport.web.body_limit import BodyLimit
+from deltaport.web.client_address import ClientAddresses
+from deltaport.web.failed_auth import FailedAuthLimit
+from deltaport.web.header_limit import HeaderLimit, PathLimit
+from deltaport.web.health import health_routes
+from deltaport.web.hsts import StrictTransport
+from deltaport.web.request_metrics import RequestMetrics
 
 log = logging.getLogger(__name__)
 

@@ -21,7 +21,6 @@ from deltaport.config.urls import catalog_url, public_url
 from deltaport.listeners.admin_app import create_admin_app
 from deltaport.listeners.audit import open_audit_log
 from deltaport.listeners.iceberg_mount import mount_iceberg
-from deltaport.listeners.logs import configure_logging, uvicorn_log_config
 from deltaport.listeners.servers import serve_all
 from deltaport.listeners.startup import check_ports, warn_missing_tables
 from deltaport.listeners.tls import TLS_CIPHERS, tls_files
@@ -31,6 +30,7 @@ from deltaport.server import create_app
 from deltaport.server.files.zero_copy import zero_copy_protocol
 from deltaport.server.http.app import files_path_prefix
 from deltaport.text.wording import count
+from deltaport.web.logs import configure_logging, uvicorn_log_config
 
 
 def memory_pool() -> pa.MemoryPool:

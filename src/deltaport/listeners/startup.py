@@ -10,12 +10,30 @@ import os
 import socket
 from collections.abc import Iterator
 
+from deltaport.catalog.database.connection import (
+    CatalogMissingError,
+    CatalogUrlError,
+    DatabaseUnavailableError,
+)
+from deltaport.catalog.database.migrations import CatalogSchemaError
 from deltaport.config.model import ServerConfig
 from deltaport.storage import InvalidLocationError, parse_location
 
 
 class ListenError(Exception):
     """A listener cannot bind its address; nothing was served."""
+
+
+def start_up_errors() -> tuple[type[Exception], ...]:
+    """Why a server did not start, each with a message for the operator (no traceback): its
+    catalog cannot be reached, found or migrated, or its address cannot be bound."""
+    return (
+        CatalogUrlError,
+        CatalogMissingError,
+        CatalogSchemaError,
+        DatabaseUnavailableError,
+        ListenError,
+    )
 
 
 def port_in_use(host: str, port: int) -> bool:

@@ -6,15 +6,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from deltaport.catalog.database.connection import (
-    CatalogMissingError,
-    CatalogUrlError,
-    DatabaseUnavailableError,
-)
-from deltaport.catalog.database.migrations import CatalogSchemaError
 from deltaport.config.model import ConfigError
 from deltaport.listeners import run
-from deltaport.listeners.startup import ListenError
+from deltaport.listeners.startup import start_up_errors
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -28,13 +22,7 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"deltaport: invalid configuration: {exc}", file=sys.stderr)
         return 2
-    except (
-        CatalogUrlError,
-        CatalogMissingError,
-        CatalogSchemaError,
-        DatabaseUnavailableError,
-        ListenError,
-    ) as exc:
+    except start_up_errors() as exc:
         print(f"deltaport: error: {exc}", file=sys.stderr)
         return 1
     return 0

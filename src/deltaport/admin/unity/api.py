@@ -25,8 +25,8 @@ from deltaport.config.model import ServerConfig
 from deltaport.config.urls import iceberg_endpoint_for
 from deltaport.observe.audit_log import AuditLog
 from deltaport.server.http.audited import SharingAudit, public_routes
-from deltaport.server.limits.failed_auth import FailedAuthLimit
 from deltaport.server.oauth.activation import Activation
+from deltaport.web.failed_auth import FailedAuthLimit
 
 Handler = Callable[[Request], Awaitable[Response]]
 Guard = Callable[[Handler], Handler]

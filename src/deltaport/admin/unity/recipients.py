@@ -32,12 +32,12 @@ from deltaport.admin.unity.bodies import (
 from deltaport.admin.unity.errors import unity_json
 from deltaport.admin.unity.paging import next_page_token, page, page_request
 from deltaport.catalog.limits import grace_problem, lifetime_problem
-from deltaport.catalog.pages.by_name import (
+from deltaport.catalog.listings.by_name import (
     RecipientCredentials,
     recipient_credentials,
     recipients_after,
 )
-from deltaport.catalog.pages.listings import recipient_view
+from deltaport.catalog.listings.summaries import recipient_view
 from deltaport.catalog.recipient_access import ActivationLink, ip_access_problem
 from deltaport.catalog.rows import KEEP, TokenRow
 from deltaport.catalog.sql_store import SqlCatalog

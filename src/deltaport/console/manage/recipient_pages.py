@@ -13,8 +13,8 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
 from deltaport.catalog.database.connection import DatabaseUnavailableError
-from deltaport.catalog.pages import listings
-from deltaport.catalog.pages.listings import RecipientView
+from deltaport.catalog.listings import summaries
+from deltaport.catalog.listings.summaries import RecipientView
 from deltaport.catalog.tokens import AUTHENTICATION_TYPES, TOKEN
 from deltaport.config.model import ServerConfig
 from deltaport.console.manage import forms
@@ -48,7 +48,9 @@ class RecipientPages:
         self._config = config
 
     async def _recipient(self, name: str) -> RecipientView:
-        found = await run_in_threadpool(listings.recipient_view, self._service.store.database, name)
+        found = await run_in_threadpool(
+            summaries.recipient_view, self._service.store.database, name
+        )
         if found is None:
             raise ResourceNotFoundError(f"recipient {name[:300]!r} does not exist")
         return found
@@ -60,7 +62,7 @@ class RecipientPages:
         offset = max(0, int_param(request.query_params.get("offset"), "offset") or 0)
         now = int(time.time() * 1000)
         found = await run_in_threadpool(
-            listings.recipient_page, self._service.store.database, offset, PAGE_SIZE, now
+            summaries.recipient_page, self._service.store.database, offset, PAGE_SIZE, now
         )
         return page(
             request,
@@ -121,7 +123,7 @@ class RecipientPages:
         found = await self._recipient(request.path_params["recipient"])
         recipient = found.recipient
         grantable = await run_in_threadpool(
-            listings.grantable, self._service.store.database, recipient.name, GRANTABLE_SHOWN
+            summaries.grantable, self._service.store.database, recipient.name, GRANTABLE_SHOWN
         )
         trail, trail_problem = await run_in_threadpool(self._trail, recipient.name)
         return page(

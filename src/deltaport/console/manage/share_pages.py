@@ -11,8 +11,8 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
-from deltaport.catalog.pages import listings
-from deltaport.catalog.pages.listings import ShareView
+from deltaport.catalog.listings import summaries
+from deltaport.catalog.listings.summaries import ShareView
 from deltaport.catalog.rows import CatalogError, TableRow
 from deltaport.catalog.store_checks import check_name
 from deltaport.config.model import ServerConfig
@@ -38,7 +38,7 @@ class SharePages:
         self._config = config
 
     async def _share(self, name: str) -> ShareView:
-        found = await run_in_threadpool(listings.share_view, self._service.store.database, name)
+        found = await run_in_threadpool(summaries.share_view, self._service.store.database, name)
         if found is None:
             raise ResourceNotFoundError(f"share {name[:300]!r} does not exist")
         return found
@@ -46,7 +46,11 @@ class SharePages:
     async def _table(self, request: Request) -> TableRow:
         p = request.path_params
         found = await run_in_threadpool(
-            listings.shared_table, self._service.store.database, p["share"], p["schema"], p["table"]
+            summaries.shared_table,
+            self._service.store.database,
+            p["share"],
+            p["schema"],
+            p["table"],
         )
         if found is None:
             label = f"{p['share']}.{p['schema']}.{p['table']}"
@@ -59,7 +63,7 @@ class SharePages:
     ) -> Response:
         offset = max(0, int_param(request.query_params.get("offset"), "offset") or 0)
         found = await run_in_threadpool(
-            listings.share_page, self._service.store.database, offset, PAGE_SIZE
+            summaries.share_page, self._service.store.database, offset, PAGE_SIZE
         )
         return page(
             request,

@@ -53,27 +53,21 @@ from deltaport.server.files.reader_seal import ReaderSeal
 from deltaport.server.files.signing import TableUrlSigner
 from deltaport.server.http.async_query import AsyncQueryAnswers
 from deltaport.server.http.audited import RecipientGuard, SharingAudit, public_routes
-from deltaport.server.http.body_limit import BodyLimit
-from deltaport.server.http.header_limit import HeaderLimit, PathLimit
-from deltaport.server.http.health import health_routes
 from deltaport.server.http.hot_routes import HotRoutesFirst
-from deltaport.server.http.hsts import StrictTransport
 from deltaport.server.http.items import schema_item, share_item, table_item
-from deltaport.server.http.request_metrics import RequestMetrics
 from deltaport.server.http.server_keys import derive_key, server_key
 from deltaport.server.http.warm_up import warmed_up
 from deltaport.server.limits.sharing_limits import SharingLimits
 from deltaport.server.oauth.activation import Activation
-from deltaport.server.oauth.client_address import ClientAddresses
 from deltaport.server.oauth.token_endpoint import TokenEndpoint
 from deltaport.server.openapi.document import openapi_document
 from deltaport.server.openapi.root import ROOT_DOCUMENT_PATH, root_document
 from deltaport.server.openapi.route import document_route
-from deltaport.server.pages.listing import PageTokens
-from deltaport.server.pages.query_ids import MAX_QUERY_ID_LENGTH, QueryIds
-from deltaport.server.pages.snapshot_pages import SnapshotPages
-from deltaport.server.pages.table_pages import TableTokens
-from deltaport.server.pages.tokens import TokenSigner
+from deltaport.server.paging.listing import PageTokens
+from deltaport.server.paging.query_ids import MAX_QUERY_ID_LENGTH, QueryIds
+from deltaport.server.paging.snapshot_pages import SnapshotPages
+from deltaport.server.paging.table_pages import TableTokens
+from deltaport.server.paging.tokens import TokenSigner
 from deltaport.server.sources.catalog_source import (
     CatalogSource,
     DatabaseCatalog,
@@ -86,6 +80,12 @@ from deltaport.server.tables.selection import HintSettings
 from deltaport.server.tables.service import TableResponse, TableService
 from deltaport.storage import Location
 from deltaport.storage.local_urls import LocalUrlSigner
+from deltaport.web.body_limit import BodyLimit
+from deltaport.web.client_address import ClientAddresses
+from deltaport.web.header_limit import HeaderLimit, PathLimit
+from deltaport.web.health import health_routes
+from deltaport.web.hsts import StrictTransport
+from deltaport.web.request_metrics import RequestMetrics
 
 log = logging.getLogger(__name__)
 

@@ -20,7 +20,7 @@ from deltaport.protocol.errors import InvalidParameterError
 from deltaport.protocol.params import json_body
 from deltaport.server.answers.client_gone import while_connected
 from deltaport.server.answers.ndjson import CONTENT_TYPE as NDJSON
-from deltaport.server.pages.query_ids import (
+from deltaport.server.paging.query_ids import (
     QueryIds,
     QueryParameters,
     QueryTicket,

@@ -32,8 +32,8 @@ from deltaport.observe.audit_record import AuditRecord
 from deltaport.protocol.echo import echo
 from deltaport.server.answers.client_gone import ClientGone
 from deltaport.server.limits.sharing_limits import SharingLimits
-from deltaport.server.oauth.client_address import client_host
 from deltaport.server.sources.catalog_source import CatalogSource
+from deltaport.web.client_address import client_host
 
 log = logging.getLogger(__name__)
 

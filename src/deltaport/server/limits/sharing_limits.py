@@ -11,9 +11,9 @@ from starlette.requests import Request
 from deltaport.catalog.model import Recipient
 from deltaport.config.model import RateConfig, RateLimitsConfig
 from deltaport.protocol.errors import UnauthenticatedError
-from deltaport.server.limits.failed_auth import FailedAuthLimit, client_address
 from deltaport.server.limits.rate_limit import Rate, RecipientRateLimits
 from deltaport.server.sources.catalog_source import CatalogSource
+from deltaport.web.failed_auth import FailedAuthLimit, client_address
 
 
 class SharingLimits:

@@ -1,2 +1,2 @@
 """The OAuth token endpoint, activation links and IP access lists of the sharing listener. Uses
-``sources`` and ``catalog``; ``http`` mounts it. (Its modules land with issue 33.)"""
+``sources`` and ``catalog``; ``http`` mounts it."""

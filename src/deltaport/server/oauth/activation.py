@@ -8,7 +8,7 @@ Both listeners serve them, over the same catalog, so a link is used once whichev
 listener answers it: the sharing listener (where the link points) and the admin listener
 (the host the Databricks SDK's ``recipient_activation`` calls). Neither asks for a token:
 the link is the credential. Both judge the client's address alike (``trustedProxies``, see
-:mod:`~deltaport.server.oauth.client_address`); each says in which shape errors are
+:mod:`~deltaport.web.client_address`); each says in which shape errors are
 answered. A link that opens nothing (404) is a failed authentication in the listener's
 failed-authentication limit: past it the address is answered 429 ``TOO_MANY_REQUESTS``
 with ``Retry-After`` before the link is looked up, so that links cannot be guessed at
@@ -34,8 +34,8 @@ from deltaport.catalog.recipient_access import (
 from deltaport.catalog.rows import catalog_refusal
 from deltaport.catalog.sql_store import SqlCatalog
 from deltaport.protocol.errors import ResourceNotFoundError, SharingError, TooManyRequestsError
-from deltaport.server.limits.failed_auth import FailedAuthLimit, client_address
-from deltaport.server.oauth.client_address import client_host
+from deltaport.web.client_address import client_host
+from deltaport.web.failed_auth import FailedAuthLimit, client_address
 
 _NO_STORE = {"Cache-Control": "no-store", "Pragma": "no-cache"}
 

@@ -26,8 +26,8 @@ from starlette.responses import Response
 
 from deltaport.catalog.live.live_catalog import LiveCatalog
 from deltaport.protocol.errors import SharingError, TooManyRequestsError
-from deltaport.server.limits.failed_auth import FailedAuthLimit, client_address
-from deltaport.server.oauth.client_address import client_host
+from deltaport.web.client_address import client_host
+from deltaport.web.failed_auth import FailedAuthLimit, client_address
 
 FORM = "application/x-www-form-urlencoded"
 _NO_STORE = {"Cache-Control": "no-store", "Pragma": "no-cache"}

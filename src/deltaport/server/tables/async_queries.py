@@ -8,7 +8,7 @@ a selection that does not fit is not held, and its pages are selected again from
 snapshot cache, as synchronous pages are. A query nobody polled for ``idleSeconds`` is
 dropped (its preparation cancelled if it has not started) by the next request or by a
 sweeper thread, within a quarter of ``idleSeconds``; a later poll with its id prepares it
-again, since the id says everything needed (:mod:`deltaport.server.pages.
+again, since the id says everything needed (:mod:`deltaport.server.paging.
 query_ids`).
 
 A query is kept with the :func:`access` it was prepared under. Each poll and each

@@ -44,7 +44,7 @@ from deltaport.server.answers.end_stream import stream_body
 from deltaport.server.answers.lines import metadata_line, protocol_line
 from deltaport.server.answers.ndjson import encode_lines
 from deltaport.server.files.signing import UrlSigner
-from deltaport.server.pages.table_pages import TableTokens, page_bounds, query_digest
+from deltaport.server.paging.table_pages import TableTokens, page_bounds, query_digest
 from deltaport.server.tables.errors import file_outside_table, table_failure, table_name
 from deltaport.server.tables.service import OpenTable, TableResponse, listed, parse_timestamp
 from deltaport.storage import StorageError

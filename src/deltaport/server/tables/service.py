@@ -44,9 +44,9 @@ from deltaport.server.answers.end_stream import stream_body
 from deltaport.server.answers.lines import metadata_line, protocol_line
 from deltaport.server.answers.ndjson import Chunk, encode_lines
 from deltaport.server.files.signing import UrlSigner, url_expiry
-from deltaport.server.pages.snapshot_pages import SnapshotPages, SnapshotPin
-from deltaport.server.pages.table_pages import TableTokens
-from deltaport.server.pages.tokens import TokenSigner
+from deltaport.server.paging.snapshot_pages import SnapshotPages, SnapshotPin
+from deltaport.server.paging.table_pages import TableTokens
+from deltaport.server.paging.tokens import TokenSigner
 from deltaport.server.tables.errors import file_outside_table, table_failure
 from deltaport.server.tables.selection import HintSettings, select_files
 from deltaport.server.tables.snapshot_cache import ROW_COLUMN, PreparedSnapshot

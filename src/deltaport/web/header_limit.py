@@ -18,7 +18,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from deltaport.protocol.errors import PathTooLongError, RequestHeaderTooLargeError, SharingError
 from deltaport.protocol.names import MAX_FULL_NAME_LENGTH
-from deltaport.server.http.body_limit import refuse
+from deltaport.web.body_limit import refuse
 
 MAX_HEADER_BYTES = 16 * 1024
 
@@ -27,7 +27,7 @@ class PathLimit:
     """ASGI middleware refusing a path with a segment longer than ``limit`` characters
     (decoded); the segment after one named in ``longer`` may be as long as it says (the
     sharing listener's query ids, after ``queries``). ``shape`` gives the error's JSON body
-    for a path, as :class:`~deltaport.server.http.body_limit.BodyLimit`'s does."""
+    for a path, as :class:`~deltaport.web.body_limit.BodyLimit`'s does."""
 
     def __init__(
         self,

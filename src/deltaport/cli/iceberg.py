@@ -40,7 +40,7 @@ def _hours(text: str) -> float:
 def _cleanup(args: argparse.Namespace) -> int:
     import msgspec
 
-    from deltaport.catalog_cli import DEFAULT_CATALOG
+    from deltaport.cli.catalog import DEFAULT_CATALOG
     from deltaport.config.model import ServerConfig, load_config
     from deltaport.listeners.iceberg_mount import iceberg_sweeper
     from deltaport.server.files.reader_seal import ReaderSeal

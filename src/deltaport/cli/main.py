@@ -126,26 +126,26 @@ def build_parser() -> argparse.ArgumentParser:
     changes.add_argument("-o", "--output", help="write a parquet file instead of a preview")
     changes.set_defaults(handler=_cmd_table_changes)
 
-    from deltaport.catalog_cli import add_catalog_commands
+    from deltaport.cli.catalog import add_catalog_commands
 
     add_catalog_commands(commands, table_cmds)
-    from deltaport.schema_cli import add_schema_command
+    from deltaport.cli.schema import add_schema_command
 
     add_schema_command(commands)
-    from deltaport.audit_cli import add_audit_command
+    from deltaport.cli.audit import add_audit_command
 
     add_audit_command(commands)
-    from deltaport.iceberg_cli import add_iceberg_command
+    from deltaport.cli.iceberg import add_iceberg_command
 
     add_iceberg_command(commands)
-    from deltaport.cli_help import add_help_texts
+    from deltaport.cli.help_texts import add_help_texts
 
     add_help_texts(parser)
     return parser
 
 
 def _cmd_serve(args: argparse.Namespace) -> int:
-    from deltaport.catalog_cli import DEFAULT_CATALOG, create_default_catalog
+    from deltaport.cli.catalog import DEFAULT_CATALOG, create_default_catalog
     from deltaport.listeners import run
 
     catalog = args.catalog
@@ -164,28 +164,28 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 
 
 def _cmd_shares(args: argparse.Namespace) -> int:
-    from deltaport.client.cli_commands import shares
+    from deltaport.cli.profile_reads import shares
 
     say(shares(args.profile))
     return 0
 
 
 def _cmd_tables(args: argparse.Namespace) -> int:
-    from deltaport.client.cli_commands import tables
+    from deltaport.cli.profile_reads import tables
 
     say(tables(args.profile, args.share))
     return 0
 
 
 def _cmd_cat(args: argparse.Namespace) -> int:
-    from deltaport.client.cli_commands import cat
+    from deltaport.cli.profile_reads import cat
 
     say(cat(args.url, limit=args.limit, version=args.version))
     return 0
 
 
 def _cmd_download(args: argparse.Namespace) -> int:
-    from deltaport.client.cli_commands import download
+    from deltaport.cli.profile_reads import download
 
     rows = download(args.url, args.output, progress=sys.stderr.isatty())
     say(f"wrote {rows} rows to {args.output}")
@@ -193,7 +193,7 @@ def _cmd_download(args: argparse.Namespace) -> int:
 
 
 def _cmd_diff(args: argparse.Namespace) -> int:
-    from deltaport.diff import cli_main
+    from deltaport.cli.diff import cli_main
 
     return cli_main(args.diff_args)
 
@@ -264,24 +264,18 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _user_errors() -> tuple[type[Exception], ...]:
     """Errors whose message is meant for the user: printed without a traceback."""
-    from deltaport.catalog.database.connection import (
-        CatalogMissingError,
-        CatalogUrlError,
-        DatabaseUnavailableError,
-    )
-    from deltaport.catalog.database.migrations import CatalogSchemaError
     from deltaport.catalog.rows import CatalogError
     from deltaport.client.base.errors import SharingError
     from deltaport.config.model import ConfigError
     from deltaport.delta.errors import DeltaError
     from deltaport.demo.run import DemoError
-    from deltaport.listeners.startup import ListenError
+    from deltaport.listeners.startup import start_up_errors
     from deltaport.protocol.profile import ProfileError
     from deltaport.storage import InvalidLocationError, StorageError
 
     return (
+        *start_up_errors(),
         DemoError,
-        ListenError,
         DeltaError,
         StorageError,
         InvalidLocationError,
@@ -289,12 +283,5 @@ def _user_errors() -> tuple[type[Exception], ...]:
         ProfileError,
         ConfigError,
         CatalogError,
-        CatalogUrlError,
-        CatalogMissingError,
-        CatalogSchemaError,
-        DatabaseUnavailableError,
     )
 
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -16,7 +16,7 @@ from deltaport.catalog.model import SharedTable
 from deltaport.protocol.actions import EndStreamAction, QueryTableRequest
 from deltaport.protocol.capabilities import Capabilities
 from deltaport.protocol.errors import InvalidParameterError
-from deltaport.server.pages.table_pages import TableTokens, page_bounds, query_digest
+from deltaport.server.paging.table_pages import TableTokens, page_bounds, query_digest
 
 
 @dataclass(frozen=True)

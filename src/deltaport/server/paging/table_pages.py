@@ -17,7 +17,7 @@ from datetime import timedelta
 import msgspec
 
 from deltaport.protocol.errors import InvalidParameterError
-from deltaport.server.pages.tokens import TokenSigner
+from deltaport.server.paging.tokens import TokenSigner
 
 PAGE_TOKEN_LIFETIME = timedelta(hours=24)
 REFRESH_TOKEN_LIFETIME = timedelta(hours=24)

@@ -12,7 +12,7 @@ OPERATION_HELP = "an operation, e.g. deltaSharingQueriedTable or createShare"
 
 
 def add_audit_command(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    from deltaport.catalog_cli import _common
+    from deltaport.cli.catalog import _common
 
     audit = commands.add_parser("audit", help="who read what, when: the audit log")
     audit.add_argument("--recipient", help="only this recipient's requests")
@@ -47,7 +47,7 @@ def _page(args: argparse.Namespace) -> dict[str, Any]:
     """The page as ``GET /api/audit`` answers it, from the server or the database."""
     from deltaport.catalog.remote import RemoteCatalog
     from deltaport.catalog.rows import CatalogError
-    from deltaport.catalog_cli import _store
+    from deltaport.cli.catalog import _store
 
     params = {
         "recipient": args.recipient,

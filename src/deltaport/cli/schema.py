@@ -10,7 +10,7 @@ from typing import Any
 
 
 def add_schema_command(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    from deltaport.catalog_cli import _common, _run
+    from deltaport.cli.catalog import _common, _run
 
     schema = commands.add_parser("schema", help="the schemas of the catalog's shares")
     actions = schema.add_subparsers(dest="schema_command", required=True, metavar="ACTION")
@@ -34,7 +34,7 @@ def add_schema_command(commands: argparse._SubParsersAction) -> None:  # type: i
 def _set(args: argparse.Namespace) -> str:
     from deltaport.catalog.commands import parse_properties
     from deltaport.catalog.rows import KEEP, CatalogError
-    from deltaport.catalog_cli import _store
+    from deltaport.cli.catalog import _store
 
     share, dot, schema = args.name.partition(".")
     if not dot or not share or not schema or "." in schema:

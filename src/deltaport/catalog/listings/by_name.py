@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from deltaport.catalog.database.connection import Database, Row, Transaction
-from deltaport.catalog.pages.listings import LIVE, RECIPIENT_COLUMNS, SHARE_COLUMNS, grants_of
+from deltaport.catalog.listings.summaries import LIVE, RECIPIENT_COLUMNS, SHARE_COLUMNS, grants_of
 from deltaport.catalog.rows import RecipientRow, ShareRow, TokenRow, recipient_row, share_row
 from deltaport.protocol.names import name_key
 

@@ -1,7 +1,7 @@
 """Page tokens for the listing routes.
 
 A token holds the offset of the next item and the listing it belongs to, signed with the
-server's key (the token format of :mod:`deltaport.server.pages.tokens`, shared with the table
+server's key (the token format of :mod:`deltaport.server.paging.tokens`, shared with the table
 page and refresh tokens): a forged token, or one taken from another listing (another share
 or route) or handed to another recipient or bearer token, is rejected with 400 instead of
 silently paging something else.
@@ -18,7 +18,7 @@ from datetime import timedelta
 from typing import TypeVar
 
 from deltaport.protocol.errors import InvalidParameterError
-from deltaport.server.pages.tokens import TokenSigner
+from deltaport.server.paging.tokens import TokenSigner
 
 T = TypeVar("T")
 

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
-from deltaport.profile_addresses import explicit_endpoint, fallback_endpoint, iceberg_endpoint
+from deltaport.cli.profile_addresses import explicit_endpoint, fallback_endpoint, iceberg_endpoint
 
 if TYPE_CHECKING:
     from deltaport.catalog.access import SettingsFor

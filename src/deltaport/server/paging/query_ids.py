@@ -20,7 +20,7 @@ import msgspec
 
 from deltaport.protocol.actions import QueryTableRequest
 from deltaport.protocol.errors import InvalidParameterError, ResourceNotFoundError
-from deltaport.server.pages.tokens import TokenSigner
+from deltaport.server.paging.tokens import TokenSigner
 
 QUERY_ID_LIFETIME = timedelta(hours=24)
 MAX_QUERY_ID_LENGTH = 4096
