@@ -1,4 +1,4 @@
-"""The console's pages of the catalog (``catalog/listings/listings``) say what the whole
+"""The console's pages of the catalog (``catalog/listings/summaries``) say what the whole
 catalog says (:meth:`SqlCatalog.contents`, counted in Python), on SQLite and PostgreSQL:
 the counts of each share and recipient, the live credentials at a given time, a share's
 tables and recipients, a recipient's grants, credentials and grantable shares."""
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from deltaport.catalog.listings import by_name, listings
+from deltaport.catalog.listings import by_name, summaries
 from deltaport.catalog.rows import CatalogContents, TokenRow
 from deltaport.catalog.sql_store import SqlCatalog
 from deltaport.catalog.tokens import OAUTH
@@ -55,17 +55,17 @@ def test_the_pages_count_what_the_whole_catalog_holds(catalog: SqlCatalog) -> No
     contents = filled(catalog)
     now = int(time.time() * 1000) + 10_000  # past a token ended with no grace period
 
-    shares = listings.share_page(catalog.database, 0, 100)
+    shares = summaries.share_page(catalog.database, 0, 100)
     assert shares.total == len(contents.shares)
     assert [s.share for s in shares.rows] == list(contents.shares)
     for summary in shares.rows:
         key = name_key(summary.share.name)
         assert summary.tables == sum(name_key(t.share) == key for t in contents.tables)
         assert summary.recipients == sum(key in r.shares for r in contents.recipients.values())
-    later = listings.share_page(catalog.database, 5, 4)
+    later = summaries.share_page(catalog.database, 5, 4)
     assert [s.share for s in later.rows] == list(contents.shares[5:9])
 
-    recipients = listings.recipient_page(catalog.database, 0, 100, now)
+    recipients = summaries.recipient_page(catalog.database, 0, 100, now)
     ordered = sorted(contents.recipients.items())
     assert recipients.total == len(ordered)
     assert [r.recipient.name for r in recipients.rows] == [r.name for _, r in ordered]
@@ -86,7 +86,7 @@ def test_the_pages_count_what_the_whole_catalog_holds(catalog: SqlCatalog) -> No
         for r in recipients.rows
         if r.recipient.name in {"Rec03", "Rec04", "Rec05", "Oauth"}
     } == {"Rec03": 0, "Rec04": 2, "Rec05": 1, "Oauth": 1}
-    middle = listings.recipient_page(catalog.database, 7, 5, now)
+    middle = summaries.recipient_page(catalog.database, 7, 5, now)
     assert [r.recipient.name for r in middle.rows] == [r.name for _, r in ordered[7:12]]
 
 
@@ -95,7 +95,7 @@ def test_one_share_one_recipient_and_one_table_as_the_whole_catalog_has_them(
 ) -> None:
     contents = filled(catalog)
     for share in contents.shares:
-        found = listings.share_view(catalog.database, share.name.upper())
+        found = summaries.share_view(catalog.database, share.name.upper())
         assert found is not None and found.share == share
         key = name_key(share.name)
         assert found.tables == [t for t in contents.tables if name_key(t.share) == key]
@@ -105,28 +105,28 @@ def test_one_share_one_recipient_and_one_table_as_the_whole_catalog_has_them(
         assert [(r.name, r.properties, sorted(r.shares)) for r in found.recipients] == [
             (r.name, r.properties, sorted(r.shares)) for r in granted
         ]
-    assert listings.share_view(catalog.database, "nothing") is None
+    assert summaries.share_view(catalog.database, "nothing") is None
 
     names = {name_key(s.name): s.name for s in contents.shares}
     for key, recipient in contents.recipients.items():
-        seen = listings.recipient_view(catalog.database, recipient.name.lower())
+        seen = summaries.recipient_view(catalog.database, recipient.name.lower())
         assert seen is not None and seen.recipient.name == recipient.name
         assert sorted(seen.granted) == sorted(names[k] for k in recipient.shares)
         mine = [t for t in contents.tokens.values() if t.recipient_key == key]
         mine += [c.token for c in contents.clients.values() if c.token.recipient_key == key]
         assert sorted(map(repr, (t for _, t in seen.credentials))) == sorted(map(repr, mine))
-        assert listings.grantable(catalog.database, recipient.name, 100) == [
+        assert summaries.grantable(catalog.database, recipient.name, 100) == [
             s.name for s in contents.shares if name_key(s.name) not in recipient.shares
         ]
-    assert listings.recipient_view(catalog.database, "nobody") is None
-    assert len(listings.grantable(catalog.database, "Rec00", 3)) == 3
+    assert summaries.recipient_view(catalog.database, "nobody") is None
+    assert len(summaries.grantable(catalog.database, "Rec00", 3)) == 3
 
     for table in contents.tables:
         assert (
-            listings.shared_table(catalog.database, table.share, table.schema, table.name) == table
+            summaries.shared_table(catalog.database, table.share, table.schema, table.name) == table
         )
-    assert listings.shared_table(catalog.database, "Share03", "sch0", "none") is None
-    assert listings.all_tables(catalog.database) == (contents.generation, list(contents.tables))
+    assert summaries.shared_table(catalog.database, "Share03", "sch0", "none") is None
+    assert summaries.all_tables(catalog.database) == (contents.generation, list(contents.tables))
 
 
 def test_pages_by_name_say_what_the_whole_catalog_holds(catalog: SqlCatalog) -> None:
