@@ -5,7 +5,7 @@ kebab-case field names."""
 
 from __future__ import annotations
 
-from typing import TypedDict
+from typing import Annotated, TypedDict
 
 import msgspec
 
@@ -16,34 +16,45 @@ class _Body(msgspec.Struct, rename="kebab"):
     """The settings every body shares: every field is written, ``null`` too."""
 
 
+Namespace = Annotated[
+    list[str], msgspec.Meta(description="A namespace's levels: one, the share's schema.")
+]
+PageToken = Annotated[
+    str | None, msgspec.Meta(description="Where the next page starts (null: this was the last).")
+]
+
+
 class CatalogConfig(_Body):
     defaults: dict[str, str]
-    overrides: dict[str, str]
-    endpoints: list[str]
+    overrides: Annotated[
+        dict[str, str],
+        msgspec.Meta(description="prefix: shares/<share>, the share named as the warehouse."),
+    ]
+    endpoints: Annotated[list[str], msgspec.Meta(description="The routes served, 'METHOD path'.")]
 
 
 class ListNamespacesResponse(_Body):
-    namespaces: list[list[str]]
-    next_page_token: str | None
+    namespaces: list[Namespace]
+    next_page_token: PageToken
 
 
 class GetNamespaceResponse(_Body):
-    namespace: list[str]
+    namespace: Namespace
     properties: dict[str, str]
 
 
 class TableIdentifier(_Body):
-    namespace: list[str]
+    namespace: Namespace
     name: str
 
 
 class ListTablesResponse(_Body):
     identifiers: list[TableIdentifier]
-    next_page_token: str | None
+    next_page_token: PageToken
 
 
 class StorageCredential(TypedDict):  # a typed dict: its keys need no renaming
-    """A credential for the files under ``prefix`` (FileIO properties)."""
+    """A credential for the files under ``prefix`` (FileIO properties, Iceberg's names)."""
 
     prefix: str
     config: dict[str, str]
@@ -52,7 +63,10 @@ class StorageCredential(TypedDict):  # a typed dict: its keys need no renaming
 class LoadTableResult(_Body):
     metadata_location: str
     metadata: TableMetadata
-    config: dict[str, str]
+    config: Annotated[
+        dict[str, str],
+        msgspec.Meta(description="A cloud table's FileIO properties (its temporary credential)."),
+    ]
     storage_credentials: list[StorageCredential]
 
 
@@ -61,9 +75,11 @@ class LoadCredentialsResponse(_Body):
 
 
 class ErrorModel(_Body):
-    message: str
-    type: str
-    code: int
+    message: Annotated[str, msgspec.Meta(description="What went wrong, for people.")]
+    type: Annotated[
+        str, msgspec.Meta(description="The exception's name, e.g. NoSuchTableException.")
+    ]
+    code: Annotated[int, msgspec.Meta(ge=400, le=600)]
 
 
 class IcebergErrorResponse(_Body):
