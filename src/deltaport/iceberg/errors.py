@@ -1,9 +1,15 @@
-"""Errors of the Iceberg catalog, in the REST specification's shape:
-``{"error": {"message", "type", "code"}}``."""
+"""Errors of the Iceberg catalog. :class:`IcebergError` and its kinds are the REST
+specification's error model (an HTTP status and the specification's exception type), which
+the REST room answers as :class:`~deltaport.iceberg.model.catalog.IcebergErrorResponse`;
+:class:`UnsupportedTable` is the conversion's own refusal, without HTTP, which the REST room
+maps to that model at its edge."""
 
 from __future__ import annotations
 
-from starlette.responses import JSONResponse
+
+class UnsupportedTable(Exception):
+    """A table this catalog cannot offer to Iceberg readers (a type Iceberg cannot hold, a
+    partition change): listed nowhere, and a load names the reason."""
 
 
 class IcebergError(Exception):
@@ -11,10 +17,6 @@ class IcebergError(Exception):
 
     status = 400
     kind = "BadRequestException"
-
-    def response(self) -> JSONResponse:
-        body = {"error": {"message": str(self), "type": self.kind, "code": self.status}}
-        return JSONResponse(body, status_code=self.status)
 
 
 class BadRequest(IcebergError):
@@ -41,17 +43,14 @@ class NoSuchTable(IcebergError):
     kind = "NoSuchTableException"
 
 
+class NoSuchResource(IcebergError):
+    status = 404
+    kind = "NoSuchResourceException"
+
+
 class UnsupportedOperation(IcebergError):
     status = 406
     kind = "UnsupportedOperationException"
-
-
-class UnsupportedTable(IcebergError):
-    """A table this catalog cannot offer to Iceberg readers (a type Iceberg cannot hold, a
-    partition filter): listed nowhere, and a load names the reason."""
-
-    status = 400
-    kind = "BadRequestException"
 
 
 class InternalServerError(IcebergError):
@@ -76,8 +75,3 @@ class TooManyRequests(IcebergError):
     def __init__(self, message: str, retry_after: int) -> None:
         super().__init__(message)
         self.retry_after = retry_after
-
-    def response(self) -> JSONResponse:
-        answer = super().response()
-        answer.headers["retry-after"] = str(self.retry_after)
-        return answer

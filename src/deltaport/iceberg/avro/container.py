@@ -6,14 +6,20 @@ from __future__ import annotations
 import json
 import os
 import zlib
-from typing import Any
+from typing import TypeAlias
 
 from deltaport.iceberg.avro.binary import varint
 
 MAGIC = b"Obj\x01"
 
+AvroSchema: TypeAlias = dict[str, object]
+"""An Avro schema document (a record), as written into a file's header."""
 
-def header(schema: dict[str, Any], metadata: dict[str, str]) -> bytes:
+AvroRecord: TypeAlias = dict[str, object]
+"""A record as the Avro writer takes it: field name to value."""
+
+
+def header(schema: AvroSchema, metadata: dict[str, str]) -> bytes:
     """The header of files of ``schema`` with ``metadata``, up to the sync marker."""
     meta = {
         "avro.schema": json.dumps(schema).encode(),

@@ -4,22 +4,33 @@ the field ids readers resolve them by; the partition struct is the table's own."
 from __future__ import annotations
 
 import re
-from typing import Any
+from dataclasses import dataclass
 
+from deltaport.iceberg.avro.container import AvroSchema
 from deltaport.iceberg.avro.entries import decimal_bytes
 
 _DECIMAL = re.compile(r"decimal\((\d+),\s*(\d+)\)")
 
 
-def _optional(name: str, field_id: int, kind: Any) -> dict[str, Any]:
+@dataclass(frozen=True)
+class PartitionColumn:
+    """A field of the manifests' partition struct: the partition field's name and id and
+    the Iceberg type of its source column (a primitive)."""
+
+    name: str
+    field_id: int
+    iceberg_type: str
+
+
+def _optional(name: str, field_id: int, kind: object) -> AvroSchema:
     return {"name": name, "type": ["null", kind], "default": None, "field-id": field_id}
 
 
-def _required(name: str, field_id: int, kind: Any) -> dict[str, Any]:
+def _required(name: str, field_id: int, kind: object) -> AvroSchema:
     return {"name": name, "type": kind, "field-id": field_id}
 
 
-def _int_map(key_id: int, value_id: int, value: str) -> dict[str, Any]:
+def _int_map(key_id: int, value_id: int, value: str) -> AvroSchema:
     record = {
         "type": "record",
         "name": f"k{key_id}_v{value_id}",
@@ -28,9 +39,9 @@ def _int_map(key_id: int, value_id: int, value: str) -> dict[str, Any]:
     return {"type": "array", "logicalType": "map", "items": record}
 
 
-def avro_type(iceberg_type: str, name: str) -> Any:
+def avro_type(iceberg_type: str, name: str) -> str | AvroSchema:
     """The Avro type of a partition value of ``iceberg_type``."""
-    simple = {
+    simple: dict[str, str | AvroSchema] = {
         "boolean": "boolean",
         "int": "int",
         "long": "long",
@@ -68,17 +79,12 @@ def avro_name(name: str) -> str:
     return "".join(out) or "_"
 
 
-def manifest_entry_schema(partition: list[dict[str, Any]], format_version: int) -> dict[str, Any]:
-    """``partition``: the partition fields as ``{name, field-id, iceberg_type}``."""
+def manifest_entry_schema(partition: list[PartitionColumn], format_version: int) -> AvroSchema:
     partition_record = {
         "type": "record",
         "name": "r102",
         "fields": [
-            _optional(
-                avro_name(p["name"]),
-                p["field-id"],
-                avro_type(p["iceberg_type"], f"p{p['field-id']}"),
-            )
+            _optional(avro_name(p.name), p.field_id, avro_type(p.iceberg_type, f"p{p.field_id}"))
             for p in partition
         ],
     }
@@ -120,7 +126,7 @@ def manifest_entry_schema(partition: list[dict[str, Any]], format_version: int) 
     }
 
 
-def manifest_list_schema(format_version: int) -> dict[str, Any]:
+def manifest_list_schema(format_version: int) -> AvroSchema:
     summary = {
         "type": "record",
         "name": "r508",

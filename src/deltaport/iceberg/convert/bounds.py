@@ -14,13 +14,13 @@ from __future__ import annotations
 import json
 import math
 import struct
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal, InvalidOperation
-from typing import Any
 
 from deltaport.iceberg.convert.schema import IcebergSchema
+from deltaport.iceberg.model.metadata import IcebergType, ListType, NestedField, StructType
 
 STRING_PREFIX_LENGTH = 32
 """Delta's default length of string statistics (``dataSkippingStringPrefixLength``): a
@@ -54,25 +54,24 @@ def stats_columns(schema: IcebergSchema) -> list[StatsColumn]:
     out: list[StatsColumn] = []
     physical_by_id = {schema.ids[k]: v for k, v in schema.physical.items()}
 
-    def walk(fields: list[dict[str, Any]], repeated: bool) -> None:
+    def walk(fields: list[NestedField], repeated: bool) -> None:
         for f in fields:
-            _column(f["id"], f["type"], repeated)
+            _column(f.id, f.type, repeated)
 
-    def _column(field_id: int, kind: Any, repeated: bool) -> None:
+    def _column(field_id: int, kind: IcebergType, repeated: bool) -> None:
         if isinstance(kind, str):
             path = physical_by_id.get(field_id)
             if path is not None:
                 out.append(StatsColumn(field_id, kind, tuple(path.split(".")), repeated))
-            return
-        if kind["type"] == "struct":
-            walk(kind["fields"], repeated)
-        elif kind["type"] == "list":
-            _column(kind["element-id"], kind["element"], True)
-        elif kind["type"] == "map":
-            _column(kind["key-id"], kind["key"], True)
-            _column(kind["value-id"], kind["value"], True)
+        elif isinstance(kind, StructType):
+            walk(kind.fields, repeated)
+        elif isinstance(kind, ListType):
+            _column(kind.element_id, kind.element, True)
+        else:
+            _column(kind.key_id, kind.key, True)
+            _column(kind.value_id, kind.value, True)
 
-    walk(schema.schema["fields"], False)
+    walk(schema.schema.fields, False)
     return out
 
 
@@ -104,8 +103,12 @@ def file_metrics(stats_json: str | None, columns: list[StatsColumn]) -> tuple[in
     return records, metrics
 
 
-def _at(values: Mapping[str, Any], path: tuple[str, ...]) -> Any:
-    found: Any = values
+Statistic = str | int | float | Decimal
+"""A value of Delta's stats JSON that can be a bound (its numbers decoded as decimals)."""
+
+
+def _at(values: Mapping[str, object], path: tuple[str, ...]) -> object:
+    found: object = values
     for part in path:
         if not isinstance(found, Mapping):
             return None
@@ -113,10 +116,10 @@ def _at(values: Mapping[str, Any], path: tuple[str, ...]) -> Any:
     return found
 
 
-def _encode(kind: str, value: Any, *, upper: bool) -> bytes | None:
+def _encode(kind: str, value: object, *, upper: bool) -> bytes | None:
     """``value`` from Delta's stats as an Iceberg bound, widened; None when it cannot be
     a safe bound."""
-    if value is None or isinstance(value, Mapping | list):
+    if not isinstance(value, Statistic):
         return None
     try:
         return _encoded(kind, value, upper)
@@ -124,7 +127,7 @@ def _encode(kind: str, value: Any, *, upper: bool) -> bytes | None:
         return None
 
 
-def _encoded(kind: str, value: Any, upper: bool) -> bytes | None:
+def _encoded(kind: str, value: Statistic, upper: bool) -> bytes | None:
     if kind == "boolean":
         return b"\x01" if value is True else b"\x00" if value is False else None
     if kind == "int":
@@ -157,7 +160,7 @@ def _encoded(kind: str, value: Any, upper: bool) -> bytes | None:
     return None
 
 
-def _integer(value: Any) -> int:
+def _integer(value: Statistic) -> int:
     if isinstance(value, bool) or not isinstance(value, int | Decimal):
         raise TypeError(value)
     if isinstance(value, Decimal) and value != value.to_integral_value():
@@ -193,9 +196,3 @@ def _micros(text: str, *, zoned: bool) -> int:
         parsed = parsed.replace(tzinfo=UTC)
     delta = parsed - datetime(1970, 1, 1, tzinfo=UTC)
     return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
-
-
-def iter_bounds(values: dict[int, bytes]) -> Iterator[dict[str, Any]]:
-    """Bounds as the manifest's ``{key, value}`` records."""
-    for key, value in values.items():
-        yield {"key": key, "value": value}

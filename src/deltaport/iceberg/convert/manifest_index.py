@@ -8,8 +8,8 @@ import json
 import threading
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
 
+from deltaport.iceberg.avro.container import AvroRecord
 from deltaport.iceberg.convert.cleanup import rewrite_lines
 from deltaport.iceberg.convert.files import append_whole, name_in
 
@@ -29,7 +29,7 @@ class ManifestInfo:
     rows: int
     first_row_id: int | None = None
 
-    def list_record(self) -> dict[str, Any]:
+    def list_record(self) -> AvroRecord:
         return {
             "first_row_id": self.first_row_id,
             "manifest_path": self.path,

@@ -18,18 +18,19 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 from pathlib import Path
-from typing import Any
 
 import fastavro
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+from fastavro.types import Schema
 
 from deltaport.delta.model import DeletionVector
 from deltaport.iceberg.avro.binary import concatenated
-from deltaport.iceberg.avro.container import container, header
+from deltaport.iceberg.avro.container import AvroRecord, container, header
 from deltaport.iceberg.avro.entries import EntryColumns, data_entries
 from deltaport.iceberg.convert.avro_schemas import (
+    PartitionColumn,
     avro_name,
     manifest_entry_schema,
     manifest_list_schema,
@@ -63,7 +64,7 @@ class _DeleteFiles:
 
     paths: list[str]
     sizes: list[int]
-    partitions: dict[str, list[Any]]
+    partitions: dict[str, list[object]]
     deletion_vectors: Sequence[DeletionVector | None]
 
 
@@ -107,7 +108,7 @@ class ManifestStore:
         self,
         directory: Path,
         files: MetadataFiles,
-        partition: list[dict[str, Any]],
+        partition: list[PartitionColumn],
         spec_json: str,
         schema_json: str,
         format_version: int = 2,
@@ -277,7 +278,7 @@ class ManifestStore:
                 metrics.null_counts,
                 metrics.lower_bounds,
                 metrics.upper_bounds,
-                [(p["iceberg_type"], chosen.partitions[p["name"]]) for p in self._partition],
+                [(p.iceberg_type, chosen.partitions[p.name]) for p in self._partition],
             ),
             self.format_version,
         )
@@ -321,11 +322,9 @@ class ManifestStore:
         puffin_bytes, placed = puffin_file(vectors)
         puffin = self._files.write(f"dv-{digest}.puffin", puffin_bytes)
         size = len(puffin_bytes)
-        records = []
+        records: list[AvroRecord] = []
         for row, where in zip(rows, placed, strict=True):
-            partition = {
-                avro_name(p["name"]): files.partitions[p["name"]][row] for p in self._partition
-            }
+            partition = {avro_name(p.name): files.partitions[p.name][row] for p in self._partition}
             records.append(
                 {
                     "status": 1,
@@ -423,7 +422,7 @@ def _bucket_of(log_paths: pa.Array | pa.ChunkedArray, count: int) -> np.ndarray:
     return np.fromiter(map(zlib.crc32, raw), np.int64, len(raw)) & (count - 1)
 
 
-def _avro(schema: Any, records: list[dict[str, Any]], meta: dict[str, str]) -> bytes:
+def _avro(schema: Schema, records: list[AvroRecord], meta: dict[str, str]) -> bytes:
     """An Avro file's bytes (written whole by :class:`MetadataFiles`: a reader never opens
     half a manifest)."""
     out = io.BytesIO()
@@ -431,10 +430,10 @@ def _avro(schema: Any, records: list[dict[str, Any]], meta: dict[str, str]) -> b
     return out.getvalue()
 
 
-def typed_partitions(values: Mapping[str, pa.Array]) -> dict[str, list[Any]]:
+def typed_partitions(values: Mapping[str, pa.Array]) -> dict[str, list[object]]:
     """Partition columns as the Python values the Avro writer takes (dates as days and
     timestamps as microseconds, so no time zone is guessed)."""
-    out: dict[str, list[Any]] = {}
+    out: dict[str, list[object]] = {}
     for name, array in values.items():
         if pa.types.is_date32(array.type):
             array = array.cast(pa.int32())

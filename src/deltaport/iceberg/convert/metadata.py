@@ -1,14 +1,42 @@
-"""Iceberg table metadata (format version 2) for a Delta table's snapshots: the JSON a
-catalog's load-table answer carries and ``metadata-location`` points at."""
+"""Iceberg table metadata (format version 2, or 3 with deletion vectors) for a Delta
+table's snapshots: what a catalog's load-table answer carries and ``metadata-location``
+points at (:mod:`deltaport.iceberg.model.metadata` declares its shape)."""
 
 from __future__ import annotations
 
 import json
 import uuid
 from dataclasses import dataclass
-from typing import Any
+
+import msgspec
+
+from deltaport.iceberg.model.metadata import (
+    PartitionField,
+    PartitionSpec,
+    Schema,
+    Snapshot,
+    SnapshotLogEntry,
+    SnapshotReference,
+    SortOrder,
+    TableMetadata,
+)
 
 PARTITION_FIELD_IDS_FROM = 1000
+
+
+@dataclass(frozen=True)
+class LoadedTable:
+    """A load-table answer: where the metadata file is, the metadata, and its ETag."""
+
+    metadata_location: str
+    document: TableMetadata
+    etag: str
+
+    @property
+    def metadata(self) -> dict[str, object]:
+        """The metadata as the JSON values a reader decodes from the file."""
+        values: dict[str, object] = msgspec.to_builtins(self.document)
+        return values
 
 
 @dataclass(frozen=True)
@@ -28,14 +56,15 @@ class SnapshotEntry:
     def snapshot_id(self) -> int:
         return self.version + 1
 
-    def to_json(self, previous: SnapshotEntry | None) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "snapshot-id": self.snapshot_id,
-            "sequence-number": self.version + 1,
-            "timestamp-ms": self.timestamp_ms,
-            "manifest-list": self.manifest_list,
-            "schema-id": self.schema_id,
-            "summary": {
+    def snapshot(self, previous: SnapshotEntry | None) -> Snapshot:
+        lineage = self.first_row_id is not None
+        return Snapshot(
+            snapshot_id=self.snapshot_id,
+            sequence_number=self.version + 1,
+            timestamp_ms=self.timestamp_ms,
+            manifest_list=self.manifest_list,
+            schema_id=self.schema_id,
+            summary={
                 "operation": "overwrite" if previous else "append",
                 "delta.version": str(self.version),
                 "delta.timestamp-ms": str(self.timestamp_ms),
@@ -43,29 +72,26 @@ class SnapshotEntry:
                 "total-records": str(self.rows),
                 "total-delete-files": "0",
             },
-        }
-        if previous is not None:
-            out["parent-snapshot-id"] = previous.snapshot_id
-        if self.first_row_id is not None:
-            out["first-row-id"] = self.first_row_id
-            out["added-rows"] = self.added_rows or 0
-        return out
+            parent_snapshot_id=None if previous is None else previous.snapshot_id,
+            first_row_id=self.first_row_id,
+            added_rows=(self.added_rows or 0) if lineage else None,
+        )
 
 
-def partition_spec(columns: list[tuple[str, int]]) -> dict[str, Any]:
+def partition_spec(columns: list[tuple[str, int]]) -> PartitionSpec:
     """Identity partitions of ``columns`` (name and source field id)."""
-    return {
-        "spec-id": 0,
-        "fields": [
-            {
-                "name": name,
-                "transform": "identity",
-                "source-id": source,
-                "field-id": PARTITION_FIELD_IDS_FROM + i,
-            }
+    return PartitionSpec(
+        spec_id=0,
+        fields=[
+            PartitionField(
+                name=name,
+                transform="identity",
+                source_id=source,
+                field_id=PARTITION_FIELD_IDS_FROM + i,
+            )
             for i, (name, source) in enumerate(columns)
         ],
-    }
+    )
 
 
 def table_uuid(delta_id: str, location: str) -> str:
@@ -80,44 +106,46 @@ def table_metadata(
     *,
     location: str,
     table_id: str,
-    schemas: list[dict[str, Any]],
+    schemas: list[Schema],
     last_column_id: int,
-    spec: dict[str, Any],
+    spec: PartitionSpec,
     snapshots: list[SnapshotEntry],
     properties: dict[str, str],
     format_version: int = 2,
     next_row_id: int = 0,
-) -> dict[str, Any]:
-    """The metadata JSON with ``snapshots`` (oldest first; the last one is ``main``); a
-    format version 3 table (deletion vectors) also carries its row lineage."""
+) -> TableMetadata:
+    """The metadata with ``snapshots`` (oldest first; the last one is ``main``); a format
+    version 3 table (deletion vectors) also carries its row lineage."""
     current = snapshots[-1]
-    fields = spec["fields"]
-    lineage = {"next-row-id": next_row_id} if format_version >= 3 else {}
-    return {
-        **lineage,
-        "format-version": format_version,
-        "table-uuid": table_id,
-        "location": location,
-        "last-sequence-number": current.version + 1,
-        "last-updated-ms": current.timestamp_ms,
-        "last-column-id": last_column_id,
-        "current-schema-id": current.schema_id,
-        "schemas": schemas,
-        "default-spec-id": 0,
-        "partition-specs": [spec],
-        "last-partition-id": max((f["field-id"] for f in fields), default=999),
-        "default-sort-order-id": 0,
-        "sort-orders": [{"order-id": 0, "fields": []}],
-        "properties": properties,
-        "current-snapshot-id": current.snapshot_id,
-        "refs": {"main": {"snapshot-id": current.snapshot_id, "type": "branch"}},
-        "snapshots": [s.to_json(snapshots[i - 1] if i else None) for i, s in enumerate(snapshots)],
-        "snapshot-log": [
-            {"snapshot-id": s.snapshot_id, "timestamp-ms": s.timestamp_ms} for s in snapshots
+    return TableMetadata(
+        next_row_id=next_row_id if format_version >= 3 else None,
+        format_version=format_version,
+        table_uuid=table_id,
+        location=location,
+        last_sequence_number=current.version + 1,
+        last_updated_ms=current.timestamp_ms,
+        last_column_id=last_column_id,
+        current_schema_id=current.schema_id,
+        schemas=schemas,
+        default_spec_id=0,
+        partition_specs=[spec],
+        last_partition_id=max((f.field_id for f in spec.fields), default=999),
+        default_sort_order_id=0,
+        sort_orders=[SortOrder(order_id=0, fields=[])],
+        properties=properties,
+        current_snapshot_id=current.snapshot_id,
+        refs={"main": SnapshotReference(snapshot_id=current.snapshot_id, type="branch")},
+        snapshots=[s.snapshot(snapshots[i - 1] if i else None) for i, s in enumerate(snapshots)],
+        snapshot_log=[
+            SnapshotLogEntry(snapshot_id=s.snapshot_id, timestamp_ms=s.timestamp_ms)
+            for s in snapshots
         ],
-        "metadata-log": [],
-    }
+        metadata_log=[],
+    )
 
 
-def canonical(document: dict[str, Any]) -> bytes:
+def canonical(metadata: TableMetadata) -> bytes:
+    """The metadata file's bytes: sorted keys, compact, in Python's ``json`` spelling (ASCII
+    escapes), as its name's digest has always been taken of."""
+    document = msgspec.to_builtins(metadata)
     return json.dumps(document, sort_keys=True, separators=(",", ":")).encode()

@@ -7,12 +7,14 @@ table, the logical name otherwise (both are listed where they differ).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from deltaport.delta import DeltaTable, Metadata, Snapshot
 from deltaport.iceberg.convert.field_ids import ASSIGNED_FROM_WITH_MAPPING, FieldIds
 from deltaport.iceberg.errors import UnsupportedTable
+from deltaport.iceberg.model import metadata as iceberg
+from deltaport.iceberg.model.metadata import IcebergType, MappedField, NestedField, Schema
 from deltaport.protocol.schema import (
     ArrayType,
     DataType,
@@ -60,15 +62,14 @@ _PRIMITIVES = {
 
 @dataclass
 class IcebergSchema:
-    """``schema`` is the Iceberg JSON of the schema (id 0), ``name_mapping`` the mapping's
-    JSON, ``ids`` each top-level and nested field's id by its logical path (``a.b``), and
-    ``types`` each field's Iceberg type by id (what bounds and partition values are
-    encoded as)."""
+    """``schema`` is the Iceberg schema (id 0), ``name_mapping`` its name mapping, ``ids``
+    each top-level and nested field's id by its logical path (``a.b``), and ``types`` each
+    field's Iceberg type by id (what bounds and partition values are encoded as)."""
 
-    schema: dict[str, Any]
-    name_mapping: list[dict[str, Any]]
+    schema: Schema
+    name_mapping: list[MappedField]
     ids: dict[str, int] = field(default_factory=dict)
-    types: dict[int, Any] = field(default_factory=dict)
+    types: dict[int, IcebergType] = field(default_factory=dict)
     column_mapping: bool = False
     physical: dict[str, str] = field(default_factory=dict)
     """The physical path (names in the data files and in Delta's stats) of each logical
@@ -89,13 +90,13 @@ def iceberg_schema(
     """Convert ``struct``; raises [`UnsupportedTable`][] naming a column whose type Iceberg
     cannot hold, or, in a column-mapping table, a list or map whose elements carry no field
     id (data files then hold ids on some fields only, which readers cannot resolve)."""
-    out = IcebergSchema({}, [], column_mapping=column_mapping)
+    out = IcebergSchema(Schema(schema_id=0, fields=[]), [], column_mapping=column_mapping)
     fields, mapping = _struct_fields(struct, ids, out, "", "", {})
     _read_partitions_from_metadata(fields, mapping, {c.lower() for c in partition_columns})
-    out.schema = {"type": "struct", "schema-id": 0, "fields": fields}
-    taken = {name for entry in mapping for name in entry["names"]}
+    out.schema.fields = fields
+    taken = {name for entry in mapping for name in entry.names}
     out.name_mapping = mapping + [
-        {"field-id": field_id, "names": [name]}
+        MappedField(field_id=field_id, names=[name])
         for name, field_id in CHANGE_COLUMN_IDS.items()
         if name not in taken
     ]
@@ -142,7 +143,7 @@ def derive_field_ids(history: list[tuple[int, Metadata]], ids: FieldIds) -> None
 
 
 def _read_partitions_from_metadata(
-    fields: list[dict[str, Any]], mapping: list[dict[str, Any]], partitions: set[str]
+    fields: list[NestedField], mapping: list[MappedField], partitions: set[str]
 ) -> None:
     """Partition columns are optional and mapped by name to ids no schema uses.
 
@@ -153,9 +154,9 @@ def _read_partitions_from_metadata(
     not be found (and a required field missing from a file is refused by some readers).
     """
     for i, (entry, mapped) in enumerate(zip(fields, mapping, strict=True)):
-        if entry["name"].lower() in partitions:
-            entry["required"] = False
-            mapped["field-id"] = PARTITION_COLUMN_MAPPING_IDS_FROM + i
+        if entry.name.lower() in partitions:
+            entry.required = False
+            mapped.field_id = PARTITION_COLUMN_MAPPING_IDS_FROM + i
 
 
 def _struct_fields(
@@ -164,10 +165,10 @@ def _struct_fields(
     out: IcebergSchema,
     logical_prefix: str,
     physical_prefix: str,
-    nested_ids: dict[str, Any],
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    fields: list[dict[str, Any]] = []
-    mapping: list[dict[str, Any]] = []
+    nested_ids: Mapping[str, int],
+) -> tuple[list[NestedField], list[MappedField]]:
+    fields: list[NestedField] = []
+    mapping: list[MappedField] = []
     for f in struct:
         logical = logical_prefix + f.name
         physical = physical_prefix + f.physical_name
@@ -180,21 +181,18 @@ def _struct_fields(
             f.type, ids, out, logical, physical, f.physical_name, own_nested, f
         )
         out.types[field_id] = iceberg_type
-        entry: dict[str, Any] = {
-            "id": field_id,
-            "name": f.name,
-            "required": not f.nullable,
-            "type": iceberg_type,
-        }
         comment = f.metadata.get("comment")
-        if isinstance(comment, str):
-            entry["doc"] = comment
-        fields.append(entry)
+        fields.append(
+            NestedField(
+                id=field_id,
+                name=f.name,
+                required=not f.nullable,
+                type=iceberg_type,
+                doc=comment if isinstance(comment, str) else None,
+            )
+        )
         names = [f.physical_name] if f.physical_name == f.name else [f.physical_name, f.name]
-        mapped: dict[str, Any] = {"field-id": field_id, "names": names}
-        if children:
-            mapped["fields"] = children
-        mapping.append(mapped)
+        mapping.append(MappedField(field_id=field_id, names=names, fields=children))
     return fields, mapping
 
 
@@ -205,15 +203,15 @@ def _type(
     logical: str,
     physical: str,
     nested_key: str,
-    nested_ids: dict[str, Any],
+    nested_ids: Mapping[str, int],
     owner: StructField,
-) -> tuple[Any, list[dict[str, Any]]]:
+) -> tuple[IcebergType, list[MappedField]]:
     """The Iceberg type of ``data_type`` and the name mapping of its children."""
     if isinstance(data_type, StructType):
         fields, mapping = _struct_fields(
             data_type, ids, out, logical + ".", physical + ".", nested_ids
         )
-        return {"type": "struct", "fields": fields}, mapping
+        return iceberg.StructType(fields=fields), mapping
     if isinstance(data_type, ArrayType):
         element_id = _nested_id(ids, out, logical, physical, nested_key, "element", nested_ids)
         element, children = _type(
@@ -227,12 +225,11 @@ def _type(
             owner,
         )
         out.types[element_id] = element
-        listed = {
-            "type": "list",
-            "element-id": element_id,
-            "element": element,
-            "element-required": not data_type.contains_null,
-        }
+        listed = iceberg.ListType(
+            element_id=element_id,
+            element=element,
+            element_required=not data_type.contains_null,
+        )
         return listed, [_mapped(element_id, "element", children)]
     if isinstance(data_type, MapType):
         key_id = _nested_id(ids, out, logical, physical, nested_key, "key", nested_ids)
@@ -259,14 +256,13 @@ def _type(
         )
         out.types[key_id] = key
         out.types[value_id] = value
-        mapped = {
-            "type": "map",
-            "key-id": key_id,
-            "key": key,
-            "value-id": value_id,
-            "value": value,
-            "value-required": not data_type.value_contains_null,
-        }
+        mapped = iceberg.MapType(
+            key_id=key_id,
+            key=key,
+            value_id=value_id,
+            value=value,
+            value_required=not data_type.value_contains_null,
+        )
         return mapped, [
             _mapped(key_id, "key", key_children),
             _mapped(value_id, "value", value_children),
@@ -289,7 +285,7 @@ def _nested_id(
     physical: str,
     nested_key: str,
     part: str,
-    nested_ids: dict[str, Any],
+    nested_ids: Mapping[str, int],
 ) -> int:
     known = nested_ids.get(f"{nested_key}.{part}")
     if known is None and out.column_mapping:
@@ -301,11 +297,8 @@ def _nested_id(
     return ids.id_for(f"{physical}.{part}", None if known is None else int(known))
 
 
-def _mapped(field_id: int, name: str, children: list[dict[str, Any]]) -> dict[str, Any]:
-    entry: dict[str, Any] = {"field-id": field_id, "names": [name]}
-    if children:
-        entry["fields"] = children
-    return entry
+def _mapped(field_id: int, name: str, children: list[MappedField]) -> MappedField:
+    return MappedField(field_id=field_id, names=[name], fields=children)
 
 
 def _check_type_changes(f: StructField, logical: str) -> None:

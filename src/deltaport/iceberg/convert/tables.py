@@ -11,8 +11,8 @@ import threading
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
 
+import msgspec
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -23,6 +23,7 @@ from deltaport.delta import DeltaTable, Snapshot, open_table
 from deltaport.delta.errors import DeltaError
 from deltaport.delta.model import DeletionVector
 from deltaport.iceberg.avro.binary import concatenated
+from deltaport.iceberg.convert.avro_schemas import PartitionColumn
 from deltaport.iceberg.convert.bounds import stats_columns
 from deltaport.iceberg.convert.cleanup import References, plan_removal, rewrite_lines
 from deltaport.iceberg.convert.field_ids import FieldIds
@@ -36,6 +37,7 @@ from deltaport.iceberg.convert.files import (
 from deltaport.iceberg.convert.manifest_index import MANIFEST_INDEX, forget_manifests
 from deltaport.iceberg.convert.manifests import DataFiles, ManifestStore, SnapshotFiles
 from deltaport.iceberg.convert.metadata import (
+    LoadedTable,
     SnapshotEntry,
     canonical,
     partition_spec,
@@ -44,6 +46,7 @@ from deltaport.iceberg.convert.metadata import (
 )
 from deltaport.iceberg.convert.schema import IcebergSchema, field_ids_at, iceberg_schema
 from deltaport.iceberg.errors import UnsupportedTable
+from deltaport.iceberg.model.metadata import IcebergType, MappedField, PartitionSpec, Schema
 from deltaport.protocol.schema import parse_schema
 from deltaport.read.deletion_vectors import DeletionVectorError
 from deltaport.read.partition_values import partition_columns
@@ -56,15 +59,6 @@ LOCATION_FILE = "location"
 _FILE_COLUMNS = ["path", "partition_values", "size", "stats", "deletion_vector"]
 
 OpenTable = Callable[[str, dict[str, str]], DeltaTable]
-
-
-@dataclass(frozen=True)
-class LoadedTable:
-    """A load-table answer: where the metadata file is, the metadata, and its ETag."""
-
-    metadata_location: str
-    metadata: dict[str, Any]
-    etag: str
 
 
 class IcebergTables:
@@ -323,7 +317,7 @@ class _TableState:
             self._converted(built.schema_string, built.column_mapping, built.partition_columns)
         )
 
-    def _spec(self, schema: IcebergSchema, columns: tuple[str, ...]) -> dict[str, Any]:
+    def _spec(self, schema: IcebergSchema, columns: tuple[str, ...]) -> PartitionSpec:
         by_lower = {name.lower(): name for name in schema.ids}
         pairs = []
         for column in columns:
@@ -338,19 +332,15 @@ class _TableState:
             snapshot = latest
             spec = self._spec(schema, tuple(snapshot.metadata.partition_columns))
             partition = [
-                {
-                    "name": f["name"],
-                    "field-id": f["field-id"],
-                    "iceberg_type": schema.types[f["source-id"]],
-                }
-                for f in spec["fields"]
+                PartitionColumn(f.name, f.field_id, _primitive(schema.types[f.source_id], f.name))
+                for f in spec.fields
             ]
             self._manifests = ManifestStore(
                 self.directory,
                 self._files,
                 partition,
-                json.dumps(spec["fields"]),
-                json.dumps(schema.schema),
+                json.dumps(msgspec.to_builtins(spec.fields)),
+                json.dumps(msgspec.to_builtins(schema.schema)),
                 3 if DELETION_VECTORS in (latest.protocol.reader_features or ()) else 2,
             )
         return self._manifests
@@ -408,14 +398,14 @@ class _TableState:
         self, latest: Snapshot, table: SharedTable, built: list[_Built], manifests: ManifestStore
     ) -> LoadedTable:
         schema_ids: dict[str, int] = {}
-        schemas: list[dict[str, Any]] = []
+        schemas: list[Schema] = []
         entries: list[SnapshotEntry] = []
         for b in built:
             schema_id = schema_ids.get(b.schema_string)
             if schema_id is None:
                 schema_id = schema_ids[b.schema_string] = len(schemas)
                 converted = self._converted(b.schema_string, b.column_mapping, b.partition_columns)
-                schemas.append({**converted.schema, "schema-id": schema_id})
+                schemas.append(msgspec.structs.replace(converted.schema, schema_id=schema_id))
             entries.append(SnapshotEntry(**{**asdict(b.entry), "schema_id": schema_id}))
         current = self._schema(latest)
         name_mapping = _union_mapping(
@@ -427,7 +417,7 @@ class _TableState:
         )
         location = reader_path(self.location)
         properties = {
-            "schema.name-mapping.default": json.dumps(name_mapping),
+            "schema.name-mapping.default": json.dumps(msgspec.to_builtins(name_mapping)),
             "delta.version": str(latest.version),
             "delta.table-id": latest.metadata.id,
         }
@@ -451,7 +441,7 @@ class _TableState:
 
 
 def _digest(schema: IcebergSchema) -> str:
-    text = json.dumps([schema.schema, schema.name_mapping], sort_keys=True)
+    text = json.dumps(msgspec.to_builtins([schema.schema, schema.name_mapping]), sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
@@ -472,17 +462,21 @@ def _changed(delta_table: DeltaTable, since: int | None, version: int) -> pa.Arr
     return pc.unique(files.combine_chunks())
 
 
-def _union_mapping(
-    current: list[dict[str, Any]], schemas: list[IcebergSchema]
-) -> list[dict[str, Any]]:
+def _primitive(iceberg_type: IcebergType, column: str) -> str:
+    if not isinstance(iceberg_type, str):
+        raise UnsupportedTable(f"partition column {column!r} is not of a primitive type")
+    return iceberg_type
+
+
+def _union_mapping(current: list[MappedField], schemas: list[IcebergSchema]) -> list[MappedField]:
     """The current schema's name mapping, plus the top-level columns of earlier served
     schemas it no longer has: files written before a column was dropped or replaced still
     hold it, and some readers refuse a file column the mapping does not name."""
     out = list(current)
-    taken = {name for entry in out for name in entry["names"]}
+    taken = {name for entry in out for name in entry.names}
     for schema in schemas:
         for entry in schema.name_mapping:
-            if not taken.intersection(entry["names"]):
+            if not taken.intersection(entry.names):
                 out.append(entry)
-                taken.update(entry["names"])
+                taken.update(entry.names)
     return out

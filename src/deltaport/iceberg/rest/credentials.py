@@ -5,9 +5,8 @@ both ``config`` and ``storage-credentials``."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from deltaport.iceberg.convert.files import reader_path
+from deltaport.iceberg.model.catalog import StorageCredential
 from deltaport.protocol.credentials import (
     AwsTempCredentials,
     AzureUserDelegationSas,
@@ -56,8 +55,8 @@ def file_io_properties(credentials: TemporaryCredentials) -> dict[str, str]:
     return out
 
 
-def storage_credentials(credentials: TemporaryCredentials) -> list[dict[str, Any]]:
+def storage_credentials(credentials: TemporaryCredentials) -> list[StorageCredential]:
     """The ``storage-credentials`` list: one credential for the table's location (its data
     files and its Iceberg files alike)."""
     prefix = reader_path(parse_location(credentials.location))
-    return [{"prefix": prefix, "config": file_io_properties(credentials)}]
+    return [StorageCredential(prefix=prefix, config=file_io_properties(credentials))]

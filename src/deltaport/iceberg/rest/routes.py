@@ -20,7 +20,7 @@ import msgspec
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import URLPath
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 from starlette.routing import BaseRoute, Match, NoMatchFound, Route
 from starlette.types import Receive, Scope, Send
 
@@ -33,11 +33,24 @@ from deltaport.iceberg.errors import (
     IcebergError,
     InternalServerError,
     NoSuchNamespace,
+    NoSuchResource,
     NoSuchTable,
     NotAuthorized,
     ServiceUnavailable,
     TooManyRequests,
     UnsupportedOperation,
+    UnsupportedTable,
+)
+from deltaport.iceberg.model.catalog import (
+    CatalogConfig,
+    ErrorModel,
+    GetNamespaceResponse,
+    IcebergErrorResponse,
+    ListNamespacesResponse,
+    ListTablesResponse,
+    LoadCredentialsResponse,
+    LoadTableResult,
+    TableIdentifier,
 )
 from deltaport.iceberg.rest.credentials import file_io_properties, storage_credentials
 from deltaport.observe.audit_log import AuditLog
@@ -142,12 +155,12 @@ class IcebergCatalog:
                 )
             warehouse = shares[0].name
         share = view.share(recipient, warehouse)
-        return JSONResponse(
-            {
-                "defaults": {},
-                "overrides": {"prefix": f"shares/{share.name}"},
-                "endpoints": [f"{method} {path}" for method, path in SERVED],
-            }
+        return _json(
+            CatalogConfig(
+                defaults={},
+                overrides={"prefix": f"shares/{share.name}"},
+                endpoints=[f"{method} {path}" for method, path in SERVED],
+            )
         )
 
     async def list_namespaces(self, request: Request, recipient: Recipient) -> Response:
@@ -156,14 +169,14 @@ class IcebergCatalog:
         if request.query_params.get("parent"):
             names = []
         page, token = name_page(request.query_params, names)
-        return JSONResponse({"namespaces": [[n] for n in page], "next-page-token": token})
+        return _json(ListNamespacesResponse([[n] for n in page], token))
 
     async def get_namespace(self, request: Request, recipient: Recipient) -> Response:
         p = request.path_params
         schema = self._source.view().schema(recipient, p["share"], _namespace(p["schema"]))
         if request.method == "HEAD":
             return Response(status_code=204)
-        return JSONResponse({"namespace": [schema.name], "properties": {}})
+        return _json(GetNamespaceResponse([schema.name], {}))
 
     async def list_tables(self, request: Request, recipient: Recipient) -> Response:
         p = request.path_params
@@ -171,8 +184,8 @@ class IcebergCatalog:
         tables = self._source.view().tables(recipient, p["share"], namespace)
         names = [t.name for t in tables if offered(t)]
         page, token = name_page(request.query_params, names)
-        identifiers = [{"namespace": [namespace], "name": n} for n in page]
-        return JSONResponse({"identifiers": identifiers, "next-page-token": token})
+        identifiers = [TableIdentifier([namespace], n) for n in page]
+        return _json(ListTablesResponse(identifiers, token))
 
     async def load_table(self, request: Request, recipient: Recipient) -> Response:
         table = self._table(request, recipient)
@@ -189,19 +202,17 @@ class IcebergCatalog:
         if request.headers.get("if-none-match") == etag:
             return Response(status_code=304, headers={"ETag": etag})
         vended = await self._vend(table, recipient)
-        body = {
-            "metadata-location": loaded.metadata_location,
-            "metadata": loaded.metadata,
-            "config": file_io_properties(vended) if vended else {},
-            "storage-credentials": storage_credentials(vended) if vended else [],
-        }
-        return Response(
-            msgspec.json.encode(body), media_type="application/json", headers={"ETag": etag}
+        body = LoadTableResult(
+            metadata_location=loaded.metadata_location,
+            metadata=loaded.document,
+            config=file_io_properties(vended) if vended else {},
+            storage_credentials=storage_credentials(vended) if vended else [],
         )
+        return _json(body, headers={"ETag": etag})
 
     async def load_credentials(self, request: Request, recipient: Recipient) -> Response:
         vended = await self._vend(self._table(request, recipient), recipient)
-        return JSONResponse({"storage-credentials": storage_credentials(vended) if vended else []})
+        return _json(LoadCredentialsResponse(storage_credentials(vended) if vended else []))
 
     async def _vend(self, table: SharedTable, recipient: Recipient) -> TemporaryCredentials | None:
         """The credential for a cloud table's location (renewed by the credential cache
@@ -245,11 +256,6 @@ class IcebergCatalog:
         return table
 
 
-class NoSuchResource(IcebergError):
-    status = 404
-    kind = "NoSuchResourceException"
-
-
 class EverythingElse(BaseRoute):
     """Every other request under the catalog's base path, whatever its method and whatever
     its path holds (a newline too, which a ``{rest:path}`` route does not match): a GET or
@@ -272,7 +278,7 @@ class EverythingElse(BaseRoute):
             error: IcebergError = NoSuchResource("no such route in this catalog")
         else:
             error = UnsupportedOperation("this catalog is read-only")
-        await error.response()(scope, receive, send)
+        await error_response(error)(scope, receive, send)
 
 
 def offered(table: SharedTable) -> bool:
@@ -322,12 +328,30 @@ def _refusal(exc: Exception, request: Request) -> tuple[Response, str]:
     """Every failure in the specification's shape (its exception type the audited code):
     an Iceberg reader parses no other, not even for an unexpected error."""
     if isinstance(exc, SharingError):
-        return _sharing_error(exc, request).response(), exc.error_code
+        return error_response(_sharing_error(exc, request)), exc.error_code
+    if isinstance(exc, UnsupportedTable):
+        exc = BadRequest(str(exc))
     if isinstance(exc, IcebergError):
-        return exc.response(), exc.kind
+        return error_response(exc), exc.kind
     log.error("unexpected error on %s %s", request.method, echo(request.url.path), exc_info=exc)
     failed = InternalServerError("the catalog could not answer; the server's log says why")
-    return failed.response(), failed.kind
+    return error_response(failed), failed.kind
+
+
+def error_response(error: IcebergError) -> Response:
+    """``error`` in the specification's error shape (with ``Retry-After`` when over a rate)."""
+    body = IcebergErrorResponse(ErrorModel(str(error), error.kind, error.status))
+    answer = _json(body, status_code=error.status)
+    if isinstance(error, TooManyRequests):
+        answer.headers["retry-after"] = str(error.retry_after)
+    return answer
+
+
+def _json(
+    body: msgspec.Struct, status_code: int = 200, headers: Mapping[str, str] | None = None
+) -> Response:
+    encoded = msgspec.json.encode(body)
+    return Response(encoded, status_code, headers, media_type="application/json")
 
 
 def _sharing_error(exc: SharingError, request: Request) -> IcebergError:

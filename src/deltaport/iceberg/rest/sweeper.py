@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from deltaport.catalog.model import Recipient, SharedTable
 from deltaport.delta.errors import DeltaError
 from deltaport.iceberg.convert.tables import IcebergTables
-from deltaport.iceberg.errors import IcebergError
+from deltaport.iceberg.errors import UnsupportedTable
 from deltaport.iceberg.rest.routes import offered
 from deltaport.read.deletion_vectors import DeletionVectorError
 from deltaport.server.sources.catalog_source import CatalogSource
@@ -80,7 +80,7 @@ class IcebergSweeper:
                 DeltaError,
                 StorageError,
                 DeletionVectorError,
-                IcebergError,
+                UnsupportedTable,
                 OSError,
                 ValueError,  # a location not parsed, a metadata file or manifest list not read
                 KeyError,
