@@ -20,18 +20,20 @@ import msgspec
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
-from deltaport.protocol.file_batch import FILE_MAX_BYTES, MAX_FILES, MEDIA_TYPE, frame_head
+from deltaport.protocol.file_batch import (
+    FILE_MAX_BYTES,
+    MAX_FILES,
+    MEDIA_TYPE,
+    FileBatchRequest,
+    frame_head,
+)
 from deltaport.server.files.local_files import FileError, LocalFiles, Part, read_part
 
 CHUNK_BYTES = 1024 * 1024
 """Frames are sent in chunks of about this size: few sends, bounded memory."""
 
 
-class _Batch(msgspec.Struct, forbid_unknown_fields=True):
-    files: list[str]
-
-
-_decoder = msgspec.json.Decoder(_Batch)
+_decoder = msgspec.json.Decoder(FileBatchRequest)
 
 
 class FileBatchEndpoint:

@@ -8,9 +8,8 @@ from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 
 from deltaport.observe.health import Readiness
-
-LIVE_PATH = "/livez"
-READY_PATH = "/readyz"
+from deltaport.server.openapi.root import LIVEZ, READYZ
+from deltaport.server.openapi.route import operation_route
 
 
 def health_routes(readiness: Readiness) -> list[Route]:
@@ -24,6 +23,6 @@ def health_routes(readiness: Readiness) -> list[Route]:
         return PlainTextResponse("ready\n")
 
     return [
-        Route(LIVE_PATH, livez, methods=["GET", "HEAD"]),
-        Route(READY_PATH, readyz, methods=["GET", "HEAD"]),
+        operation_route("", LIVEZ, livez),
+        operation_route("", READYZ, readyz),
     ]

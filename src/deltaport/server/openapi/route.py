@@ -1,4 +1,6 @@
-"""The route that serves an OpenAPI document: open to anyone, encoded once."""
+"""Routes from operations: each route's path and method are its operation's, so a route
+cannot change without its document; and the route that serves a document: open to
+anyone, encoded once."""
 
 from __future__ import annotations
 
@@ -9,7 +11,14 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from deltaport.protocol.openapi import Operation
+
 JSON = "application/json; charset=utf-8"
+
+
+def operation_route(base: str, operation: Operation, endpoint: Any) -> Route:
+    """The route serving ``operation`` under ``base`` with ``endpoint``."""
+    return Route(base + operation.path, endpoint, methods=[operation.method.upper()])
 
 
 def document_route(path: str, document: dict[str, Any]) -> Route:
