@@ -7,6 +7,7 @@ from typing import Any
 
 import httpx
 import msgspec
+import pytest
 from starlette.routing import Mount, Route
 
 from deltaport.config.model import parse_config
@@ -24,6 +25,7 @@ from deltaport.protocol.profile import TokenRequest
 from deltaport.server import create_app
 from deltaport.server.openapi.document import openapi_document
 from deltaport.server.openapi.root import root_document
+from deltaport.server.openapi.route import check_documented
 from sharing_server import TOKEN, RunningServer
 
 
@@ -173,3 +175,28 @@ def test_the_served_documents_are_generated_from_the_declared_operations(
     app = create_app(config)
     assert app.state.openapi == openapi_document(config.endpoint)
     assert app.state.root_openapi == root_document(config.endpoint)
+
+
+def test_a_route_without_its_document_entry_or_an_entry_without_its_route_is_refused(
+    server_config: dict[str, Any],
+) -> None:
+    """The listener checks its route table against its documents when it is built: a route
+    added without its operation, or an operation whose route is gone, stops it."""
+    config = parse_config({**server_config}, {"DELTAPORT_TEST_TOKEN": "t"})
+    app = create_app(config)
+    documents = {config.endpoint: app.state.openapi, "/": app.state.root_openapi}
+    routes = list(app.routes)
+    check_documented(routes, documents)
+
+    async def endpoint(request: Any) -> Any:
+        raise AssertionError
+
+    extra = Route(config.endpoint + "/shares/{share}/secrets", endpoint, methods=["GET"])
+    with pytest.raises(ValueError, match=r"without their document entry: .*secrets"):
+        check_documented([*routes, extra], documents)
+    gone = [r for r in routes if not (isinstance(r, Route) and r.path.endswith("/changes"))]
+    with pytest.raises(ValueError, match=r"without their route: .*changes"):
+        check_documented(gone, documents)
+    head = [r for r in routes if not (isinstance(r, Route) and r.methods == {"HEAD"})]
+    with pytest.raises(ValueError, match=r"without their route: .*'head'"):
+        check_documented(head, documents)

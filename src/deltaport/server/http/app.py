@@ -68,7 +68,7 @@ from deltaport.server.oauth.token_endpoint import TokenEndpoint
 from deltaport.server.openapi import document as sharing
 from deltaport.server.openapi.catalog_routes import OAUTH_TOKEN
 from deltaport.server.openapi.root import ROOT_DOCUMENT_PATH, root_document
-from deltaport.server.openapi.route import document_route, operation_route
+from deltaport.server.openapi.route import check_documented, document_route, operation_route
 from deltaport.server.pages.listing import PageTokens
 from deltaport.server.pages.query_ids import MAX_QUERY_ID_LENGTH, QueryIds
 from deltaport.server.pages.snapshot_pages import SnapshotPages
@@ -158,6 +158,7 @@ def create_app(
         )
         token_route = operation_route(config.endpoint, OAUTH_TOKEN, tokens.answer)
         routes += public_routes([*activation.routes(), token_route], api.audit)
+    check_documented(routes, {config.endpoint: api.openapi, "/": api.root_openapi})
     app = Starlette(
         routes=routes,
         middleware=[
