@@ -87,7 +87,10 @@ class TableItem(msgspec.Struct, omit_defaults=True):
     displayName: str | None = None
     comment: str | None = None
     properties: dict[str, str] | None = None
-    location: Annotated[str, msgspec.Meta(description="The table's root directory.")] | None = None
+    location: (
+        Annotated[str, msgspec.Meta(description="The table's root directory (cloud tables).")]
+        | None
+    ) = None
     auxiliaryLocations: (
         Annotated[list[str], msgspec.Meta(description="Other directories holding its files.")]
         | None

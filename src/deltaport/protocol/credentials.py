@@ -50,7 +50,8 @@ class GcpOauthToken(msgspec.Struct):
 
 
 class TemporaryCredentials(msgspec.Struct, omit_defaults=True):
-    """Exactly one of the three credential fields is set.
+    """Exactly one of awsTempCredentials, azureUserDelegationSas, gcpOauthToken is set;
+    read-only, limited to ``location``.
 
     ``endpoint`` and ``region`` are deltaport's additions (clients that do not know them
     ignore them): the S3 endpoint to read with, sent only for S3-compatible stores (MinIO,

@@ -32,6 +32,11 @@ OAUTH_TOKEN = Operation(
             _TOKEN_ERROR,
             (Header("Retry-After", int),),
         ),
+        Answer(
+            503,
+            "The catalog database cannot be read (temporarily_unavailable); retry later",
+            _TOKEN_ERROR,
+        ),
     ),
     body=RequestBody(Content(FORM, TokenRequest), required=True),
     security=[{"client": []}],
