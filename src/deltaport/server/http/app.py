@@ -67,6 +67,7 @@ from deltaport.server.oauth.client_address import ClientAddresses
 from deltaport.server.oauth.token_endpoint import TokenEndpoint
 from deltaport.server.openapi import document as sharing
 from deltaport.server.openapi.catalog_routes import OAUTH_TOKEN
+from deltaport.server.openapi.parameters import TABLE_VERSION_HEADER as VERSION_HEADER
 from deltaport.server.openapi.root import ROOT_DOCUMENT_PATH, root_document
 from deltaport.server.openapi.route import check_documented, document_route, operation_route
 from deltaport.server.pages.listing import PageTokens
@@ -90,7 +91,6 @@ from deltaport.storage.local_urls import LocalUrlSigner
 log = logging.getLogger(__name__)
 
 JSON = "application/json; charset=utf-8"
-VERSION_HEADER = "Delta-Table-Version"
 FILES_PATH = "/files"
 TABLE_FORMAT = "delta"
 """The format OpenSharing's Get Table names: every shared table is a Delta table."""

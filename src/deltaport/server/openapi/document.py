@@ -24,12 +24,14 @@ from deltaport.protocol.actions import (
     ShareItem,
     TableItem,
 )
+from deltaport.protocol.capabilities import HEADER as CAPABILITIES_HEADER
 from deltaport.protocol.credentials import (
     TemporaryCredentials,
     TemporaryCredentialsRequest,
     TemporaryCredentialsResponse,
 )
 from deltaport.protocol.file_batch import FILE_MAX_BYTES, MEDIA_TYPE, FileBatchRequest
+from deltaport.protocol.file_id_hash import HEADER as FILE_ID_HASH_HEADER
 from deltaport.protocol.openapi import (
     Answer,
     Api,
@@ -103,11 +105,13 @@ def _ndjson_ok(text: str) -> tuple[Answer, ...]:
     headers = (
         VERSION_HEADER,
         Header(
-            "delta-sharing-capabilities",
+            CAPABILITIES_HEADER,
             str,
             "The response format used: responseformat=parquet|delta.",
         ),
-        Header("fileidhash", str, "The request's fileidhash, in lowercase, when it sent one."),
+        Header(
+            FILE_ID_HASH_HEADER, str, "The request's fileidhash, in lowercase, when it sent one."
+        ),
     )
     return (Answer(200, text, Content(_NDJSON, str), headers), *ERRORS)
 

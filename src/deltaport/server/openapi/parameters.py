@@ -8,7 +8,9 @@ from typing import Annotated
 
 import msgspec
 
+from deltaport.protocol.capabilities import HEADER as CAPABILITIES_HEADER
 from deltaport.protocol.errors import ErrorBody
+from deltaport.protocol.file_id_hash import HEADER as FILE_ID_HASH_HEADER
 from deltaport.protocol.names import MAX_FULL_NAME_LENGTH
 from deltaport.protocol.openapi import Answer, Content, Header, Operation, Parameter
 from deltaport.server.pages.query_ids import MAX_QUERY_ID_LENGTH
@@ -87,14 +89,14 @@ PAGING = (
     query("pageToken", str, "nextPageToken of the previous page."),
 )
 CAPABILITIES = Parameter(
-    "delta-sharing-capabilities",
+    CAPABILITIES_HEADER,
     "header",
     str,
     "responseformat=parquet|delta (a comma-separated list), readerfeatures=..., "
     "includeendstreamaction=true; separated by ';'.",
 )
 FILE_ID_HASH = Parameter(
-    "fileidhash",
+    FILE_ID_HASH_HEADER,
     "header",
     Annotated[str, msgspec.Meta(extra_json_schema={"enum": ["parquet", "delta"]})],
     "File ids as the MD5 (parquet) or SHA-256 (delta) of the file's path in the Delta log, "
@@ -102,4 +104,5 @@ FILE_ID_HASH = Parameter(
     "(INVALID_PARAMETER_VALUE).",
 )
 
-VERSION_HEADER = Header("Delta-Table-Version", int)
+TABLE_VERSION_HEADER = "Delta-Table-Version"
+VERSION_HEADER = Header(TABLE_VERSION_HEADER, int)
