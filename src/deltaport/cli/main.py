@@ -284,4 +284,3 @@ def _user_errors() -> tuple[type[Exception], ...]:
         ConfigError,
         CatalogError,
     )
-

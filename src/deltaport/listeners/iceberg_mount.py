@@ -13,8 +13,8 @@ from deltaport.iceberg.rest.openapi import DOCUMENT_PATH, iceberg_document
 from deltaport.iceberg.rest.routes import IcebergCatalog
 from deltaport.iceberg.rest.sweeper import IcebergSweeper
 from deltaport.observe.audit_log import AuditLog
-from deltaport.server.openapi.route import document_route
 from deltaport.server.sources.catalog_source import CatalogSource
+from deltaport.web.operation_routes import document_route
 
 SECONDS_PER_HOUR = 3600
 

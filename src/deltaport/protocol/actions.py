@@ -8,9 +8,15 @@ replaced by signed URLs. Field names are the protocol's (camelCase) on purpose.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
+
+from deltaport.protocol.credentials import ACCESS_MODES
+
+NonNegative = Annotated[int, msgspec.Meta(extra_json_schema={"minimum": 0})]
+"""An integer the server refuses below 0 (with its own message, so the schema only says it)."""
+Positive = Annotated[int, msgspec.Meta(extra_json_schema={"minimum": 1})]
 
 
 class QueryTableRequest(msgspec.Struct, omit_defaults=True):
@@ -18,12 +24,12 @@ class QueryTableRequest(msgspec.Struct, omit_defaults=True):
 
     predicateHints: list[str] | None = None
     jsonPredicateHints: str | None = None
-    limitHint: int | None = None
-    version: int | None = None
+    limitHint: NonNegative | None = None
+    version: NonNegative | None = None
     timestamp: str | None = None
-    startingVersion: int | None = None
-    endingVersion: int | None = None
-    maxFiles: int | None = None
+    startingVersion: NonNegative | None = None
+    endingVersion: NonNegative | None = None
+    maxFiles: Positive | None = None
     pageToken: str | None = None
     includeRefreshToken: bool | None = None
     refreshToken: str | None = None
@@ -37,7 +43,7 @@ class QueryInfoRequest(msgspec.Struct, omit_defaults=True):
     """Body of ``POST .../queries/{queryId}`` (Get Query Info); the reference client also
     repeats the ``queryId``, which the path already says."""
 
-    maxFiles: int | None = None
+    maxFiles: Positive | None = None
     pageToken: str | None = None
     queryId: str | None = None
 
@@ -81,9 +87,23 @@ class TableItem(msgspec.Struct, omit_defaults=True):
     displayName: str | None = None
     comment: str | None = None
     properties: dict[str, str] | None = None
-    location: str | None = None
-    auxiliaryLocations: list[str] | None = None
-    accessModes: list[str] | None = None
+    location: (
+        Annotated[str, msgspec.Meta(description="The table's root directory (cloud tables).")]
+        | None
+    ) = None
+    auxiliaryLocations: (
+        Annotated[list[str], msgspec.Meta(description="Other directories holding its files.")]
+        | None
+    ) = None
+    accessModes: (
+        Annotated[
+            list[Annotated[str, msgspec.Meta(extra_json_schema={"enum": list(ACCESS_MODES)})]],
+            msgspec.Meta(
+                description="url: /query signs each file; dir: temporary-table-credentials."
+            ),
+        ]
+        | None
+    ) = None
 
 
 class GetTableResponse(msgspec.Struct, omit_defaults=True):
@@ -92,7 +112,7 @@ class GetTableResponse(msgspec.Struct, omit_defaults=True):
     name: str
     schema: str
     share: str
-    format: str
+    format: Annotated[str, msgspec.Meta(extra_json_schema={"enum": ["delta"]})]
     shareId: str | None = None
     id: str | None = None
 

@@ -8,6 +8,8 @@ names follow the protocol, which follows Unity Catalog OSS's ``TemporaryCredenti
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import msgspec
 
 URL = "url"
@@ -19,7 +21,15 @@ class TemporaryCredentialsRequest(msgspec.Struct, omit_defaults=True):
     """Body of ``POST .../temporary-table-credentials``: which of the table's locations
     (its root, the default, or an auxiliary location). Unknown fields are ignored."""
 
-    location: str | None = None
+    location: (
+        Annotated[
+            str,
+            msgspec.Meta(
+                description="The table's location (default) or one of its auxiliaryLocations."
+            ),
+        ]
+        | None
+    ) = None
 
 
 class AwsTempCredentials(msgspec.Struct):
@@ -40,19 +50,31 @@ class GcpOauthToken(msgspec.Struct):
 
 
 class TemporaryCredentials(msgspec.Struct, omit_defaults=True):
-    """Exactly one of the three credential fields is set.
+    """Exactly one of awsTempCredentials, azureUserDelegationSas, gcpOauthToken is set;
+    read-only, limited to ``location``.
 
     ``endpoint`` and ``region`` are deltaport's additions (clients that do not know them
     ignore them): the S3 endpoint to read with, sent only for S3-compatible stores (MinIO,
     an emulator) where the recipient could not guess it, and the bucket's region."""
 
     location: str
-    expirationTime: int
+    expirationTime: Annotated[int, msgspec.Meta(extra_json_schema={"format": "int64"})]
     awsTempCredentials: AwsTempCredentials | None = None
     azureUserDelegationSas: AzureUserDelegationSas | None = None
     gcpOauthToken: GcpOauthToken | None = None
-    endpoint: str | None = None
-    region: str | None = None
+    endpoint: (
+        Annotated[
+            str,
+            msgspec.Meta(
+                description="deltaport: the S3-compatible endpoint to read with (absent for "
+                "AWS itself)."
+            ),
+        ]
+        | None
+    ) = None
+    region: (
+        Annotated[str, msgspec.Meta(description="deltaport: the S3 bucket's region.")] | None
+    ) = None
 
 
 class TemporaryCredentialsResponse(msgspec.Struct):

@@ -10,6 +10,9 @@ the status is 200, else the JSON error a GET of that URL would have had.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Annotated
+
+import msgspec
 
 HEADER = "Deltaport-File-Batch"
 MEDIA_TYPE = "application/x-deltaport-file-batch"
@@ -46,3 +49,15 @@ def frames(answer: bytes | memoryview) -> Iterator[tuple[int, memoryview]]:
         if position > len(view):
             raise FrameError("a file batch answer ends inside a frame")
         yield status, view[start:position]
+
+
+class FileBatchRequest(msgspec.Struct, forbid_unknown_fields=True):
+    """Body of ``POST {files path}``."""
+
+    files: Annotated[
+        list[str],
+        msgspec.Meta(
+            description="Signed file URLs as answers gave them.",
+            extra_json_schema={"minItems": 1, "maxItems": MAX_FILES},
+        ),
+    ]

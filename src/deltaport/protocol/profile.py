@@ -17,7 +17,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeAlias
+from typing import Annotated, Any, TypeAlias
 from urllib.parse import urlsplit
 
 import msgspec
@@ -235,3 +235,32 @@ def split_table_url(url: str) -> tuple[str, str, str, str]:
         raise ProfileError(f"Invalid 'url': {url}: {URL_FORM}")
     share, schema, table = names
     return profile, share, schema, table
+
+
+# -- the token endpoint an OAuth client-credentials profile names ---------------------------
+class TokenRequest(msgspec.Struct):
+    """The form of ``POST {endpoint}/oauth/token`` (RFC 6749 4.4); the client's id and
+    secret come in the body or, instead, by HTTP Basic. Other fields are ignored."""
+
+    grant_type: Annotated[str, msgspec.Meta(extra_json_schema={"enum": ["client_credentials"]})]
+    scope: str | None = None
+    client_id: str | None = None
+    client_secret: str | None = None
+
+
+class TokenAnswer(msgspec.Struct):
+    """RFC 6749 5.1's answer."""
+
+    access_token: str
+    token_type: str
+    expires_in: int
+
+
+class TokenError(msgspec.Struct):
+    """RFC 6749 5.2's error, with the sharing API's ``errorCode`` and ``message`` beside it
+    so that either kind of client can read it."""
+
+    error: str
+    error_description: str
+    errorCode: str
+    message: str

@@ -8,9 +8,20 @@ from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 
 from deltaport.observe.health import Readiness
+from deltaport.protocol.openapi import Answer, Content, Operation
+from deltaport.web.operation_routes import operation_route
 
-LIVE_PATH = "/livez"
-READY_PATH = "/readyz"
+_TEXT = Content("text/plain", str)
+LIVEZ = Operation(
+    "get", "/livez", "livez", "Liveness: 200 while the process runs", (Answer(200, "ok", _TEXT),)
+)
+READYZ = Operation(
+    "get",
+    "/readyz",
+    "readyz",
+    "Readiness: 200, or 503 while draining or while the catalog cannot be read",
+    (Answer(200, "ok", _TEXT), Answer(503, "Not ready (the reason in the body)", _TEXT)),
+)
 
 
 def health_routes(readiness: Readiness) -> list[Route]:
@@ -24,6 +35,6 @@ def health_routes(readiness: Readiness) -> list[Route]:
         return PlainTextResponse("ready\n")
 
     return [
-        Route(LIVE_PATH, livez, methods=["GET", "HEAD"]),
-        Route(READY_PATH, readyz, methods=["GET", "HEAD"]),
+        operation_route("", LIVEZ, livez),
+        operation_route("", READYZ, readyz),
     ]

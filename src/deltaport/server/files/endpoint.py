@@ -31,6 +31,7 @@ from starlette.responses import FileResponse
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from deltaport.protocol.errors import ErrorBody
 from deltaport.server.files.file_batch import FileBatchEndpoint
 from deltaport.server.files.local_files import Admit, FileError, LocalFiles, Part, read_part
 from deltaport.server.files.zero_copy import ZERO_COPY_SEND
@@ -215,7 +216,7 @@ def _validators(mtime: float, size: int) -> tuple[tuple[bytes, bytes], ...]:
 
 
 async def _error(send: Send, status: int, code: str, message: str) -> None:
-    body = msgspec.json.encode({"errorCode": code, "message": message})
+    body = msgspec.json.encode(ErrorBody(code, message))
     headers = [(b"content-type", _JSON), (b"content-length", str(len(body)).encode())]
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})

@@ -20,18 +20,21 @@ import msgspec
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
-from deltaport.protocol.file_batch import FILE_MAX_BYTES, MAX_FILES, MEDIA_TYPE, frame_head
+from deltaport.protocol.errors import ErrorBody
+from deltaport.protocol.file_batch import (
+    FILE_MAX_BYTES,
+    MAX_FILES,
+    MEDIA_TYPE,
+    FileBatchRequest,
+    frame_head,
+)
 from deltaport.server.files.local_files import FileError, LocalFiles, Part, read_part
 
 CHUNK_BYTES = 1024 * 1024
 """Frames are sent in chunks of about this size: few sends, bounded memory."""
 
 
-class _Batch(msgspec.Struct, forbid_unknown_fields=True):
-    files: list[str]
-
-
-_decoder = msgspec.json.Decoder(_Batch)
+_decoder = msgspec.json.Decoder(FileBatchRequest)
 
 
 class FileBatchEndpoint:
@@ -74,7 +77,7 @@ class FileBatchEndpoint:
         try:
             return 200, self._read(url, client)
         except FileError as exc:
-            return exc.status, msgspec.json.encode({"errorCode": exc.code, "message": exc.message})
+            return exc.status, msgspec.json.encode(ErrorBody(exc.code, exc.message))
 
     def _read(self, url: str, client: str | None) -> bytes:
         try:
@@ -99,5 +102,5 @@ class FileBatchEndpoint:
 
 
 def _error(status: int, code: str, message: str) -> Response:
-    body = msgspec.json.encode({"errorCode": code, "message": message})
+    body = msgspec.json.encode(ErrorBody(code, message))
     return Response(body, status_code=status, media_type="application/json")

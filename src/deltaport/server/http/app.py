@@ -14,10 +14,9 @@ from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
-from starlette.routing import BaseRoute, Route
+from starlette.routing import BaseRoute
 
 from deltaport.catalog.model import CatalogView, Recipient, SharedTable
-from deltaport.catalog.tokens import TOKEN_ENDPOINT_PATH
 from deltaport.config.model import ServerConfig
 from deltaport.config.urls import iceberg_endpoint_for, public_url
 from deltaport.observe.audit_log import AuditLog
@@ -60,9 +59,10 @@ from deltaport.server.http.warm_up import warmed_up
 from deltaport.server.limits.sharing_limits import SharingLimits
 from deltaport.server.oauth.activation import Activation
 from deltaport.server.oauth.token_endpoint import TokenEndpoint
-from deltaport.server.openapi.document import openapi_document
+from deltaport.server.openapi import document as sharing
+from deltaport.server.openapi.catalog_routes import OAUTH_TOKEN
+from deltaport.server.openapi.parameters import TABLE_VERSION_HEADER as VERSION_HEADER
 from deltaport.server.openapi.root import ROOT_DOCUMENT_PATH, root_document
-from deltaport.server.openapi.route import document_route
 from deltaport.server.paging.listing import PageTokens
 from deltaport.server.paging.query_ids import MAX_QUERY_ID_LENGTH, QueryIds
 from deltaport.server.paging.snapshot_pages import SnapshotPages
@@ -85,12 +85,12 @@ from deltaport.web.client_address import ClientAddresses
 from deltaport.web.header_limit import HeaderLimit, PathLimit
 from deltaport.web.health import health_routes
 from deltaport.web.hsts import StrictTransport
+from deltaport.web.operation_routes import check_documented, document_route, operation_route
 from deltaport.web.request_metrics import RequestMetrics
 
 log = logging.getLogger(__name__)
 
 JSON = "application/json; charset=utf-8"
-VERSION_HEADER = "Delta-Table-Version"
 FILES_PATH = "/files"
 TABLE_FORMAT = "delta"
 """The format OpenSharing's Get Table names: every shared table is a Delta table."""
@@ -156,8 +156,9 @@ def create_app(
         tokens = TokenEndpoint(
             catalog.live, config.oauth_access_token_lifetime_seconds, api.limits.failed_auth
         )
-        token_route = Route(config.endpoint + TOKEN_ENDPOINT_PATH, tokens.answer, methods=["POST"])
+        token_route = operation_route(config.endpoint, OAUTH_TOKEN, tokens.answer)
         routes += public_routes([*activation.routes(), token_route], api.audit)
+    check_documented(routes, {config.endpoint: api.openapi, "/": api.root_openapi})
     app = Starlette(
         routes=routes,
         middleware=[
@@ -225,7 +226,7 @@ class _Api:
         self.credentials = credentials
         self.async_answers = async_answers
         catalog = isinstance(source, DatabaseCatalog)
-        self.openapi = openapi_document(config.endpoint, catalog=catalog)
+        self.openapi = sharing.openapi_document(config.endpoint, catalog=catalog)
         self.root_openapi = root_document(config.endpoint, catalog=catalog)
         self.audit = SharingAudit(audit) if audit is not None else None
         self.limits = SharingLimits(config.rate_limits)
@@ -239,32 +240,24 @@ class _Api:
     def routes(self, endpoint: str) -> list[BaseRoute]:
         """The API's routes under ``endpoint``, full paths without a ``Mount`` (one level
         of matching less), the table routes first (the most requested)."""
-        shares = f"{endpoint}/shares"
-        table = f"{shares}/{{share}}/schemas/{{schema}}/tables/{{table}}"
-        guard = self.guard
+        handlers = [
+            (sharing.QUERY_TABLE, self.query_table),
+            (sharing.QUERY_INFO, self.query_info),
+            (sharing.TABLE_VERSION, self.table_version),
+            (sharing.TABLE_METADATA, self.table_metadata),
+            (sharing.TABLE_CHANGES, self.table_changes),
+            (sharing.TABLE_CREDENTIALS, self.table_credentials),
+            (sharing.HEAD_TABLE, self.head_table),
+            (sharing.GET_TABLE, self.get_table),
+            (sharing.LIST_SHARES, self.list_shares),
+            (sharing.GET_SHARE, self.get_share),
+            (sharing.LIST_SCHEMAS, self.list_schemas),
+            (sharing.LIST_TABLES, self.list_tables),
+            (sharing.LIST_ALL_TABLES, self.list_all_tables),
+        ]
         return [
-            Route(f"{table}/query", guard(self.query_table), methods=["POST"]),
-            Route(f"{table}/queries/{{queryId}}", guard(self.query_info), methods=["POST"]),
-            Route(f"{table}/version", guard(self.table_version), methods=["GET"]),
-            Route(f"{table}/metadata", guard(self.table_metadata), methods=["GET"]),
-            Route(f"{table}/changes", guard(self.table_changes), methods=["GET"]),
-            Route(
-                f"{table}/temporary-table-credentials",
-                guard(self.table_credentials),
-                methods=["POST"],
-            ),
-            Route(table, guard(self.head_table), methods=["HEAD"]),
-            Route(table, guard(self.get_table), methods=["GET"]),
-            Route(shares, guard(self.list_shares), methods=["GET"]),
-            Route(f"{shares}/{{share}}", guard(self.get_share), methods=["GET"]),
-            Route(f"{shares}/{{share}}/schemas", guard(self.list_schemas), methods=["GET"]),
-            Route(
-                f"{shares}/{{share}}/schemas/{{schema}}/tables",
-                guard(self.list_tables),
-                methods=["GET"],
-            ),
-            Route(f"{shares}/{{share}}/all-tables", guard(self.list_all_tables), methods=["GET"]),
-            document_route(f"{endpoint}/openapi.json", self.openapi),
+            *(operation_route(endpoint, op, self.guard(handler)) for op, handler in handlers),
+            document_route(endpoint + sharing.GET_OPENAPI.path, self.openapi),
         ]
 
     # -- listing ---------------------------------------------------------------------------

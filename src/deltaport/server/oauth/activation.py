@@ -22,20 +22,17 @@ import msgspec
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import BaseRoute, Route
+from starlette.routing import BaseRoute
 
 from deltaport.catalog.commands import profile_document
-from deltaport.catalog.recipient_access import (
-    ACTIVATION_INFO_PATH,
-    ACTIVATION_PATH,
-    IpAccessList,
-    LinkedRecipient,
-)
+from deltaport.catalog.recipient_access import IpAccessList, LinkedRecipient
 from deltaport.catalog.rows import catalog_refusal
 from deltaport.catalog.sql_store import SqlCatalog
 from deltaport.protocol.errors import ResourceNotFoundError, SharingError, TooManyRequestsError
+from deltaport.server.openapi.catalog_routes import ACTIVATION_INFO, RETRIEVE_ACTIVATION
 from deltaport.web.client_address import client_host
 from deltaport.web.failed_auth import FailedAuthLimit, client_address
+from deltaport.web.operation_routes import operation_route
 
 _NO_STORE = {"Cache-Control": "no-store", "Pragma": "no-cache"}
 
@@ -72,8 +69,8 @@ class Activation:
 
     def routes(self) -> list[BaseRoute]:
         return [
-            Route(f"{ACTIVATION_PATH}/{{link}}", self.retrieve, methods=["GET"]),
-            Route(f"{ACTIVATION_INFO_PATH}/{{link}}", self.info, methods=["GET"]),
+            operation_route("", RETRIEVE_ACTIVATION, self.retrieve),
+            operation_route("", ACTIVATION_INFO, self.info),
         ]
 
     async def retrieve(self, request: Request) -> Response:

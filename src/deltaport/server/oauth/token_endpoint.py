@@ -26,11 +26,13 @@ from starlette.responses import Response
 
 from deltaport.catalog.live.live_catalog import LiveCatalog
 from deltaport.protocol.errors import SharingError, TooManyRequestsError
+from deltaport.protocol.profile import TokenAnswer, TokenError, TokenRequest
 from deltaport.web.client_address import client_host
 from deltaport.web.failed_auth import FailedAuthLimit, client_address
 
 FORM = "application/x-www-form-urlencoded"
 _NO_STORE = {"Cache-Control": "no-store", "Pragma": "no-cache"}
+_GRANT_TYPE = "grant_type must be client_credentials"
 
 
 class _OAuthError(Exception):
@@ -76,11 +78,11 @@ class TokenEndpoint:
         """The access token answer; :class:`_OAuthError` for every refusal."""
         try:
             form = _form(request, body)
-            if form.get("grant_type") != "client_credentials":
+            if form.grant_type != "client_credentials":
                 raise _OAuthError(
                     400,
-                    "unsupported_grant_type" if "grant_type" in form else "invalid_request",
-                    "grant_type must be client_credentials",
+                    "unsupported_grant_type",
+                    _GRANT_TYPE,
                     "INVALID_PARAMETER_VALUE",
                 )
             client_id, secret = _client(request, form)
@@ -97,13 +99,13 @@ class TokenEndpoint:
         except SharingError as exc:
             error = "access_denied" if exc.status == 403 else "temporarily_unavailable"
             raise _OAuthError(exc.status, error, exc.message, exc.error_code) from None
-        answer = {"access_token": token, "token_type": "Bearer", "expires_in": lifetime}
+        answer = TokenAnswer(access_token=token, token_type="Bearer", expires_in=lifetime)
         return Response(
             msgspec.json.encode(answer), media_type="application/json", headers=_NO_STORE
         )
 
 
-def _form(request: Request, body: bytes) -> dict[str, str]:
+def _form(request: Request, body: bytes) -> TokenRequest:
     media_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
     if media_type != FORM:
         raise _invalid_request(f"the body must be {FORM}")
@@ -116,13 +118,16 @@ def _form(request: Request, body: bytes) -> dict[str, str]:
         if name in form:
             raise _invalid_request(f"{name[:80]} is given more than once")
         form[name] = value
-    return form
+    try:
+        return msgspec.convert(form, TokenRequest)
+    except msgspec.ValidationError:  # no grant_type
+        raise _invalid_request(_GRANT_TYPE) from None
 
 
-def _client(request: Request, form: dict[str, str]) -> tuple[str, str]:
+def _client(request: Request, form: TokenRequest) -> tuple[str, str]:
     """The client id and secret, from HTTP Basic or the body (one of the two)."""
     header = request.headers.get("authorization")
-    in_body = "client_id" in form or "client_secret" in form
+    in_body = form.client_id is not None or form.client_secret is not None
     if header is not None:
         if in_body:
             raise _invalid_request("the client authenticates with one method, not two")
@@ -139,16 +144,11 @@ def _client(request: Request, form: dict[str, str]) -> tuple[str, str]:
         return unquote_plus(client_id), unquote_plus(secret)
     if not in_body:
         raise _invalid_client("no client credentials")
-    return form.get("client_id", ""), form.get("client_secret", "")
+    return form.client_id or "", form.client_secret or ""
 
 
 def _error(error: _OAuthError, *, basic: bool = False) -> Response:
-    body = {
-        "error": error.error,
-        "error_description": error.description,
-        "errorCode": error.error_code,
-        "message": error.description,
-    }
+    body = TokenError(error.error, error.description, error.error_code, error.description)
     headers = dict(_NO_STORE)
     if basic:
         headers["WWW-Authenticate"] = 'Basic realm="deltaport"'

@@ -6,48 +6,36 @@ from __future__ import annotations
 
 from typing import Any
 
-from deltaport.server.openapi.catalog_routes import activation_paths
+from deltaport.protocol.openapi import Answer, Api, Content, Operation, openapi_document
+from deltaport.server.openapi.catalog_routes import ACTIVATION_OPERATIONS
+from deltaport.server.openapi.parameters import JSON, SCHEMA_NAMES
+from deltaport.web.health import LIVEZ, READYZ
 
 ROOT_DOCUMENT_PATH = "/openapi.json"
 
-_TEXT = {"text/plain": {"schema": {"type": "string"}}}
+GET_ROOT_OPENAPI = Operation(
+    "get",
+    ROOT_DOCUMENT_PATH,
+    "getRootOpenApi",
+    "This document",
+    (Answer(200, "OK", Content(JSON)),),
+)
+ROOT_OPERATIONS = (LIVEZ, READYZ, GET_ROOT_OPENAPI)
 
 
-def _probe(op_id: str, summary: str, more: dict[str, Any]) -> dict[str, Any]:
-    responses = {"200": {"description": "ok", "content": _TEXT}, **more}
-    return {"get": {"operationId": op_id, "summary": summary, "responses": responses}}
+def root_operations(*, catalog: bool = False) -> tuple[Operation, ...]:
+    """The operations at the root (``catalog``: with the activation routes)."""
+    return (*ROOT_OPERATIONS, *ACTIVATION_OPERATIONS) if catalog else ROOT_OPERATIONS
 
 
 def root_document(endpoint: str, *, catalog: bool = False) -> dict[str, Any]:
     """The document of the routes at the listener's root (``catalog``: with the activation
     routes of a server on a catalog database)."""
-    paths: dict[str, Any] = {
-        "/livez": _probe("livez", "Liveness: 200 while the process runs", {}),
-        "/readyz": _probe(
-            "readyz",
-            "Readiness: 200, or 503 while draining or while the catalog cannot be read",
-            {"503": {"description": "Not ready (the reason in the body)", "content": _TEXT}},
-        ),
-        ROOT_DOCUMENT_PATH: {
-            "get": {
-                "operationId": "getRootOpenApi",
-                "summary": "This document",
-                "responses": {"200": {"description": "OK", "content": {"application/json": {}}}},
-            }
-        },
-    }
-    if catalog:
-        paths.update(activation_paths())
-    return {
-        "openapi": "3.1.0",
-        "info": {
-            "title": "deltaport sharing listener: routes at the root",
-            "version": "1",
-            "description": f"No route here takes a token. The sharing API is described at "
-            f"{endpoint}/openapi.json, the Iceberg REST catalog (when enabled) at "
-            "<iceberg.path>/openapi.json.",
-        },
-        "servers": [{"url": "/"}],
-        "security": [],
-        "paths": paths,
-    }
+    api = Api(
+        title="deltaport sharing listener: routes at the root",
+        description=f"No route here takes a token. The sharing API is described at "
+        f"{endpoint}/openapi.json, the Iceberg REST catalog (when enabled) at "
+        "<iceberg.path>/openapi.json.",
+        schema_names=SCHEMA_NAMES,
+    )
+    return openapi_document(api, "/", root_operations(catalog=catalog))
