@@ -29,14 +29,14 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 import httpx
 import pytest
 
-from admin_support import _await_admin
+from admin_support import start_with_admin
 from corpus import corpus_table
 from deltaport.catalog.sql_store import SqlCatalog
 from deltaport.catalog.tokens import OAUTH, credential_id
 from deltaport.cli import main as cli
 from deltaport.server.files.reader_seal import Reader, ReaderSeal
 from deltaport.storage.local_urls import LocalUrlSigner
-from sharing_server import RunningServer, free_port, start_server, stop_server
+from sharing_server import RunningServer, stop_server
 from waiting import wait_until
 
 SIGNING_KEY = "copy-test-signing-key-77c1"
@@ -66,17 +66,10 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     for share in ("s", "s2"):  # two shares: a listing of shares has a next page
         assert cli(["share", "create", share, "--catalog", url]) == 0
         assert cli(["table", "add", f"{share}.sc.t", location, "--catalog", url]) == 0
-    admin_port = free_port()
-    config = {
-        "catalog": url,
-        "signingKey": SIGNING_KEY,
-        "rateLimits": {"failedAuthLimit": MANY},
-        "admin": {"port": admin_port, "tokens": [ADMIN_TOKEN], "failedAuthLimit": MANY},
-    }
-    server = start_server(config, tmp / "server")
-    admin = _await_admin(server, admin_port).admin
-    yield Served(server, admin, tmp / "catalog.db")
-    stop_server(server)
+    config = {"catalog": url, "signingKey": SIGNING_KEY, "rateLimits": {"failedAuthLimit": MANY}}
+    started = start_with_admin(config, tmp / "server", ADMIN_TOKEN, failedAuthLimit=MANY)
+    yield Served(started.sharing, started.admin, tmp / "catalog.db")
+    stop_server(started.sharing)
 
 
 @dataclass(frozen=True)
