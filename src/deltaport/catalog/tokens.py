@@ -7,9 +7,11 @@ key kept in the catalog) so that equal secrets of two catalogs never hash alike.
 shown once, when it is made, and never again.
 
 An OAuth access token is not stored at all: it names its client and its expiry under a MAC
-keyed from the catalog's own key, so every replica on the catalog can check it, and it ends
-early when its client is revoked or expires (a rotation ends the old client after its grace
-period, as it ends old bearer tokens).
+keyed from the server's signing key mixed with the catalog's own key (see
+:class:`~deltaport.catalog.live.live_catalog.LiveCatalog`), so every replica with the same
+signing key on the catalog can check it and a copy of the catalog alone cannot make one; it
+ends early when its client is revoked or expires (a rotation ends the old client after its
+grace period, as it ends old bearer tokens).
 
 A ``TOKEN`` recipient has bearer tokens, an ``OAUTH_CLIENT_CREDENTIALS`` one OAuth clients;
 both are issued, ended after a grace period and revoked alike (:func:`issue`,
