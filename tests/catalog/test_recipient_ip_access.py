@@ -16,7 +16,7 @@ import pytest
 from deltalake import write_deltalake
 
 from deltaport.cli import main as cli
-from deltaport.iceberg.rest.openapi import iceberg_document
+from deltaport.iceberg.rest.operations import iceberg_document
 from deltaport.server.openapi.document import openapi_document
 from sharing_server import RunningServer, start_server, stop_server
 from waiting import wait_until

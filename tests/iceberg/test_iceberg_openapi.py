@@ -1,7 +1,8 @@
 """The Iceberg catalog's OpenAPI document, served at ``<iceberg.path>/openapi.json`` with that
-base path as its server: every route it serves, the write operations it refuses, its
-schemas, and the bearer scheme; the whole document stays valid OpenAPI, and the sharing
-document names none of it."""
+base path as its server: generated from the catalog's route table and the model's structs,
+every route it serves and the write operations it refuses (the mount refuses a route
+without its entry, or the reverse), the bearer scheme; the whole document stays valid
+OpenAPI, and the sharing document names none of it."""
 
 from __future__ import annotations
 
@@ -10,13 +11,28 @@ from typing import Any
 from unittest.mock import ANY
 
 import httpx
+import msgspec
 import pytest
 from openapi_spec_validator import validate
-from starlette.routing import Route
+from starlette.applications import Starlette
+from starlette.routing import BaseRoute, Route
 
 from deltaport.config.model import parse_config
+from deltaport.iceberg.model.catalog import (
+    CatalogConfig,
+    GetNamespaceResponse,
+    IcebergErrorResponse,
+    ListNamespacesResponse,
+    ListTablesResponse,
+    LoadCredentialsResponse,
+    LoadTableResult,
+    ReportMetricsRequest,
+)
+from deltaport.iceberg.model.metadata import TableMetadata
+from deltaport.iceberg.rest.operations import iceberg_document
 from deltaport.listeners.iceberg_mount import mount_iceberg
 from deltaport.server import create_app
+from deltaport.web.operation_routes import check_documented, route_table
 from sharing_server import TOKEN, RunningServer
 
 NAMES = {"share": "Sales", "schema": "d", "table": "basic"}
@@ -69,27 +85,84 @@ def test_the_served_document_lists_the_catalog_and_stays_valid(
     assert "IcebergErrorResponse" not in sharing["components"]["schemas"]
 
 
-def test_the_document_lists_exactly_the_routes_served(tmp_path: Path) -> None:
-    """The routes of the catalog, at a base path of the configuration's, each documented
-    (the refusals and unknown paths are answered by a route that is not a path of its own)."""
+def _mounted(tmp_path: Path) -> tuple[Starlette, list[BaseRoute]]:
+    """An app with the catalog mounted at a base path of the configuration's, and the
+    catalog's routes in it."""
     config = parse_config(
         {"version": 1, "shares": [], "iceberg": {"path": "/lake/", "metadataDirectory": "m"}}, {}
     )
     app = create_app(config)
+    before = len(app.routes)
     mount_iceberg(app, config, None)
-    served: set[tuple[str, str]] = set()
-    for route in app.routes:
-        if isinstance(route, Route) and route.path.startswith("/lake/"):
-            # Starlette adds HEAD to every GET route: the documented HEADs are tried below
-            served |= {(m, route.path) for m in route.methods or () if m != "HEAD"}
-    operations = _operations(app.state.iceberg_openapi, "/lake")
-    read = {key for key, op in operations.items() if "security" not in op}
-    refused = {key for key, op in operations.items() if "security" in op}
-    document = ("GET", "/lake/openapi.json")
-    assert {(m, p) for m, p in read if m != "HEAD"} | {document} == served
-    assert operations[document]["security"] == []
-    refused.discard(document)
-    assert all(set(op["responses"]) == {"406"} for key, op in operations.items() if key in refused)
+    return app, list(app.routes[before:])
+
+
+def test_the_document_lists_exactly_the_routes_served(tmp_path: Path) -> None:
+    """Each route of the catalog at its base path is an operation of the document, and the
+    reverse: the reads (HEADs too, routes of their own), the document, and the writes of the
+    specification, each refused (406) to anyone; unknown paths are answered by a route that
+    is not a path of its own."""
+    app, routes = _mounted(tmp_path)
+    document = app.state.iceberg_openapi
+    assert document == iceberg_document("/lake")  # generated from the declared operations
+    operations = _operations(document, "/lake")
+    assert route_table(routes) == {(m.lower(), p) for m, p in operations}
+    assert ("HEAD", "/lake/v1/shares/{share}/namespaces/{schema}/tables/{table}") in operations
+    assert operations[("GET", "/lake/openapi.json")]["security"] == []
+    refused = {key for key, op in operations.items() if op["operationId"] != "icebergGetOpenApi"}
+    refused &= {key for key, op in operations.items() if "security" in op}
+    assert len(refused) == 9
+    assert all(set(operations[key]["responses"]) == {"406"} for key in refused)
+
+
+def test_a_route_without_its_document_entry_or_an_entry_without_its_route_is_refused(
+    tmp_path: Path,
+) -> None:
+    """The mount checks the catalog's routes against its document: a route added without
+    its operation, or an operation whose route is gone, stops it."""
+    app, routes = _mounted(tmp_path)
+    documents = {"/lake": app.state.iceberg_openapi}
+    check_documented(routes, documents)
+
+    async def endpoint(request: Any) -> Any:
+        raise AssertionError
+
+    extra = Route("/lake/v1/shares/{share}/views", endpoint, methods=["GET"])
+    with pytest.raises(ValueError, match=r"without their document entry: .*views"):
+        check_documented([*routes, extra], documents)
+    gone = [r for r in routes if not (isinstance(r, Route) and r.path.endswith("/credentials"))]
+    with pytest.raises(ValueError, match=r"without their route: .*credentials"):
+        check_documented(gone, documents)
+    head = [r for r in routes if not (isinstance(r, Route) and r.methods == {"HEAD"})]
+    with pytest.raises(ValueError, match=r"without their route: .*'head'"):
+        check_documented(head, documents)
+    refusals = [r for r in routes if not (isinstance(r, Route) and r.methods == {"DELETE"})]
+    with pytest.raises(ValueError, match=r"without their route: .*'delete'"):
+        check_documented(refusals, documents)
+
+
+@pytest.mark.parametrize(
+    ("name", "struct"),
+    [
+        ("CatalogConfig", CatalogConfig),
+        ("ListNamespacesResponse", ListNamespacesResponse),
+        ("GetNamespaceResponse", GetNamespaceResponse),
+        ("ListTablesResponse", ListTablesResponse),
+        ("LoadTableResult", LoadTableResult),
+        ("LoadCredentialsResponse", LoadCredentialsResponse),
+        ("IcebergErrorResponse", IcebergErrorResponse),
+        ("ReportMetricsRequest", ReportMetricsRequest),
+        ("TableMetadata", TableMetadata),
+    ],
+)
+def test_the_document_names_the_structs_the_catalog_encodes(name: str, struct: type) -> None:
+    """Each body's schema is its struct's, as msgspec gives it (kebab-case names, what is
+    always written required)."""
+    schemas = iceberg_document("/iceberg")["components"]["schemas"]
+    _, components = msgspec.json.schema_components([struct])
+    expected = components[struct.__name__]
+    assert schemas[name]["properties"].keys() == expected["properties"].keys()
+    assert schemas[name].get("required", []) == expected.get("required", [])
 
 
 def test_each_documented_operation_is_answered_as_documented(

@@ -11,7 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from deltaport.iceberg.errors import BadRequest
-from deltaport.iceberg.rest.routes import MAX_PAGE_SIZE, name_page
+from deltaport.iceberg.rest.operations import MAX_PAGE_SIZE
+from deltaport.iceberg.rest.routes import name_page
 
 NAMES = st.lists(st.text(min_size=1, max_size=8), unique=True, max_size=30)
 SIZE_TEXT = st.one_of(

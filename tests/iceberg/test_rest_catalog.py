@@ -249,10 +249,22 @@ def test_credentials_and_metrics(catalog_uri: str) -> None:
     report = {"report-type": "scan-report", "table-name": "d.basic", "snapshot-id": 2}
     sent = httpx.post(catalog_uri + table + "/metrics", headers=auth, json=report)
     assert sent.status_code == 204
+    # the specification's scan report: the fields no one here reads are accepted as they are
+    scan = {**report, "filter": True, "schema-id": 0, "projected-field-ids": [1], "metrics": {}}
+    assert httpx.post(catalog_uri + table + "/metrics", headers=auth, json=scan).status_code == 204
     bad = httpx.post(catalog_uri + table + "/metrics", headers=auth, content=b"[1")
     assert bad.status_code == 400
     # nested deeper than the decoder recurses (RecursionError was a 500), out of range
-    for body in (b"[" * 100_000, b'{"a":' * 100_000, b"1e999999", b"[1]"):
+    for body in (
+        b"[" * 100_000,
+        b'{"a":' * 100_000,
+        b"1e999999",
+        b"[1]",
+        # a field the document types, of another type
+        b'{"snapshot-id": "2"}',
+        b'{"report-type": 7}',
+        b'{"table-name": []}',
+    ):
         refused = httpx.post(catalog_uri + table + "/metrics", headers=auth, content=body)
         assert refused.status_code == 400, (body[:10], refused.text)
         assert _error(refused).type == "BadRequestException"

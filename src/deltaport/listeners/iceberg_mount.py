@@ -9,19 +9,20 @@ from starlette.applications import Starlette
 from deltaport.config.model import ServerConfig
 from deltaport.config.urls import iceberg_metadata_directory
 from deltaport.iceberg.convert.tables import IcebergTables
-from deltaport.iceberg.rest.openapi import DOCUMENT_PATH, iceberg_document
+from deltaport.iceberg.rest.operations import GET_OPENAPI, iceberg_document
 from deltaport.iceberg.rest.routes import IcebergCatalog
 from deltaport.iceberg.rest.sweeper import IcebergSweeper
 from deltaport.observe.audit_log import AuditLog
 from deltaport.server.sources.catalog_source import CatalogSource
-from deltaport.web.operation_routes import document_route
+from deltaport.web.operation_routes import check_documented, document_route
 
 SECONDS_PER_HOUR = 3600
 
 
 def mount_iceberg(app: Starlette, config: ServerConfig, audit: AuditLog | None) -> None:
     """Add the catalog's routes and its OpenAPI document (``<iceberg.path>/openapi.json``) to
-    the sharing listener's ``app`` (when enabled), and start its cleanup (when
+    the sharing listener's ``app`` (when enabled; ValueError when a route and the document
+    do not name the same operations), and start its cleanup (when
     ``iceberg.cleanupIntervalMinutes`` is not 0)."""
     if not config.iceberg.enabled:
         return
@@ -30,9 +31,11 @@ def mount_iceberg(app: Starlette, config: ServerConfig, audit: AuditLog | None) 
         app.state.catalog, tables, app.state.limits, audit, app.state.credentials
     )
     base = config.iceberg.path.rstrip("/")
-    app.state.iceberg_openapi = iceberg_document(base)
-    app.router.routes.append(document_route(base + DOCUMENT_PATH, app.state.iceberg_openapi))
-    app.router.routes.extend(catalog.routes(base))
+    document = iceberg_document(base)
+    routes = [document_route(base + GET_OPENAPI.path, document), *catalog.routes(base)]
+    check_documented(routes, {base: document})
+    app.state.iceberg_openapi = document
+    app.router.routes.extend(routes)
     minutes = config.iceberg.cleanup_interval_minutes
     if minutes > 0:
         iceberg_sweeper(config, app.state.catalog, tables).start(minutes * 60)

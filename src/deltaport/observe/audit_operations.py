@@ -37,8 +37,10 @@ OPERATIONS: dict[str, str] = {
     "IcebergCatalog.config": ops.ICEBERG_GET_CONFIG,
     "IcebergCatalog.list_namespaces": ops.ICEBERG_LIST_NAMESPACES,
     "IcebergCatalog.get_namespace": ops.ICEBERG_GET_NAMESPACE,
+    "IcebergCatalog.namespace_exists": ops.ICEBERG_GET_NAMESPACE,
     "IcebergCatalog.list_tables": ops.ICEBERG_LIST_TABLES,
     "IcebergCatalog.load_table": ops.ICEBERG_LOAD_TABLE,
+    "IcebergCatalog.table_exists": ops.ICEBERG_LOAD_TABLE,
     "IcebergCatalog.load_credentials": ops.ICEBERG_LOAD_CREDENTIALS,
     "IcebergCatalog.report_metrics": ops.ICEBERG_REPORT_METRICS,
     # the admin listener: deltaport's catalog API (admin.catalog_api, admin.audit_api)

@@ -1,7 +1,7 @@
 """The REST catalog's response bodies (the specification's ``CatalogConfig``,
 ``ListNamespacesResponse``, ``GetNamespaceResponse``, ``ListTablesResponse``,
-``LoadTableResult``, ``LoadCredentialsResponse`` and ``IcebergErrorResponse``), in its
-kebab-case field names."""
+``LoadTableResult``, ``LoadCredentialsResponse`` and ``IcebergErrorResponse``) and the one
+request body it reads (``ReportMetricsRequest``), in its kebab-case field names."""
 
 from __future__ import annotations
 
@@ -84,3 +84,12 @@ class ErrorModel(_Body):
 
 class IcebergErrorResponse(_Body):
     error: ErrorModel
+
+
+class ReportMetricsRequest(msgspec.Struct, rename="kebab"):
+    """A scan or commit report (accepted, logged by its report-type); its other fields are
+    read by no one here."""
+
+    report_type: str | None = None
+    table_name: str | None = None
+    snapshot_id: Annotated[int, msgspec.Meta(extra_json_schema={"format": "int64"})] | None = None

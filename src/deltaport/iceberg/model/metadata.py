@@ -103,7 +103,16 @@ class Snapshot(_Json):
         dict[str, str],
         msgspec.Meta(
             description="The operation (append or overwrite), and with delta.version and "
-            "delta.timestamp-ms the Delta version served."
+            "delta.timestamp-ms the Delta version served.",
+            extra_json_schema={
+                "properties": {
+                    "operation": {
+                        "type": "string",
+                        "enum": ["append", "replace", "overwrite", "delete"],
+                    }
+                },
+                "required": ["operation"],
+            },
         ),
     ]
     parent_snapshot_id: Long | None = None

@@ -21,7 +21,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import URLPath
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import BaseRoute, Match, NoMatchFound, Route
+from starlette.routing import BaseRoute, Match, NoMatchFound
 from starlette.types import Receive, Scope, Send
 
 from deltaport.catalog.model import Recipient, SharedTable
@@ -50,9 +50,12 @@ from deltaport.iceberg.model.catalog import (
     ListTablesResponse,
     LoadCredentialsResponse,
     LoadTableResult,
+    ReportMetricsRequest,
     TableIdentifier,
 )
+from deltaport.iceberg.rest import operations as ops
 from deltaport.iceberg.rest.credentials import file_io_properties, storage_credentials
+from deltaport.iceberg.rest.operations import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, SNAPSHOTS
 from deltaport.observe.audit_log import AuditLog
 from deltaport.protocol.credentials import DIR, TemporaryCredentials, TemporaryCredentialsRequest
 from deltaport.protocol.echo import echo
@@ -63,28 +66,11 @@ from deltaport.server.sources.catalog_source import CatalogSource
 from deltaport.server.tables.credentials import CredentialService
 from deltaport.server.tables.errors import table_failure
 from deltaport.storage import StorageError
+from deltaport.web.operation_routes import operation_route
 
 log = logging.getLogger(__name__)
 
 BASE_PATH = "/iceberg"
-DEFAULT_PAGE_SIZE = 100
-MAX_PAGE_SIZE = 1000
-
-_PREFIX = "/v1/shares/{share}"
-_NAMESPACE = _PREFIX + "/namespaces/{schema}"
-_TABLE = _NAMESPACE + "/tables/{table}"
-
-SERVED = [
-    ("GET", "/v1/{prefix}/namespaces"),
-    ("GET", "/v1/{prefix}/namespaces/{namespace}"),
-    ("HEAD", "/v1/{prefix}/namespaces/{namespace}"),
-    ("GET", "/v1/{prefix}/namespaces/{namespace}/tables"),
-    ("GET", "/v1/{prefix}/namespaces/{namespace}/tables/{table}"),
-    ("HEAD", "/v1/{prefix}/namespaces/{namespace}/tables/{table}"),
-    ("GET", "/v1/{prefix}/namespaces/{namespace}/tables/{table}/credentials"),
-    ("POST", "/v1/{prefix}/namespaces/{namespace}/tables/{table}/metrics"),
-]
-"""The routes below ``/v1/config``, as its ``endpoints`` list names them."""
 
 
 class IcebergCatalog:
@@ -106,39 +92,23 @@ class IcebergCatalog:
         self._guard = RecipientGuard(source, limits, sharing_audit, _refusal)
 
     def routes(self, base: str = BASE_PATH) -> list[BaseRoute]:
-        g = self._guard
+        """The route of each operation of :mod:`~deltaport.iceberg.rest.operations` but the
+        document's (the mount serves it), a HEAD before the GET of its path (Starlette
+        answers a HEAD with the first route taking it); then everything else."""
+        served = [
+            (ops.GET_CONFIG, self.config),
+            (ops.LIST_NAMESPACES, self.list_namespaces),
+            (ops.NAMESPACE_EXISTS, self.namespace_exists),
+            (ops.GET_NAMESPACE, self.get_namespace),
+            (ops.LIST_TABLES, self.list_tables),
+            (ops.TABLE_EXISTS, self.table_exists),
+            (ops.LOAD_TABLE, self.load_table),
+            (ops.LOAD_CREDENTIALS, self.load_credentials),
+            (ops.REPORT_METRICS, self.report_metrics),
+        ]
         return [
-            Route(base + "/v1/config", g(self.config), methods=["GET"]),
-            Route(
-                base + _PREFIX + "/namespaces",
-                g(self.list_namespaces),
-                methods=["GET"],
-            ),
-            Route(
-                base + _NAMESPACE,
-                g(self.get_namespace),
-                methods=["GET", "HEAD"],
-            ),
-            Route(
-                base + _NAMESPACE + "/tables",
-                g(self.list_tables),
-                methods=["GET"],
-            ),
-            Route(
-                base + _TABLE,
-                g(self.load_table),
-                methods=["GET", "HEAD"],
-            ),
-            Route(
-                base + _TABLE + "/credentials",
-                g(self.load_credentials),
-                methods=["GET"],
-            ),
-            Route(
-                base + _TABLE + "/metrics",
-                g(self.report_metrics),
-                methods=["POST"],
-            ),
+            *(operation_route(base, op, self._guard(handler)) for op, handler in served),
+            *(operation_route(base, op, refuse_write) for op in ops.REFUSED_WRITES),
             EverythingElse(base),
         ]
 
@@ -159,7 +129,7 @@ class IcebergCatalog:
             CatalogConfig(
                 defaults={},
                 overrides={"prefix": f"shares/{share.name}"},
-                endpoints=[f"{method} {path}" for method, path in SERVED],
+                endpoints=ops.config_endpoints(),
             )
         )
 
@@ -172,11 +142,15 @@ class IcebergCatalog:
         return _json(ListNamespacesResponse([[n] for n in page], token))
 
     async def get_namespace(self, request: Request, recipient: Recipient) -> Response:
+        return _json(GetNamespaceResponse([self._schema(request, recipient)], {}))
+
+    async def namespace_exists(self, request: Request, recipient: Recipient) -> Response:
+        self._schema(request, recipient)
+        return Response(status_code=204)
+
+    def _schema(self, request: Request, recipient: Recipient) -> str:
         p = request.path_params
-        schema = self._source.view().schema(recipient, p["share"], _namespace(p["schema"]))
-        if request.method == "HEAD":
-            return Response(status_code=204)
-        return _json(GetNamespaceResponse([schema.name], {}))
+        return self._source.view().schema(recipient, p["share"], _namespace(p["schema"])).name
 
     async def list_tables(self, request: Request, recipient: Recipient) -> Response:
         p = request.path_params
@@ -189,10 +163,8 @@ class IcebergCatalog:
 
     async def load_table(self, request: Request, recipient: Recipient) -> Response:
         table = self._table(request, recipient)
-        if request.method == "HEAD":
-            return Response(status_code=204)
         snapshots = request.query_params.get("snapshots", "all")
-        if snapshots not in ("all", "refs"):
+        if snapshots not in SNAPSHOTS:
             raise BadRequest(f"snapshots must be all or refs, not {snapshots[:20]!r}")
         try:
             loaded = await run_in_threadpool(self._tables.load, table, snapshots == "all")
@@ -209,6 +181,10 @@ class IcebergCatalog:
             storage_credentials=storage_credentials(vended) if vended else [],
         )
         return _json(body, headers={"ETag": etag})
+
+    async def table_exists(self, request: Request, recipient: Recipient) -> Response:
+        self._table(request, recipient)
+        return Response(status_code=204)
 
     async def load_credentials(self, request: Request, recipient: Recipient) -> Response:
         vended = await self._vend(self._table(request, recipient), recipient)
@@ -229,16 +205,16 @@ class IcebergCatalog:
     async def report_metrics(self, request: Request, recipient: Recipient) -> Response:
         self._table(request, recipient)
         try:
-            report = msgspec.json.decode(await request.body() or b"{}")
+            report = msgspec.json.decode(await request.body() or b"{}", type=ReportMetricsRequest)
+        except msgspec.ValidationError as exc:
+            raise BadRequest(f"the metrics report is malformed: {exc}") from None
         except (msgspec.DecodeError, RecursionError):  # nested deeper than it decodes
             raise BadRequest("the metrics report is not valid JSON") from None
-        if not isinstance(report, dict):
-            raise BadRequest("the metrics report must be a JSON object")
         log.info(
             "iceberg metrics report from %s for %s: %s",
             recipient.name,
             request.path_params["table"],
-            str(report.get("report-type", "unknown"))[:40],
+            (report.report_type or "unknown")[:40],
         )
         return Response(status_code=204)
 
@@ -279,6 +255,11 @@ class EverythingElse(BaseRoute):
         else:
             error = UnsupportedOperation("this catalog is read-only")
         await error_response(error)(scope, receive, send)
+
+
+async def refuse_write(request: Request) -> Response:
+    """A write operation of the specification, refused to anyone: the catalog is read-only."""
+    return error_response(UnsupportedOperation("this catalog is read-only"))
 
 
 def offered(table: SharedTable) -> bool:
