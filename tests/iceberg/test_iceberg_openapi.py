@@ -85,6 +85,42 @@ def test_the_served_document_lists_the_catalog_and_stays_valid(
     assert "IcebergErrorResponse" not in sharing["components"]["schemas"]
 
 
+_NS = "/v1/shares/{share}/namespaces/{schema}"
+PUBLISHED = {
+    ("GET", "/openapi.json", "icebergGetOpenApi"),
+    ("GET", "/v1/config", "icebergGetConfig"),
+    ("GET", "/v1/shares/{share}/namespaces", "icebergListNamespaces"),
+    ("POST", "/v1/shares/{share}/namespaces", "icebergCreateNamespace"),
+    ("DELETE", _NS, "icebergDropNamespace"),
+    ("GET", _NS, "icebergGetNamespace"),
+    ("HEAD", _NS, "icebergNamespaceExists"),
+    ("POST", _NS + "/properties", "icebergUpdateProperties"),
+    ("POST", _NS + "/register", "icebergRegisterTable"),
+    ("GET", _NS + "/tables", "icebergListTables"),
+    ("POST", _NS + "/tables", "icebergCreateTable"),
+    ("DELETE", _NS + "/tables/{table}", "icebergDropTable"),
+    ("GET", _NS + "/tables/{table}", "icebergLoadTable"),
+    ("HEAD", _NS + "/tables/{table}", "icebergTableExists"),
+    ("POST", _NS + "/tables/{table}", "icebergUpdateTable"),
+    ("GET", _NS + "/tables/{table}/credentials", "icebergLoadCredentials"),
+    ("POST", _NS + "/tables/{table}/metrics", "icebergReportMetrics"),
+    ("POST", "/v1/shares/{share}/tables/rename", "icebergRenameTable"),
+    ("POST", "/v1/shares/{share}/transactions/commit", "icebergCommitTransaction"),
+}
+"""What the document has published (before it was generated): clients and fuzzers name
+these operations, so none may go or be renamed."""
+
+
+def test_the_published_operations_stay() -> None:
+    document = iceberg_document("/iceberg")
+    operations = {
+        (method.upper(), path, operation["operationId"])
+        for path, item in document["paths"].items()
+        for method, operation in item.items()
+    }
+    assert operations == PUBLISHED
+
+
 def _mounted(tmp_path: Path) -> tuple[Starlette, list[BaseRoute]]:
     """An app with the catalog mounted at a base path of the configuration's, and the
     catalog's routes in it."""
