@@ -82,8 +82,10 @@ from deltaport.server.sources.catalog_source import (
 from deltaport.server.tables.async_queries import AsyncQueries, async_settings
 from deltaport.server.tables.changes import ChangeService, changes_query
 from deltaport.server.tables.credentials import CredentialService, decode_request, require_mode
+from deltaport.server.tables.errors import refusals_answered
 from deltaport.server.tables.selection import HintSettings
 from deltaport.server.tables.service import TableResponse, TableService
+from deltaport.sharing import TableResolver
 from deltaport.storage import Location
 from deltaport.storage.local_urls import LocalUrlSigner
 
@@ -114,6 +116,7 @@ def create_app(
     url_signer = TableUrlSigner(local_signer, seal)
     url_lifetime = timedelta(seconds=config.pre_signed_url_timeout_seconds)
     table_tokens = TableTokens(TokenSigner(derive_key(key, "table-tokens")))
+    resolver = TableResolver()
     service = TableService(
         url_signer,
         url_lifetime,
@@ -124,15 +127,16 @@ def create_app(
             max_length=config.max_predicate_hint_length,
             max_depth=config.max_predicate_hint_depth,
         ),
+        resolver,
         pages=SnapshotPages(table_tokens),
     )
-    changes = ChangeService(url_signer, url_lifetime, table_tokens)
+    changes = ChangeService(url_signer, url_lifetime, table_tokens, resolver)
     pages = PageTokens(derive_key(key, "page-tokens"))
     credentials = CredentialService(config)
     queries = queries or AsyncQueries(async_settings(config))
     ids = QueryIds(TokenSigner(derive_key(key, "async-query-ids")))
     answers = AsyncQueryAnswers(service, ids, queries)
-    api = _Api(catalog, pages, service, changes, credentials, config, audit, answers)
+    api = _Api(catalog, resolver, pages, service, changes, credentials, config, audit, answers)
 
     def table_root(table_key: str) -> Location | None:
         table = catalog.view().table_by_key(table_key)
@@ -209,6 +213,7 @@ class _Api:
     def __init__(
         self,
         source: CatalogSource,
+        resolver: TableResolver,
         pages: PageTokens,
         service: TableService,
         changes: ChangeService,
@@ -218,6 +223,7 @@ class _Api:
         async_answers: AsyncQueryAnswers,
     ) -> None:
         self.source = source
+        self.resolver = resolver
         self.files_url = _files_url(config)
         self.pages = pages
         self.service = service
@@ -310,7 +316,8 @@ class _Api:
     # -- tables ----------------------------------------------------------------------------
     def _table(self, request: Request, recipient: Recipient) -> SharedTable:
         p = request.path_params
-        return self.catalog.table(recipient, p["share"], p["schema"], p["table"])
+        with refusals_answered():
+            return self.resolver.table(self.catalog, recipient, p["share"], p["schema"], p["table"])
 
     async def get_table(self, request: Request, recipient: Recipient) -> Response:
         """OpenSharing's Get Table: the table's identifiers and format."""

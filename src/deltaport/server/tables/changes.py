@@ -22,8 +22,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from deltaport.catalog.model import SharedTable
-from deltaport.catalog.partition_filter import filter_files
-from deltaport.delta import DeltaTable, TableChanges, open_table
+from deltaport.delta import DeltaTable, TableChanges
 from deltaport.delta.errors import (
     CdfNotEnabledError,
     DeltaError,
@@ -45,8 +44,14 @@ from deltaport.server.answers.lines import metadata_line, protocol_line
 from deltaport.server.answers.ndjson import encode_lines
 from deltaport.server.files.signing import UrlSigner
 from deltaport.server.pages.table_pages import TableTokens, page_bounds, query_digest
-from deltaport.server.tables.errors import file_outside_table, table_failure, table_name
-from deltaport.server.tables.service import OpenTable, TableResponse, listed, parse_timestamp
+from deltaport.server.tables.errors import (
+    file_outside_table,
+    refusals_answered,
+    table_failure,
+    table_name,
+)
+from deltaport.server.tables.service import TableResponse, listed, parse_timestamp
+from deltaport.sharing import TableResolver
 from deltaport.storage import StorageError
 
 log = logging.getLogger(__name__)
@@ -84,18 +89,18 @@ class ChangeService:
         signer: UrlSigner,
         url_lifetime: timedelta,
         tokens: TableTokens,
-        opener: OpenTable = open_table,
+        resolver: TableResolver | None = None,
     ) -> None:
         self._signer = signer
         self._url_lifetime = url_lifetime
         self._tokens = tokens
-        self._open = opener
+        self._resolver = resolver or TableResolver()
 
     def changes(self, table: SharedTable, caps: Capabilities, query: ChangesQuery) -> TableResponse:
         """The change data feed of the asked range."""
         _check_max_files(query.max_files)
-        _require_history(table)
         with _delta_errors(table):
+            self._resolver.require_history(table)
             delta_table = self._table(table)
             digest = query_digest(
                 "changes",
@@ -126,7 +131,7 @@ class ChangeService:
             table,
             caps,
             changes,
-            _recipient_files(table, changes.files, changes.metadata),
+            self._resolver.visible_changes(table, changes.files, changes.metadata),
             fmt,
             span,
             query.max_files,
@@ -148,8 +153,9 @@ class ChangeService:
             raise InvalidParameterError(
                 "refresh tokens are only supported on queries of the latest snapshot"
             )
-        _require_history(table)
         starting = request.startingVersion
+        with _delta_errors(table):
+            self._resolver.require_history(table)
         if starting is None:
             raise InvalidParameterError("startingVersion is required")
         if starting < 0:
@@ -174,7 +180,7 @@ class ChangeService:
             )
             changes = delta_table.changes(span.start, span.end)
         fmt = _range_format(caps, changes)
-        files = _recipient_files(table, changes.files, changes.metadata)
+        files = self._resolver.visible_changes(table, changes.files, changes.metadata)
         keep = pc.not_equal(files.column("action"), "cdc")
         if fmt != DELTA:  # the parquet format cannot say dataChange=false
             keep = pc.and_(keep, pc.fill_null(files.column("data_change"), True))
@@ -193,7 +199,7 @@ class ChangeService:
 
     # -- resolution ------------------------------------------------------------------------
     def _table(self, table: SharedTable) -> DeltaTable:
-        return self._open(table.location.uri, table.storage_options)
+        return self._resolver.delta_table(table)
 
     def _resolve(
         self,
@@ -210,19 +216,7 @@ class ChangeService:
         latest = delta_table.latest_version()
         start = starting()
         end = ending(latest)
-        if start < table.start_version:
-            raise InvalidParameterError(
-                f"data of this table is shared from version {table.start_version}; "
-                f"the asked range starts at version {start}"
-            )
-        if start > latest:
-            raise InvalidParameterError(
-                f"the starting version {start} is after the latest version {latest}"
-            )
-        if end < start:
-            raise InvalidParameterError(
-                f"the ending version {end} is before the starting version {start}"
-            )
+        self._resolver.check_range(table, start, end, latest)
         return _Range(start, end, 0, digest)
 
     # -- the answer ------------------------------------------------------------------------
@@ -359,26 +353,13 @@ def _range_format(caps: Capabilities, changes: TableChanges) -> str:
     return choose_response_format(caps, sorted(features), mapping)
 
 
-def _recipient_files(table: SharedTable, files: pa.Table, metadata: Metadata) -> pa.Table:
-    """The files of a range the asking recipient may see (its partition filter)."""
-    if table.row_filter is None:
-        return files
-    return filter_files(files, table.row_filter, metadata)
-
-
-def _require_history(table: SharedTable) -> None:
-    if not table.history_shared:
-        raise InvalidParameterError(
-            f"table {table_name(table)} does not share its history (historyShared is off), so "
-            "version ranges and its change data feed cannot be read"
-        )
-
-
 @contextmanager
 def _delta_errors(table: SharedTable) -> Iterator[None]:
-    """Engine errors as 400s with the engine's message (versions and times, no locations)."""
+    """The resolver's refusals as the sharing API's errors; engine errors as 400s with the
+    engine's message (versions and times, no locations)."""
     try:
-        yield
+        with refusals_answered():
+            yield
     except (VersionNotFoundError, TimestampOutOfRangeError, CdfNotEnabledError) as exc:
         raise InvalidParameterError(f"table {table_name(table)}: {exc}") from None
     except UnsupportedFeatureError as exc:
