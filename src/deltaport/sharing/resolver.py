@@ -129,13 +129,13 @@ class TableResolver:
 
     def history(self, table: SharedTable, every_version: bool) -> TableHistory:
         """The latest snapshot and the versions a reader is offered (one per version from
-        ``startVersion`` on with history shared and ``every_version``)."""
-        with engine_refusals(table):
-            delta_table = self.delta_table(table)
-            latest = delta_table.snapshot()
-            earliest = None
-            if table.history_shared and every_version and table.start_version < latest.version:
-                earliest = delta_table.listing().earliest_version
+        ``startVersion`` on with history shared and ``every_version``). The engine's
+        failures, an unsupported feature too, pass on to the surface unchanged."""
+        delta_table = self.delta_table(table)
+        latest = delta_table.snapshot()
+        earliest = None
+        if table.history_shared and every_version and table.start_version < latest.version:
+            earliest = delta_table.listing().earliest_version
         versions = self.rules.served_versions(table, latest.version, earliest, every_version)
         return TableHistory(latest, versions)
 

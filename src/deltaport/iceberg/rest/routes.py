@@ -38,6 +38,7 @@ from deltaport.iceberg.errors import (
     ServiceUnavailable,
     TooManyRequests,
     UnsupportedOperation,
+    UnsupportedTable,
 )
 from deltaport.iceberg.rest.credentials import file_io_properties, storage_credentials
 from deltaport.observe.audit_log import AuditLog
@@ -49,6 +50,7 @@ from deltaport.server.limits.sharing_limits import SharingLimits
 from deltaport.server.sources.catalog_source import CatalogSource
 from deltaport.server.tables.credentials import CredentialService
 from deltaport.server.tables.errors import table_failure
+from deltaport.sharing import RefusalKind, TableRefusal, TableResolver
 from deltaport.storage import StorageError
 
 log = logging.getLogger(__name__)
@@ -75,8 +77,9 @@ SERVED = [
 
 
 class IcebergCatalog:
-    """The catalog's routes over ``source`` (who asks and what it may see) and ``tables``
-    (the Iceberg metadata of the Delta tables)."""
+    """The catalog's routes over ``source`` (who asks and what it may see), ``resolver``
+    (the sharing API's, which answers what a table is for the asking recipient) and
+    ``tables`` (the Iceberg metadata of the Delta tables)."""
 
     def __init__(
         self,
@@ -85,8 +88,10 @@ class IcebergCatalog:
         limits: SharingLimits,
         audit: AuditLog | None = None,
         credentials: CredentialService | None = None,
+        resolver: TableResolver | None = None,
     ) -> None:
         self._source = source
+        self._resolver = resolver or TableResolver()
         self._tables = tables
         self._credentials = credentials
         sharing_audit = SharingAudit(audit) if audit is not None else None
@@ -234,12 +239,8 @@ class IcebergCatalog:
     def _table(self, request: Request, recipient: Recipient) -> SharedTable:
         p = request.path_params
         namespace = _namespace(p["schema"])
-        try:
-            table = self._source.view().table(recipient, p["share"], namespace, p["table"])
-        except SharingError as exc:
-            if exc.status == 404:
-                raise NoSuchTable(f"table {namespace}.{p['table']} does not exist") from None
-            raise
+        view = self._source.view()
+        table = self._resolver.table(view, recipient, p["share"], namespace, p["table"])
         if not offered(table):
             raise NoSuchTable(f"table {namespace}.{p['table']} does not exist")
         return table
@@ -323,11 +324,26 @@ def _refusal(exc: Exception, request: Request) -> tuple[Response, str]:
     an Iceberg reader parses no other, not even for an unexpected error."""
     if isinstance(exc, SharingError):
         return _sharing_error(exc, request).response(), exc.error_code
+    if isinstance(exc, TableRefusal):
+        refused = iceberg_error(exc, request)
+        return refused.response(), refused.kind
     if isinstance(exc, IcebergError):
         return exc.response(), exc.kind
     log.error("unexpected error on %s %s", request.method, echo(request.url.path), exc_info=exc)
     failed = InternalServerError("the catalog could not answer; the server's log says why")
     return failed.response(), failed.kind
+
+
+def iceberg_error(refusal: TableRefusal, request: Request) -> IcebergError:
+    """The resolver's refusal in the specification's shape: a table not granted is one that
+    does not exist; a version the rules do not serve is the reader's bad request, as on the
+    sharing API."""
+    if refusal.kind is RefusalKind.NOT_FOUND:
+        p = request.path_params
+        return NoSuchTable(f"table {p.get('schema')}.{p.get('table')} does not exist")
+    if refusal.kind is RefusalKind.UNSUPPORTED_TABLE:
+        return UnsupportedTable(refusal.message)
+    return BadRequest(refusal.message)
 
 
 def _sharing_error(exc: SharingError, request: Request) -> IcebergError:

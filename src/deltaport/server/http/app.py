@@ -193,6 +193,7 @@ def create_app(
     app.state.openapi = api.openapi
     app.state.root_openapi = api.root_openapi
     app.state.catalog = catalog
+    app.state.resolver = resolver
     app.state.credentials = credentials
     app.state.limits = api.limits
     app.state.readiness = readiness
