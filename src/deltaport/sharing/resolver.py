@@ -15,6 +15,7 @@ import pyarrow.compute as pc
 
 from deltaport.catalog.model import CatalogView, Recipient, SharedTable
 from deltaport.delta import DeltaTable, Snapshot, open_table
+from deltaport.delta.cache import TABLE_BUDGET
 from deltaport.delta.errors import (
     TimestampOutOfRangeError,
     UnsupportedFeatureError,
@@ -62,9 +63,19 @@ class TableResolver:
     table of a location (the engine's shared tables by default), ``rules`` evaluates the
     sharing rules."""
 
-    def __init__(self, opener: OpenTable = open_table, rules: SharingRules | None = None) -> None:
+    def __init__(
+        self,
+        opener: OpenTable = open_table,
+        rules: SharingRules | None = None,
+        budget_bytes: int | None = None,
+    ) -> None:
+        """``budget_bytes``: the limit of the process's one memory budget, which holds
+        the open tables with their snapshots and what the server builds from them."""
         self._open = opener
         self.rules = rules or SharingRules()
+        self.budget = TABLE_BUDGET
+        if budget_bytes is not None:
+            self.budget.limit = budget_bytes
 
     # -- the grant ---------------------------------------------------------------------------
     def table(

@@ -116,7 +116,7 @@ def create_app(
     url_signer = TableUrlSigner(local_signer, seal)
     url_lifetime = timedelta(seconds=config.pre_signed_url_timeout_seconds)
     table_tokens = TableTokens(TokenSigner(derive_key(key, "table-tokens")))
-    resolver = TableResolver()
+    resolver = TableResolver(budget_bytes=config.snapshot_cache_bytes)
     service = TableService(
         url_signer,
         url_lifetime,
