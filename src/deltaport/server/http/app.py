@@ -21,6 +21,7 @@ from deltaport.catalog.tokens import TOKEN_ENDPOINT_PATH
 from deltaport.config.model import ServerConfig
 from deltaport.config.urls import iceberg_endpoint_for, public_url
 from deltaport.observe.audit_log import AuditLog
+from deltaport.observe.audit_record import AnsweredFiles
 from deltaport.observe.health import Readiness
 from deltaport.observe.metrics import CATALOG_SIZES, CatalogCounts, count_served, count_vended
 from deltaport.protocol.actions import (
@@ -376,7 +377,7 @@ class _Api:
             answer = await while_connected(request, self.changes.query_range, table, caps, query)
         else:
             answer = await while_connected(request, self.service.query, table, caps, query)
-        return self._files_stream(recipient, table, answer)
+        return self._files_stream(request, recipient, table, answer)
 
     async def query_info(self, request: Request, recipient: Recipient) -> Response:
         """Get Query Info: an asynchronous query's status, then its pages."""
@@ -385,7 +386,7 @@ class _Api:
         answer = await self.async_answers.poll(request, recipient, table)
         if isinstance(answer, Response):
             return answer
-        return self._files_stream(recipient, table, answer)
+        return self._files_stream(request, recipient, table, answer)
 
     async def table_changes(self, request: Request, recipient: Recipient) -> Response:
         table = self._table(request, recipient)
@@ -393,7 +394,7 @@ class _Api:
         caps = _file_capabilities(request)
         query = changes_query(request.query_params)
         answer = await while_connected(request, self.changes.changes, table, caps, query)
-        return self._files_stream(recipient, table, answer)
+        return self._files_stream(request, recipient, table, answer)
 
     async def table_credentials(self, request: Request, recipient: Recipient) -> Response:
         table = self._table(request, recipient)
@@ -403,11 +404,15 @@ class _Api:
         return _json(answer)
 
     def _files_stream(
-        self, recipient: Recipient, table: SharedTable, answer: TableResponse
+        self, request: Request, recipient: Recipient, table: SharedTable, answer: TableResponse
     ) -> Response:
-        """A streamed answer listing files; for local tables it names the endpoint that
-        sends many of them at once (:mod:`deltaport.server.files.file_batch`)."""
+        """A streamed answer listing files, its facts handed to the audit record; for local
+        tables it names the endpoint that sends many of them at once
+        (:mod:`deltaport.server.files.file_batch`)."""
         count_served(recipient, table, answer.files, answer.size)
+        request.state.answered_files = AnsweredFiles(
+            answer.version, answer.files, answer.end_version
+        )
         if table.location.kind != "local":
             return _stream(answer)
         return _stream(answer, {FILE_BATCH_HEADER: self.files_url})

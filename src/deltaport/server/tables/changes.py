@@ -138,6 +138,7 @@ class ChangeService:
             paged=query.max_files is not None or query.page_token is not None,
             historical=query.include_historical_metadata,
             protocols=query.include_historical_protocol,
+            asked_end=query.ending_version,
         )
 
     def query_range(
@@ -195,6 +196,7 @@ class ChangeService:
             paged=request.maxFiles is not None or request.pageToken is not None,
             historical=True,
             protocols=bool(request.includeHistoricalProtocol),
+            asked_end=request.endingVersion,
         )
 
     # -- resolution ------------------------------------------------------------------------
@@ -233,6 +235,7 @@ class ChangeService:
         paged: bool,
         historical: bool,
         protocols: bool,
+        asked_end: int | None,
     ) -> TableResponse:
         """``historical``: with the metadata each version of the page set; ``protocols``:
         with the protocol each set and the head protocol's version (delta format only, as
@@ -300,6 +303,7 @@ class ChangeService:
             body,
             *listed(page),
             file_id_hash=caps.file_id_hash,
+            end_version=asked_end,
         )
 
 

@@ -67,7 +67,9 @@ class Selection:
 class TableResponse:
     """A table answer: its ``Delta-Table-Version``, the format used and the NDJSON body;
     ``files`` and ``size``: how many data files it lists and their bytes in all;
-    ``file_id_hash``: the ``fileidhash`` scheme of its file ids, echoed in a header."""
+    ``file_id_hash``: the ``fileidhash`` scheme of its file ids, echoed in a header;
+    ``end_version``: the end of a version range, as the request named it. The audit
+    record is made from these (no parsing of the request or the stream)."""
 
     version: int
     response_format: str
@@ -76,6 +78,7 @@ class TableResponse:
     files: int = 0
     size: int = 0
     file_id_hash: str | None = None
+    end_version: int | None = None
 
 
 def listed(files: pa.Table) -> tuple[int, int]:
