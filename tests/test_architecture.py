@@ -91,8 +91,8 @@ def test_rooms_import_only_lower_rooms(family: str) -> None:
 
 
 NEVER = {
-    "client": {"server", "admin", "console", "listeners", "config", "catalog"},
-    "spark": {"server", "admin", "console", "listeners", "config", "catalog"},
+    "client": {"server", "admin", "console", "listeners", "config", "catalog", "sharing"},
+    "spark": {"server", "admin", "console", "listeners", "config", "catalog", "sharing"},
     "server": {"spark", "client"},
     "admin": {"spark"},
     "console": {"spark"},

@@ -74,11 +74,14 @@ def test_limits_have_defaults_and_must_be_positive() -> None:
     assert config.max_request_body_bytes == 1024 * 1024
     assert (config.max_predicate_hints, config.max_predicate_hint_length) == (100, 65536)
     assert (config.max_predicate_hint_depth, config.shutdown_grace_seconds) == (64, 30)
+    assert config.snapshot_cache_bytes == 2 * 2**30
+    assert parse_config({"snapshotCacheBytes": 4096}, {}).snapshot_cache_bytes == 4096
     for key in (
         "maxRequestBodyBytes",
         "maxPredicateHints",
         "maxPredicateHintLength",
         "maxPredicateHintDepth",
+        "snapshotCacheBytes",
     ):
         assert error_of({key: 0}) == f"{key}: must be positive"
     assert error_of({"shutdownGraceSeconds": -1}) == "shutdownGraceSeconds: must not be negative"

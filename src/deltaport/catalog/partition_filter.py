@@ -177,11 +177,17 @@ def filter_files(files: pa.Table, expr: Expr, metadata: Metadata) -> pa.Table:
     """The files whose partition values pass ``expr``."""
     if files.num_rows == 0:
         return files
+    return files.filter(partition_mask(files, expr, metadata))
+
+
+def partition_mask(files: pa.Table, expr: Expr, metadata: Metadata) -> pa.Array:
+    """Which of ``files`` pass ``expr``: a boolean array, one entry per row."""
+    if files.num_rows == 0:
+        return pa.array([], pa.bool_())
     if expr == NOTHING or not _on_partitions(expr, metadata.partition_columns):
-        return files.slice(0, 0)
+        return pa.repeat(pa.scalar(False), files.num_rows)
     types, physical = skipping_columns(metadata.schema_string)
-    mask = file_mask(expr, files, types, metadata.partition_columns, physical)
-    return files.filter(mask)
+    return file_mask(expr, files, types, metadata.partition_columns, physical)
 
 
 def _on_partitions(expr: Expr, partition_columns: Collection[str]) -> bool:

@@ -198,6 +198,10 @@ class IcebergConfig(_Config):
     cleanup_interval_minutes: float = 60.0
 
 
+DEFAULT_SNAPSHOT_CACHE_BYTES = 2 * 2**30
+"""The one memory budget of the tables, snapshots and answers a server keeps (2 GiB)."""
+
+
 class ServerConfig(_Config):
     version: int = 1
     shares: list[ShareConfig] = msgspec.field(default_factory=list)
@@ -217,6 +221,7 @@ class ServerConfig(_Config):
     max_predicate_hints: int = 100
     max_predicate_hint_length: int = 65536
     max_predicate_hint_depth: int = 64
+    snapshot_cache_bytes: int = DEFAULT_SNAPSHOT_CACHE_BYTES
     shutdown_grace_seconds: int = 30
     drain_seconds: int = 0
     catalog: str | None = None
@@ -336,6 +341,7 @@ def _check(config: ServerConfig) -> None:
         "max_predicate_hints",
         "max_predicate_hint_length",
         "max_predicate_hint_depth",
+        "snapshot_cache_bytes",
         "max_ip_access_list_entries",
         "activation_link_lifetime_seconds",
         "oauth_access_token_lifetime_seconds",

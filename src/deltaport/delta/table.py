@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
@@ -61,9 +61,17 @@ class DeltaTable:
         self._readable: set[int] = set()
         self._latest_by_log_stamp: tuple[int, int, int] | None = None
         self._log_dir = self.storage.resolve(LOG_DIR)
+        self.on_resize: Callable[[DeltaTable], None] | None = None
+        """Called when the snapshots kept change (see `held_bytes`)."""
 
     def __repr__(self) -> str:
         return f"DeltaTable({self.location.uri!r})"
+
+    def held_bytes(self) -> int:
+        """An estimate of the memory the kept snapshots take (their file tables)."""
+        with self._lock:
+            kept = {id(s): s for s in (self._latest, *self._snapshots.values()) if s is not None}
+        return sum(s.files.nbytes for s in kept.values())
 
     # -- versions ---------------------------------------------------------------------
     def listing(self) -> LogListing:
@@ -169,6 +177,8 @@ class DeltaTable:
         self._seen[version] = _file_identity(listing, version)
         while len(self._snapshots) > _SNAPSHOT_CACHE_SIZE:
             self._snapshots.popitem(last=False)
+        if self.on_resize is not None:
+            self.on_resize(self)
         return snap
 
     def _forget_if_replaced(self, listing: LogListing) -> None:

@@ -1,5 +1,6 @@
 """The Iceberg REST catalog mounted on the sharing listener, beside the Delta Sharing API:
-both answer from the same catalog source, so a recipient sees the same grants through each.
+both answer from the same catalog source and the same resolver, so a recipient sees the
+same grants and the same sharing rules through each.
 Its metadata no served version needs is swept away on a thread of its own."""
 
 from __future__ import annotations
@@ -26,9 +27,10 @@ def mount_iceberg(app: Starlette, config: ServerConfig, audit: AuditLog | None) 
     ``iceberg.cleanupIntervalMinutes`` is not 0)."""
     if not config.iceberg.enabled:
         return
-    tables = IcebergTables(iceberg_metadata_directory(config))
+    resolver = app.state.resolver
+    tables = IcebergTables(iceberg_metadata_directory(config), resolver)
     catalog = IcebergCatalog(
-        app.state.catalog, tables, app.state.limits, audit, app.state.credentials
+        app.state.catalog, tables, app.state.limits, audit, app.state.credentials, resolver
     )
     base = config.iceberg.path.rstrip("/")
     document = iceberg_document(base)

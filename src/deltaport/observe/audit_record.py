@@ -82,6 +82,16 @@ _LARGEST = 2**63 - 1
 """What a database's BIGINT holds."""
 
 
+class AnsweredFiles(msgspec.Struct, frozen=True):
+    """What a table answer listing files carries, from the table service's typed result:
+    its ``version`` (the start of a version range), the range's ``end_version`` as asked,
+    and how many ``files`` it lists."""
+
+    version: int
+    files: int
+    end_version: int | None = None
+
+
 class AuditRecord(msgspec.Struct, kw_only=True, omit_defaults=True, rename="camel"):
     """``recipient`` is set for the sharing listener's requests (None while the token is
     not yet known to be valid), ``admin`` for the admin listener's: the admin token's name

@@ -15,10 +15,11 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, ProcessCollector
-from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
 
 from deltaport.catalog.model import CatalogView, Recipient, SharedTable
+from deltaport.delta.cache import TABLE_BUDGET, MemoryBudget
 from deltaport.protocol.errors import SharingError
 
 REGISTRY = CollectorRegistry()
@@ -162,6 +163,32 @@ class CatalogSizes:
 
 CATALOG_SIZES = CatalogSizes()
 REGISTRY.register(CATALOG_SIZES)
+
+
+class BudgetUse:
+    """``deltaport_snapshot_cache_bytes`` (what the process's one memory budget holds now)
+    and ``deltaport_snapshot_cache_evictions_total`` (the entries it dropped), read from
+    the budget when scraped."""
+
+    def __init__(self, budget: MemoryBudget) -> None:
+        self._budget = budget
+
+    def collect(self) -> Iterable[Metric]:
+        return [
+            GaugeMetricFamily(
+                "deltaport_snapshot_cache_bytes",
+                "Estimated bytes of the tables, snapshots and answers kept (snapshotCacheBytes)",
+                self._budget.held_bytes,
+            ),
+            CounterMetricFamily(
+                "deltaport_snapshot_cache_evictions",
+                "Entries dropped from the kept tables, snapshots and answers past the budget",
+                self._budget.evictions,
+            ),
+        ]
+
+
+REGISTRY.register(BudgetUse(TABLE_BUDGET))
 
 
 def exposition() -> bytes:

@@ -8,7 +8,6 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
-from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -19,7 +18,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from deltaport.catalog.model import SharedTable
-from deltaport.delta import DeltaTable, Snapshot, open_table
+from deltaport.delta import DeltaTable, Snapshot
 from deltaport.delta.errors import DeltaError
 from deltaport.delta.model import DeletionVector
 from deltaport.iceberg.avro.binary import concatenated
@@ -50,6 +49,7 @@ from deltaport.iceberg.model.metadata import IcebergType, MappedField, Partition
 from deltaport.protocol.schema import parse_schema
 from deltaport.read.deletion_vectors import DeletionVectorError
 from deltaport.read.partition_values import partition_columns
+from deltaport.sharing import TableHistory, TableRefusal, TableResolver
 from deltaport.storage import StorageError
 from deltaport.storage.uri import Location, resolve_log_path
 
@@ -58,26 +58,27 @@ LOCATION_FILE = "location"
 """The file naming the table location a bookkeeping directory is of (its name is a digest)."""
 _FILE_COLUMNS = ["path", "partition_values", "size", "stats", "deletion_vector"]
 
-OpenTable = Callable[[str, dict[str, str]], DeltaTable]
-
 
 class IcebergTables:
     """Iceberg metadata for every table served; the server's bookkeeping under ``root``
-    (one directory per table location)."""
+    (one directory per table location). Which versions are served is the resolver's
+    answer, the same as the sharing API's (:mod:`deltaport.sharing`)."""
 
-    def __init__(self, root: Path, opener: OpenTable = open_table) -> None:
+    def __init__(self, root: Path, resolver: TableResolver | None = None) -> None:
         self._root = root
-        self._open = opener
+        self._resolver = resolver or TableResolver()
         self._lock = threading.Lock()
         self._states: dict[str, _TableState] = {}
 
     def load(self, table: SharedTable, all_snapshots: bool = True) -> LoadedTable:
         """The metadata of ``table`` at its latest version, with one snapshot per version
         from its start version when its history is shared (``all_snapshots``), else only
-        the latest."""
-        delta_table = self._open(table.location.uri, table.storage_options)
+        the latest. Raises :class:`TableRefusal` for a table the rules do not serve (its
+        latest version before its ``startVersion``)."""
+        history = self._resolver.history(table, all_snapshots)
+        delta_table = self._resolver.delta_table(table)
         state = self._state(table.location, table.storage_options)
-        return state.load(delta_table, table, all_snapshots)
+        return state.load(delta_table, history)
 
     def locations(self) -> list[str]:
         """The table locations this directory holds metadata of (as their URIs)."""
@@ -101,10 +102,14 @@ class IcebergTables:
         state = self._state(location, options)
         served: set[str] = set()
         if tables:
-            delta_table = self._open(location.uri, tables[0].storage_options)
+            delta_table = self._resolver.delta_table(tables[0])
             for table in {(t.history_shared, t.start_version): t for t in tables}.values():
                 for all_snapshots in (True, False):
-                    loaded = state.load(delta_table, table, all_snapshots)
+                    try:
+                        history = self._resolver.history(table, all_snapshots)
+                    except TableRefusal:
+                        continue  # served at no version yet
+                    loaded = state.load(delta_table, history)
                     served.add(f"{METADATA_FOLDER}/{name_in(loaded.metadata_location)}")
         return state.remove(served, cutoff_ms, dry_run=dry_run)
 
@@ -159,17 +164,17 @@ class _TableState:
                         item.get("ids", ""),
                     )
 
-    def load(self, delta_table: DeltaTable, table: SharedTable, all_snapshots: bool) -> LoadedTable:
+    def load(self, delta_table: DeltaTable, history: TableHistory) -> LoadedTable:
         with self._lock:
-            latest = delta_table.snapshot()
+            latest = history.latest
             self._derive_ids(delta_table, latest)
-            chosen = self._versions(delta_table, latest, table, all_snapshots)
-            built = [b for b in (self._build(delta_table, latest, v) for v in chosen) if b]
+            chosen = (self._build(delta_table, latest, v) for v in history.versions)
+            built = [b for b in chosen if b]
             # every version may have been built by an earlier process: the store still
             # says which format version the table is and where its row ids end
             manifests = self._manifest_store(self._schema(latest), latest)
             self._name_location()
-            return self._metadata(latest, table, built, manifests)
+            return self._metadata(latest, built, manifests)
 
     def _name_location(self) -> None:
         """Write (once) which location the directory is of: the sweeps find it by that."""
@@ -209,19 +214,6 @@ class _TableState:
             else:
                 forget_manifests(self.directory / MANIFEST_INDEX, gone)
             return [self._files.path(n) for n in names]
-
-    def _versions(
-        self, delta_table: DeltaTable, latest: Snapshot, table: SharedTable, all_snapshots: bool
-    ) -> list[int]:
-        """The versions served: the latest; with history, each from the start version on
-        that the log still holds (not before its earliest checkpoint once cleaned up)."""
-        if not (table.history_shared and all_snapshots):
-            return [latest.version]
-        first = table.start_version
-        if first < latest.version:
-            earliest = delta_table.listing().earliest_version
-            first = max(first, latest.version if earliest is None else earliest)
-        return list(range(first, latest.version + 1))
 
     def _build(self, delta_table: DeltaTable, latest: Snapshot, version: int) -> _Built | None:
         """The snapshot entry of ``version``; None for an earlier version that cannot be
@@ -395,7 +387,7 @@ class _TableState:
         return int(pq.read_metadata(path).num_rows)
 
     def _metadata(
-        self, latest: Snapshot, table: SharedTable, built: list[_Built], manifests: ManifestStore
+        self, latest: Snapshot, built: list[_Built], manifests: ManifestStore
     ) -> LoadedTable:
         schema_ids: dict[str, int] = {}
         schemas: list[Schema] = []

@@ -65,6 +65,7 @@ from deltaport.server.limits.sharing_limits import SharingLimits
 from deltaport.server.sources.catalog_source import CatalogSource
 from deltaport.server.tables.credentials import CredentialService
 from deltaport.server.tables.errors import table_failure
+from deltaport.sharing import RefusalKind, TableRefusal, TableResolver
 from deltaport.storage import StorageError
 from deltaport.web.operation_routes import operation_route
 
@@ -74,8 +75,9 @@ BASE_PATH = "/iceberg"
 
 
 class IcebergCatalog:
-    """The catalog's routes over ``source`` (who asks and what it may see) and ``tables``
-    (the Iceberg metadata of the Delta tables)."""
+    """The catalog's routes over ``source`` (who asks and what it may see), ``resolver``
+    (the sharing API's, which answers what a table is for the asking recipient) and
+    ``tables`` (the Iceberg metadata of the Delta tables)."""
 
     def __init__(
         self,
@@ -84,8 +86,10 @@ class IcebergCatalog:
         limits: SharingLimits,
         audit: AuditLog | None = None,
         credentials: CredentialService | None = None,
+        resolver: TableResolver | None = None,
     ) -> None:
         self._source = source
+        self._resolver = resolver or TableResolver()
         self._tables = tables
         self._credentials = credentials
         sharing_audit = SharingAudit(audit) if audit is not None else None
@@ -221,12 +225,8 @@ class IcebergCatalog:
     def _table(self, request: Request, recipient: Recipient) -> SharedTable:
         p = request.path_params
         namespace = _namespace(p["schema"])
-        try:
-            table = self._source.view().table(recipient, p["share"], namespace, p["table"])
-        except SharingError as exc:
-            if exc.status == 404:
-                raise NoSuchTable(f"table {namespace}.{p['table']} does not exist") from None
-            raise
+        view = self._source.view()
+        table = self._resolver.table(view, recipient, p["share"], namespace, p["table"])
         if not offered(table):
             raise NoSuchTable(f"table {namespace}.{p['table']} does not exist")
         return table
@@ -310,6 +310,8 @@ def _refusal(exc: Exception, request: Request) -> tuple[Response, str]:
     an Iceberg reader parses no other, not even for an unexpected error."""
     if isinstance(exc, SharingError):
         return error_response(_sharing_error(exc, request)), exc.error_code
+    if isinstance(exc, TableRefusal):
+        exc = iceberg_error(exc, request)
     if isinstance(exc, UnsupportedTable):
         exc = BadRequest(str(exc))
     if isinstance(exc, IcebergError):
@@ -333,6 +335,16 @@ def _json(
 ) -> Response:
     encoded = msgspec.json.encode(body)
     return Response(encoded, status_code, headers, media_type="application/json")
+
+
+def iceberg_error(refusal: TableRefusal, request: Request) -> IcebergError:
+    """The resolver's refusal in the specification's shape: a table not granted is one that
+    does not exist; a version the rules do not serve is the reader's bad request, as on the
+    sharing API."""
+    if refusal.kind is RefusalKind.NOT_FOUND:
+        p = request.path_params
+        return NoSuchTable(f"table {p.get('schema')}.{p.get('table')} does not exist")
+    return BadRequest(refusal.message)
 
 
 def _sharing_error(exc: SharingError, request: Request) -> IcebergError:

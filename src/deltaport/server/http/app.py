@@ -20,6 +20,7 @@ from deltaport.catalog.model import CatalogView, Recipient, SharedTable
 from deltaport.config.model import ServerConfig
 from deltaport.config.urls import iceberg_endpoint_for, public_url
 from deltaport.observe.audit_log import AuditLog
+from deltaport.observe.audit_record import AnsweredFiles
 from deltaport.observe.health import Readiness
 from deltaport.observe.metrics import CATALOG_SIZES, CatalogCounts, count_served, count_vended
 from deltaport.protocol.actions import (
@@ -76,8 +77,10 @@ from deltaport.server.sources.catalog_source import (
 from deltaport.server.tables.async_queries import AsyncQueries, async_settings
 from deltaport.server.tables.changes import ChangeService, changes_query
 from deltaport.server.tables.credentials import CredentialService, decode_request, require_mode
+from deltaport.server.tables.errors import refusals_answered
 from deltaport.server.tables.selection import HintSettings
 from deltaport.server.tables.service import TableResponse, TableService
+from deltaport.sharing import TableResolver
 from deltaport.storage import Location
 from deltaport.storage.local_urls import LocalUrlSigner
 from deltaport.web.body_limit import BodyLimit
@@ -114,6 +117,7 @@ def create_app(
     url_signer = TableUrlSigner(local_signer, seal)
     url_lifetime = timedelta(seconds=config.pre_signed_url_timeout_seconds)
     table_tokens = TableTokens(TokenSigner(derive_key(key, "table-tokens")))
+    resolver = TableResolver(budget_bytes=config.snapshot_cache_bytes)
     service = TableService(
         url_signer,
         url_lifetime,
@@ -124,15 +128,16 @@ def create_app(
             max_length=config.max_predicate_hint_length,
             max_depth=config.max_predicate_hint_depth,
         ),
+        resolver,
         pages=SnapshotPages(table_tokens),
     )
-    changes = ChangeService(url_signer, url_lifetime, table_tokens)
+    changes = ChangeService(url_signer, url_lifetime, table_tokens, resolver)
     pages = PageTokens(derive_key(key, "page-tokens"))
     credentials = CredentialService(config)
     queries = queries or AsyncQueries(async_settings(config))
     ids = QueryIds(TokenSigner(derive_key(key, "async-query-ids")))
     answers = AsyncQueryAnswers(service, ids, queries)
-    api = _Api(catalog, pages, service, changes, credentials, config, audit, answers)
+    api = _Api(catalog, resolver, pages, service, changes, credentials, config, audit, answers)
 
     def table_root(table_key: str) -> Location | None:
         table = catalog.view().table_by_key(table_key)
@@ -190,6 +195,7 @@ def create_app(
     app.state.openapi = api.openapi
     app.state.root_openapi = api.root_openapi
     app.state.catalog = catalog
+    app.state.resolver = resolver
     app.state.credentials = credentials
     app.state.limits = api.limits
     app.state.readiness = readiness
@@ -210,6 +216,7 @@ class _Api:
     def __init__(
         self,
         source: CatalogSource,
+        resolver: TableResolver,
         pages: PageTokens,
         service: TableService,
         changes: ChangeService,
@@ -219,6 +226,7 @@ class _Api:
         async_answers: AsyncQueryAnswers,
     ) -> None:
         self.source = source
+        self.resolver = resolver
         self.files_url = _files_url(config)
         self.pages = pages
         self.service = service
@@ -303,7 +311,8 @@ class _Api:
     # -- tables ----------------------------------------------------------------------------
     def _table(self, request: Request, recipient: Recipient) -> SharedTable:
         p = request.path_params
-        return self.catalog.table(recipient, p["share"], p["schema"], p["table"])
+        with refusals_answered():
+            return self.resolver.table(self.catalog, recipient, p["share"], p["schema"], p["table"])
 
     async def get_table(self, request: Request, recipient: Recipient) -> Response:
         """OpenSharing's Get Table: the table's identifiers and format."""
@@ -361,7 +370,7 @@ class _Api:
             answer = await while_connected(request, self.changes.query_range, table, caps, query)
         else:
             answer = await while_connected(request, self.service.query, table, caps, query)
-        return self._files_stream(recipient, table, answer)
+        return self._files_stream(request, recipient, table, answer)
 
     async def query_info(self, request: Request, recipient: Recipient) -> Response:
         """Get Query Info: an asynchronous query's status, then its pages."""
@@ -370,7 +379,7 @@ class _Api:
         answer = await self.async_answers.poll(request, recipient, table)
         if isinstance(answer, Response):
             return answer
-        return self._files_stream(recipient, table, answer)
+        return self._files_stream(request, recipient, table, answer)
 
     async def table_changes(self, request: Request, recipient: Recipient) -> Response:
         table = self._table(request, recipient)
@@ -378,7 +387,7 @@ class _Api:
         caps = _file_capabilities(request)
         query = changes_query(request.query_params)
         answer = await while_connected(request, self.changes.changes, table, caps, query)
-        return self._files_stream(recipient, table, answer)
+        return self._files_stream(request, recipient, table, answer)
 
     async def table_credentials(self, request: Request, recipient: Recipient) -> Response:
         table = self._table(request, recipient)
@@ -388,11 +397,15 @@ class _Api:
         return _json(answer)
 
     def _files_stream(
-        self, recipient: Recipient, table: SharedTable, answer: TableResponse
+        self, request: Request, recipient: Recipient, table: SharedTable, answer: TableResponse
     ) -> Response:
-        """A streamed answer listing files; for local tables it names the endpoint that
-        sends many of them at once (:mod:`deltaport.server.files.file_batch`)."""
+        """A streamed answer listing files, its facts handed to the audit record; for local
+        tables it names the endpoint that sends many of them at once
+        (:mod:`deltaport.server.files.file_batch`)."""
         count_served(recipient, table, answer.files, answer.size)
+        request.state.answered_files = AnsweredFiles(
+            answer.version, answer.files, answer.end_version
+        )
         if table.location.kind != "local":
             return _stream(answer)
         return _stream(answer, {FILE_BATCH_HEADER: self.files_url})

@@ -5,6 +5,10 @@ Only names, versions, counts and codes are taken from the request and the answer
 the ``Authorization`` header, a body, a URL or its query string, nor a path parameter other
 than a share, schema or table name (an activation link's path is its secret).
 
+A table answer listing files hands its facts (version, range end, files) to the record in
+``request.state.answered_files`` (:class:`AnsweredFiles`, from the table service's typed
+result); the record's ``bytes`` are the answer's, counted as it streams.
+
 The routes a recipient's bearer token opens, on the Delta Sharing API and on the Iceberg
 catalog alike, are wrapped by :class:`RecipientGuard`. The routes that take no bearer
 token (the OAuth token endpoint, activation links) are audited by :func:`public_routes`;
@@ -15,7 +19,6 @@ their handlers name the recipient they served, once they know it, in
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any
 
@@ -25,10 +28,9 @@ from starlette.responses import Response, StreamingResponse
 from starlette.routing import BaseRoute, Route
 
 from deltaport.catalog.model import Recipient
-from deltaport.observe import audit_record as ops
 from deltaport.observe.audit_log import AuditLog
 from deltaport.observe.audit_operations import operation_of
-from deltaport.observe.audit_record import AuditRecord
+from deltaport.observe.audit_record import AnsweredFiles, AuditRecord
 from deltaport.protocol.echo import echo
 from deltaport.server.answers.client_gone import ClientGone
 from deltaport.server.limits.sharing_limits import SharingLimits
@@ -38,17 +40,6 @@ from deltaport.web.client_address import client_host
 log = logging.getLogger(__name__)
 
 VERSION_HEADER = "delta-table-version"
-
-_FILE_LINE = re.compile(rb'(?:^|\n)\{"(?:file|add|cdf|remove)"')
-
-
-class _Versions(msgspec.Struct):
-    version: int | None = None
-    startingVersion: int | None = None
-    endingVersion: int | None = None
-
-
-_versions = msgspec.json.Decoder(_Versions)
 
 
 class _Error(msgspec.Struct):
@@ -78,10 +69,12 @@ class SharingAudit:
         """``response``, once its record is kept (a stream's when the stream ends)."""
         status = response.status_code
         record = _record(request, operation, started_ms, recipient, status, error_code)
+        answered: AnsweredFiles | None = getattr(request.state, "answered_files", None)
         if status < 400:
-            await _versions_of(request, operation, response, record)
+            _versions_of(response, record, answered)
         if isinstance(response, StreamingResponse) and status == 200:
-            response.body_iterator = self._counted(response.body_iterator, record)
+            files = answered.files if answered is not None else 0
+            response.body_iterator = self._counted(response.body_iterator, record, files)
             return response
         record.duration_ms = self._log.now_ms() - started_ms
         self._log.record(record)
@@ -112,11 +105,12 @@ class SharingAudit:
 
         return endpoint
 
-    async def _counted(self, body: AsyncIterable[Any], record: AuditRecord) -> AsyncIterator[Any]:
-        files = size = 0
+    async def _counted(
+        self, body: AsyncIterable[Any], record: AuditRecord, files: int
+    ) -> AsyncIterator[Any]:
+        size = 0
         try:
             async for chunk in body:
-                files += len(_FILE_LINE.findall(chunk))
                 size += len(chunk)
                 yield chunk
         finally:
@@ -224,27 +218,11 @@ def _record(
     )
 
 
-async def _versions_of(
-    request: Request, operation: str, response: Response, record: AuditRecord
-) -> None:
-    """The version the answer is at, or the version range a query or changes asked."""
+def _versions_of(response: Response, record: AuditRecord, answered: AnsweredFiles | None) -> None:
+    """The version the answer is at (its header), or the version, or the start and asked end
+    of the range, a table answer listing files carries."""
     header = response.headers.get(VERSION_HEADER)
     if header is not None and header.isdigit():
         record.version = int(header)
-    asked = _Versions()
-    if operation == ops.QUERIED_TABLE:
-        try:
-            asked = _versions.decode(await request.body() or b"{}")
-        except msgspec.DecodeError:
-            return
-    elif operation == ops.QUERIED_TABLE_CHANGES:
-        params = request.query_params
-        start, end = params.get("startingVersion"), params.get("endingVersion")
-        asked = _Versions(
-            startingVersion=int(start) if start and start.isdigit() else None,
-            endingVersion=int(end) if end and end.isdigit() else None,
-        )
-    if asked.startingVersion is not None:
-        record.version, record.end_version = asked.startingVersion, asked.endingVersion
-    elif asked.version is not None:
-        record.version = asked.version
+    if answered is not None:
+        record.version, record.end_version = answered.version, answered.end_version

@@ -22,8 +22,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from deltaport.catalog.model import SharedTable
-from deltaport.catalog.partition_filter import filter_files
-from deltaport.delta import DeltaTable, TableChanges, open_table
+from deltaport.delta import DeltaTable, TableChanges
 from deltaport.delta.errors import (
     CdfNotEnabledError,
     DeltaError,
@@ -45,8 +44,14 @@ from deltaport.server.answers.lines import metadata_line, protocol_line
 from deltaport.server.answers.ndjson import encode_lines
 from deltaport.server.files.signing import UrlSigner
 from deltaport.server.paging.table_pages import TableTokens, page_bounds, query_digest
-from deltaport.server.tables.errors import file_outside_table, table_failure, table_name
-from deltaport.server.tables.service import OpenTable, TableResponse, listed, parse_timestamp
+from deltaport.server.tables.errors import (
+    file_outside_table,
+    refusals_answered,
+    table_failure,
+    table_name,
+)
+from deltaport.server.tables.service import TableResponse, listed, parse_timestamp
+from deltaport.sharing import TableResolver
 from deltaport.storage import StorageError
 
 log = logging.getLogger(__name__)
@@ -84,18 +89,18 @@ class ChangeService:
         signer: UrlSigner,
         url_lifetime: timedelta,
         tokens: TableTokens,
-        opener: OpenTable = open_table,
+        resolver: TableResolver | None = None,
     ) -> None:
         self._signer = signer
         self._url_lifetime = url_lifetime
         self._tokens = tokens
-        self._open = opener
+        self._resolver = resolver or TableResolver()
 
     def changes(self, table: SharedTable, caps: Capabilities, query: ChangesQuery) -> TableResponse:
         """The change data feed of the asked range."""
         _check_max_files(query.max_files)
-        _require_history(table)
         with _delta_errors(table):
+            self._resolver.require_history(table)
             delta_table = self._table(table)
             digest = query_digest(
                 "changes",
@@ -126,13 +131,14 @@ class ChangeService:
             table,
             caps,
             changes,
-            _recipient_files(table, changes.files, changes.metadata),
+            self._resolver.visible_changes(table, changes.files, changes.metadata),
             fmt,
             span,
             query.max_files,
             paged=query.max_files is not None or query.page_token is not None,
             historical=query.include_historical_metadata,
             protocols=query.include_historical_protocol,
+            asked_end=query.ending_version,
         )
 
     def query_range(
@@ -148,8 +154,9 @@ class ChangeService:
             raise InvalidParameterError(
                 "refresh tokens are only supported on queries of the latest snapshot"
             )
-        _require_history(table)
         starting = request.startingVersion
+        with _delta_errors(table):
+            self._resolver.require_history(table)
         if starting is None:
             raise InvalidParameterError("startingVersion is required")
         if starting < 0:
@@ -174,7 +181,7 @@ class ChangeService:
             )
             changes = delta_table.changes(span.start, span.end)
         fmt = _range_format(caps, changes)
-        files = _recipient_files(table, changes.files, changes.metadata)
+        files = self._resolver.visible_changes(table, changes.files, changes.metadata)
         keep = pc.not_equal(files.column("action"), "cdc")
         if fmt != DELTA:  # the parquet format cannot say dataChange=false
             keep = pc.and_(keep, pc.fill_null(files.column("data_change"), True))
@@ -189,11 +196,12 @@ class ChangeService:
             paged=request.maxFiles is not None or request.pageToken is not None,
             historical=True,
             protocols=bool(request.includeHistoricalProtocol),
+            asked_end=request.endingVersion,
         )
 
     # -- resolution ------------------------------------------------------------------------
     def _table(self, table: SharedTable) -> DeltaTable:
-        return self._open(table.location.uri, table.storage_options)
+        return self._resolver.delta_table(table)
 
     def _resolve(
         self,
@@ -210,19 +218,7 @@ class ChangeService:
         latest = delta_table.latest_version()
         start = starting()
         end = ending(latest)
-        if start < table.start_version:
-            raise InvalidParameterError(
-                f"data of this table is shared from version {table.start_version}; "
-                f"the asked range starts at version {start}"
-            )
-        if start > latest:
-            raise InvalidParameterError(
-                f"the starting version {start} is after the latest version {latest}"
-            )
-        if end < start:
-            raise InvalidParameterError(
-                f"the ending version {end} is before the starting version {start}"
-            )
+        self._resolver.check_range(table, start, end, latest)
         return _Range(start, end, 0, digest)
 
     # -- the answer ------------------------------------------------------------------------
@@ -239,6 +235,7 @@ class ChangeService:
         paged: bool,
         historical: bool,
         protocols: bool,
+        asked_end: int | None,
     ) -> TableResponse:
         """``historical``: with the metadata each version of the page set; ``protocols``:
         with the protocol each set and the head protocol's version (delta format only, as
@@ -306,6 +303,7 @@ class ChangeService:
             body,
             *listed(page),
             file_id_hash=caps.file_id_hash,
+            end_version=asked_end,
         )
 
 
@@ -359,26 +357,13 @@ def _range_format(caps: Capabilities, changes: TableChanges) -> str:
     return choose_response_format(caps, sorted(features), mapping)
 
 
-def _recipient_files(table: SharedTable, files: pa.Table, metadata: Metadata) -> pa.Table:
-    """The files of a range the asking recipient may see (its partition filter)."""
-    if table.row_filter is None:
-        return files
-    return filter_files(files, table.row_filter, metadata)
-
-
-def _require_history(table: SharedTable) -> None:
-    if not table.history_shared:
-        raise InvalidParameterError(
-            f"table {table_name(table)} does not share its history (historyShared is off), so "
-            "version ranges and its change data feed cannot be read"
-        )
-
-
 @contextmanager
 def _delta_errors(table: SharedTable) -> Iterator[None]:
-    """Engine errors as 400s with the engine's message (versions and times, no locations)."""
+    """The resolver's refusals as the sharing API's errors; engine errors as 400s with the
+    engine's message (versions and times, no locations)."""
     try:
-        yield
+        with refusals_answered():
+            yield
     except (VersionNotFoundError, TimestampOutOfRangeError, CdfNotEnabledError) as exc:
         raise InvalidParameterError(f"table {table_name(table)}: {exc}") from None
     except UnsupportedFeatureError as exc:

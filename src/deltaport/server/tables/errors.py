@@ -7,19 +7,42 @@ storage location and the engine's own message (which names files) go to the serv
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from deltaport.catalog.model import SharedTable
 from deltaport.delta.errors import DeltaError, LogCorruptError, TableNotFoundError
 from deltaport.protocol.errors import (
     InsufficientStorageError,
     InternalError,
+    InvalidParameterError,
     ResourceNotFoundError,
     SharingError,
     TableCorruptError,
+    UnsupportedOperationError,
 )
+from deltaport.sharing import RefusalKind, TableRefusal
 from deltaport.storage import StorageError, StorageFullError
 
 log = logging.getLogger(__name__)
+
+
+def sharing_error(refusal: TableRefusal) -> SharingError:
+    """The resolver's refusal in the Delta Sharing API's shape."""
+    if refusal.kind is RefusalKind.NOT_FOUND:
+        return ResourceNotFoundError(refusal.message)
+    if refusal.kind is RefusalKind.UNSUPPORTED_TABLE:
+        return UnsupportedOperationError(refusal.message)
+    return InvalidParameterError(refusal.message)
+
+
+@contextmanager
+def refusals_answered() -> Iterator[None]:
+    """The resolver's refusals raised as the sharing API's errors."""
+    try:
+        yield
+    except TableRefusal as refusal:
+        raise sharing_error(refusal) from None
 
 
 def table_name(table: SharedTable) -> str:

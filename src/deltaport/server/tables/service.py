@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable, Hashable, Iterator, Mapping
+from collections.abc import Hashable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -20,14 +20,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from deltaport.catalog.model import SharedTable
-from deltaport.catalog.partition_filter import filter_files
-from deltaport.delta import DeltaTable, Snapshot, open_table
-from deltaport.delta.errors import (
-    DeltaError,
-    TimestampOutOfRangeError,
-    UnsupportedFeatureError,
-    VersionNotFoundError,
-)
+from deltaport.delta import Snapshot
+from deltaport.delta.errors import DeltaError
 from deltaport.protocol.actions import (
     EndStreamAction,
     MetadataLine,
@@ -35,10 +29,7 @@ from deltaport.protocol.actions import (
     QueryTableRequest,
 )
 from deltaport.protocol.capabilities import DELTA, Capabilities, choose_response_format
-from deltaport.protocol.errors import (
-    InvalidParameterError,
-    UnsupportedOperationError,
-)
+from deltaport.protocol.errors import InvalidParameterError
 from deltaport.protocol.timestamps import parse_timestamp as parse_protocol_timestamp
 from deltaport.server.answers.end_stream import stream_body
 from deltaport.server.answers.lines import metadata_line, protocol_line
@@ -47,21 +38,22 @@ from deltaport.server.files.signing import UrlSigner, url_expiry
 from deltaport.server.paging.snapshot_pages import SnapshotPages, SnapshotPin
 from deltaport.server.paging.table_pages import TableTokens
 from deltaport.server.paging.tokens import TokenSigner
-from deltaport.server.tables.errors import file_outside_table, table_failure
+from deltaport.server.tables.errors import file_outside_table, refusals_answered, table_failure
 from deltaport.server.tables.selection import HintSettings, select_files
 from deltaport.server.tables.snapshot_cache import ROW_COLUMN, PreparedSnapshot
 from deltaport.server.tables.snapshot_lines import SnapshotLines
+from deltaport.sharing import TableRead, TableResolver, VersionAsk
 from deltaport.storage import StorageError
 
 log = logging.getLogger(__name__)
 
-OpenTable = Callable[[str, Mapping[str, str]], DeltaTable]
-
 
 @dataclass(frozen=True)
 class Selection:
-    """A query's snapshot, prepared for answering, and the files it selected."""
+    """A query's snapshot as the recipient reads it, prepared for answering, and the files
+    it selected."""
 
+    read: TableRead
     prepared: PreparedSnapshot
     files: pa.Table
     response_format: str
@@ -75,7 +67,9 @@ class Selection:
 class TableResponse:
     """A table answer: its ``Delta-Table-Version``, the format used and the NDJSON body;
     ``files`` and ``size``: how many data files it lists and their bytes in all;
-    ``file_id_hash``: the ``fileidhash`` scheme of its file ids, echoed in a header."""
+    ``file_id_hash``: the ``fileidhash`` scheme of its file ids, echoed in a header;
+    ``end_version``: the end of a version range, as the request named it. The audit
+    record is made from these (no parsing of the request or the stream)."""
 
     version: int
     response_format: str
@@ -84,6 +78,7 @@ class TableResponse:
     files: int = 0
     size: int = 0
     file_id_hash: str | None = None
+    end_version: int | None = None
 
 
 def listed(files: pa.Table) -> tuple[int, int]:
@@ -97,13 +92,13 @@ class TableService:
         signer: UrlSigner,
         url_lifetime: timedelta,
         hints: HintSettings,
-        opener: OpenTable = open_table,
+        resolver: TableResolver | None = None,
         pages: SnapshotPages | None = None,
     ) -> None:
         self._signer = signer
         self._url_lifetime = url_lifetime
         self._hints = hints
-        self._open = opener
+        self._resolver = resolver or TableResolver()
         # without a shared key, tokens are only valid on this process
         self._pages = pages or SnapshotPages(TableTokens(TokenSigner(os.urandom(32))))
         self._lines = SnapshotLines(signer)
@@ -112,19 +107,9 @@ class TableService:
     def table_version(self, table: SharedTable, starting_timestamp: str | None) -> int:
         """Latest version, or the earliest version at or after ``starting_timestamp``."""
         with _delta_errors(table):
-            delta_table = self._table(table)
             if starting_timestamp is None:
-                latest = delta_table.latest_version()
-                delta_table.check_readable(latest)
-                return latest
-            _require_history(table)
-            version = delta_table.version_at(parse_timestamp(starting_timestamp), at_or_after=True)
-        if version < table.start_version:
-            raise InvalidParameterError(
-                f"data of this table is shared from version {table.start_version}; "
-                f"the timestamp {starting_timestamp} corresponds to version {version}"
-            )
-        return version
+                return self._resolver.latest_version(table)
+            return self._resolver.version_from(table, starting_timestamp)
 
     # -- metadata and query ----------------------------------------------------------------
     def metadata(
@@ -134,12 +119,12 @@ class TableService:
         version: int | None = None,
         timestamp: str | None = None,
     ) -> TableResponse:
-        snapshot = self._snapshot(table, version, timestamp)
-        fmt = _response_format(caps, snapshot)
-        travelled = version is not None or timestamp is not None
-        visible = _visible_files(table, snapshot.files, snapshot)
-        lines = _head_lines(snapshot, fmt, travelled, table, visible)
-        return TableResponse(snapshot.version, fmt, False, iter([encode_lines(lines)]))
+        ask = VersionAsk(version, timestamp)
+        with _delta_errors(table):
+            read = self._resolver.read(table, ask)
+        fmt = _response_format(caps, read.snapshot)
+        lines = _head_lines(read, fmt, ask.travelled)
+        return TableResponse(read.version, fmt, False, iter([encode_lines(lines)]))
 
     def query(
         self, table: SharedTable, caps: Capabilities, request: QueryTableRequest
@@ -165,22 +150,23 @@ class TableService:
     ) -> Selection:
         """The snapshot (at ``pinned``, else as ``request`` asks) and the files the query
         selects: the long part of a query on a table of many files."""
-        snapshot = (
-            self._snapshot(table, request.version, request.timestamp)
-            if pinned is None
-            else self._pinned_snapshot(table, pinned)
-        )
+        with _delta_errors(table):
+            if pinned is None:
+                read = self._resolver.read(table, VersionAsk(request.version, request.timestamp))
+            else:
+                read = self._resolver.pinned(table, pinned)
+        snapshot = read.snapshot
         fmt = _response_format(caps, snapshot)
         prepared = self._lines.prepared(table, snapshot, caps.file_id_hash)
         files = select_files(
-            _visible_files(table, prepared.files, snapshot),
+            read.visible(prepared.files),
             snapshot.metadata,
             request.predicateHints,
             request.jsonPredicateHints,
             request.limitHint,
             self._hints,
         )
-        return Selection(prepared, files, fmt)
+        return Selection(read, prepared, files, fmt)
 
     def answer(
         self,
@@ -200,7 +186,7 @@ class TableService:
             raise file_outside_table(table, snapshot.version, outside)
         selection_key = (pin.digest, pin.offset, request.maxFiles)
         body = self._query_body(
-            table, prepared, page.files, fmt, travelled, page.end, selection_key
+            selection.read, prepared, page.files, fmt, travelled, page.end, selection_key
         )
         return TableResponse(
             snapshot.version,
@@ -215,26 +201,14 @@ class TableService:
         """The version ``request`` asks for, checked without reading the snapshot: what an
         asynchronous query pins when it is submitted. None for a timestamp (checked here,
         resolved with the snapshot: the version of a past timestamp does not change)."""
-        if request.version is not None and request.timestamp is not None:
-            raise InvalidParameterError("version and timestamp cannot both be set")
-        if request.timestamp is not None:
-            _require_history(table)
-            parse_timestamp(request.timestamp)
-            return None
-        if request.version is None:
-            return self.table_version(table, None)
-        _require_history(table)
-        if request.version < 0:
-            raise InvalidParameterError("version cannot be negative")
-        if request.version < table.start_version:
-            raise InvalidParameterError(
-                f"data of this table is shared from version {table.start_version}"
+        with _delta_errors(table):
+            return self._resolver.checked_version(
+                table, VersionAsk(request.version, request.timestamp)
             )
-        return request.version
 
     def _query_body(
         self,
-        table: SharedTable,
+        read: TableRead,
         prepared: PreparedSnapshot,
         files: pa.Table,
         fmt: str,
@@ -242,9 +216,8 @@ class TableService:
         end: EndStreamAction | None,
         selection: Hashable,
     ) -> Iterator[Chunk]:
-        snapshot = prepared.snapshot
-        visible = _visible_files(table, snapshot.files, snapshot)
-        head = _head_lines(snapshot, fmt, travelled, table, visible)
+        table, snapshot = read.table, prepared.snapshot
+        head = _head_lines(read, fmt, travelled)
         expires_at = url_expiry(self._url_lifetime)
         version = snapshot.version if travelled else None
         timestamp = snapshot.timestamp if travelled else None
@@ -255,41 +228,6 @@ class TableService:
             end = msgspec.structs.replace(end, minUrlExpirationTimestamp=expires_at * 1000)
         return stream_body(encode_lines(head), segments, end, table.key)
 
-    # -- helpers ---------------------------------------------------------------------------
-    def _table(self, table: SharedTable) -> DeltaTable:
-        return self._open(table.location.uri, table.storage_options)
-
-    def _pinned_snapshot(self, table: SharedTable, version: int) -> Snapshot:
-        """The snapshot a page or refresh token pinned (the history setting does not
-        apply: the first request asked for the latest version)."""
-        with _delta_errors(table):
-            return self._table(table).snapshot(version)
-
-    def _snapshot(self, table: SharedTable, version: int | None, timestamp: str | None) -> Snapshot:
-        if version is not None and timestamp is not None:
-            raise InvalidParameterError("version and timestamp cannot both be set")
-        if version is not None or timestamp is not None:
-            _require_history(table)
-        if version is not None:
-            if version < 0:
-                raise InvalidParameterError("version cannot be negative")
-            if version < table.start_version:
-                raise InvalidParameterError(
-                    f"data of this table is shared from version {table.start_version}"
-                )
-        at = parse_timestamp(timestamp) if timestamp is not None else None
-        with _delta_errors(table):
-            delta_table = self._table(table)
-            snapshot = (
-                delta_table.snapshot(version, timestamp=at) if at else delta_table.snapshot(version)
-            )
-        if snapshot.version < table.start_version:
-            raise InvalidParameterError(
-                f"data of this table is shared from version {table.start_version}; "
-                f"the timestamp corresponds to version {snapshot.version}"
-            )
-        return snapshot
-
 
 def parse_timestamp(text: str) -> datetime:
     """A timestamp parameter (see :mod:`deltaport.protocol.timestamps`); 400 if malformed."""
@@ -297,14 +235,6 @@ def parse_timestamp(text: str) -> datetime:
         return parse_protocol_timestamp(text)
     except ValueError as exc:
         raise InvalidParameterError(str(exc)) from None
-
-
-def _require_history(table: SharedTable) -> None:
-    if not table.history_shared:
-        raise InvalidParameterError(
-            "reading the table by version or timestamp is not supported because history "
-            f"sharing is not enabled on table {table.share}.{table.schema}.{table.name}"
-        )
 
 
 def check_query(request: QueryTableRequest) -> None:
@@ -337,47 +267,28 @@ def _response_format(caps: Capabilities, snapshot: Snapshot) -> str:
 
 @contextmanager
 def _delta_errors(table: SharedTable) -> Iterator[None]:
-    """Engine errors as protocol errors, without storage locations in the message."""
-    name = f"{table.share}.{table.schema}.{table.name}"
+    """The resolver's refusals and the engine's failures as protocol errors, without
+    storage locations in the message."""
     try:
-        yield
-    except VersionNotFoundError:
-        raise InvalidParameterError(f"the asked version of table {name} is not available") from None
-    except TimestampOutOfRangeError:
-        raise InvalidParameterError(
-            f"no version of table {name} matches the asked timestamp"
-        ) from None
-    except UnsupportedFeatureError as exc:
-        raise UnsupportedOperationError(f"table {name} cannot be shared: {exc}") from None
+        with refusals_answered():
+            yield
     except (DeltaError, StorageError) as exc:
         raise table_failure(table, exc) from None
 
 
-def _visible_files(table: SharedTable, files: pa.Table, snapshot: Snapshot) -> pa.Table:
-    """The files of ``snapshot`` the asking recipient may see (its partition filter)."""
-    if table.row_filter is None:
-        return files
-    return filter_files(files, table.row_filter, snapshot.metadata)
-
-
-def _head_lines(
-    snapshot: Snapshot, fmt: str, travelled: bool, table: SharedTable, visible: pa.Table
-) -> list[ProtocolLine | MetadataLine]:
+def _head_lines(read: TableRead, fmt: str, travelled: bool) -> list[ProtocolLine | MetadataLine]:
     """The protocol and metadata lines that open a snapshot's answer; the metadata names the
     version when the request travelled in time, and always in delta format. ``size`` and
-    ``numFiles`` count the ``visible`` files (fewer under a partition filter)."""
-    size, num_files = snapshot.size_in_bytes, snapshot.num_files
-    if visible is not snapshot.files:
-        size = int(pc.sum(visible.column("size")).as_py() or 0)
-        num_files = visible.num_rows
+    ``numFiles`` count the files the recipient sees (fewer under a partition filter)."""
+    snapshot = read.snapshot
     return [
         protocol_line(snapshot.protocol, fmt),
         metadata_line(
             snapshot.metadata,
             fmt,
             version=snapshot.version if travelled or fmt == DELTA else None,
-            size=size,
-            num_files=num_files,
-            access=table.access,
+            size=read.size,
+            num_files=read.num_files,
+            access=read.table.access,
         ),
     ]

@@ -24,6 +24,7 @@ import pyarrow.compute as pc
 
 from deltaport.catalog.model import SharedTable
 from deltaport.delta import Snapshot
+from deltaport.delta.cache import TABLE_BUDGET, MemoryBudget
 from deltaport.observe.metrics import count_snapshot_lookup
 from deltaport.protocol.capabilities import DELTA
 from deltaport.server.answers.file_ids import file_ids, hashed_file_ids
@@ -316,12 +317,17 @@ class SnapshotCache:
 
     An entry is reused only for the very snapshot object it was built from: when the
     engine replays the version again (its cache evicted it, or the table was replaced),
-    the pieces are rebuilt. Each ``fileidhash`` scheme has its own entry.
+    the pieces are rebuilt. Each ``fileidhash`` scheme has its own entry. Entries count
+    against ``budget`` (the process's one), estimated at the size of the snapshot's file
+    table: the pieces hold about as much.
     """
 
-    def __init__(self, signer: UrlSigner, size: int = SNAPSHOTS_KEPT) -> None:
+    def __init__(
+        self, signer: UrlSigner, size: int = SNAPSHOTS_KEPT, budget: MemoryBudget = TABLE_BUDGET
+    ) -> None:
         self._signer = signer
         self._size = size
+        self._budget = budget
         self._entries: OrderedDict[tuple[str, int, str | None], PreparedSnapshot] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -335,11 +341,24 @@ class SnapshotCache:
             count_snapshot_lookup(hit)
             if entry is not None and hit:
                 self._entries.move_to_end(key)
+                self._budget.touch(("prepared", id(self), key))
                 return entry
             entry = PreparedSnapshot(table, snapshot, self._signer, id_scheme=id_scheme)
             if not entry.whole:
                 return entry
             self._entries[key] = entry
+            dropped = []
             while len(self._entries) > self._size:
-                self._entries.popitem(last=False)
-            return entry
+                dropped.append(self._entries.popitem(last=False)[0])
+        for old in dropped:
+            self._budget.release(("prepared", id(self), old))
+        self._budget.hold(
+            ("prepared", id(self), key), snapshot.files.nbytes, lambda: self._forget(key, entry)
+        )
+        return entry
+
+    def _forget(self, key: tuple[str, int, str | None], entry: PreparedSnapshot) -> None:
+        """Drop ``entry`` (the budget's eviction), unless a newer one took its place."""
+        with self._lock:
+            if self._entries.get(key) is entry:
+                del self._entries[key]

@@ -21,6 +21,7 @@ import pyarrow.compute as pc
 
 from deltaport.catalog.model import SharedTable
 from deltaport.delta import Snapshot
+from deltaport.delta.cache import TABLE_BUDGET, MemoryBudget
 from deltaport.protocol.capabilities import DELTA
 from deltaport.read.prefetch import ordered_map
 from deltaport.server.answers.line_encoding import joined, json_strings, text_view
@@ -39,11 +40,15 @@ ANSWER_KEYS_SEEN = 1024
 
 class AnswerCache:
     """Encoded file lines of recent answers, least recently used dropped first once the
-    total passes ``budget`` bytes. An entry only serves the snapshot object it came from.
-    Only answers asked for before are admitted (see :meth:`admits`)."""
+    total passes ``budget`` bytes, or when the process's one budget (``shared``) drops
+    them. An entry only serves the snapshot object it came from. Only answers asked for
+    before are admitted (see :meth:`admits`)."""
 
-    def __init__(self, budget: int = ANSWER_CACHE_BYTES) -> None:
+    def __init__(
+        self, budget: int = ANSWER_CACHE_BYTES, shared: MemoryBudget = TABLE_BUDGET
+    ) -> None:
         self.budget = budget
+        self._shared = shared
         self._entries: OrderedDict[Hashable, tuple[Snapshot, list[Chunk], int]] = OrderedDict()
         self._bytes = 0
         self._seen: OrderedDict[Hashable, None] = OrderedDict()
@@ -67,12 +72,14 @@ class AnswerCache:
             if entry is None or entry[0] is not snapshot:
                 return None
             self._entries.move_to_end(key)
-            return entry[1]
+        self._shared.touch(("answer", id(self), key))
+        return entry[1]
 
     def put(self, key: Hashable, snapshot: Snapshot, chunks: list[Chunk]) -> None:
         size = sum(len(c) for c in chunks)
         if size > self.budget:
             return
+        gone = []
         with self._lock:
             old = self._entries.pop(key, None)
             if old is not None:
@@ -80,8 +87,20 @@ class AnswerCache:
             self._entries[key] = (snapshot, chunks, size)
             self._bytes += size
             while self._bytes > self.budget:
-                _, (_, _, dropped) = self._entries.popitem(last=False)
+                dropped_key, (_, _, dropped) = self._entries.popitem(last=False)
                 self._bytes -= dropped
+                gone.append(dropped_key)
+        for dropped_key in gone:
+            self._shared.release(("answer", id(self), dropped_key))
+        self._shared.hold(("answer", id(self), key), size, lambda: self._forget(key, chunks))
+
+    def _forget(self, key: Hashable, chunks: list[Chunk]) -> None:
+        """Drop the answer of ``key`` (the shared budget's eviction), unless replaced."""
+        with self._lock:
+            entry = self._entries.get(key)
+            if entry is not None and entry[1] is chunks:
+                del self._entries[key]
+                self._bytes -= entry[2]
 
 
 class SnapshotLines:
