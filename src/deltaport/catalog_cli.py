@@ -191,8 +191,9 @@ def _run(fn: Handler) -> Callable[[argparse.Namespace], int]:
 
 
 def _store(args: argparse.Namespace, create: bool = False) -> SqlCatalog | RemoteCatalog:
-    """The catalog the command works on; a missing SQLite file is created only with
-    ``create`` (``catalog init``)."""
+    """The catalog the command works on (the database, or a server's admin API with
+    ``--server``: both a :class:`~deltaport.catalog.interface.Catalog`, which the commands
+    take); a missing SQLite file is created only with ``create`` (``catalog init``)."""
     from deltaport.catalog.remote import RemoteCatalog
     from deltaport.catalog.rows import CatalogError
     from deltaport.catalog.sql_store import SqlCatalog
@@ -275,40 +276,28 @@ def _share_revoke(args: argparse.Namespace) -> str:
 
 
 def _table_add(args: argparse.Namespace) -> str:
-    from deltaport.catalog.commands import add_table, details_from_args
+    from deltaport.catalog.commands import add_table, details_from_args, split_table_name
     from deltaport.catalog.remote import RemoteCatalog
+    from deltaport.catalog.rows import TableSpec
     from deltaport.storage.uri import absolute_location
 
-    args.location = absolute_location(args.location)
-    store = _store(args)
-    modes = [m.strip() for m in args.access_modes.split(",") if m.strip()]
-    if isinstance(store, RemoteCatalog):
-        return store.add_table(
-            args.name,
-            args.location,
-            history_shared=args.history,
-            start_version=args.start_version,
-            partition_filter=args.partition_filter,
-            access_modes=modes,
-            auxiliary_locations=args.auxiliary_locations,
-            comment=args.comment,
-            details=details_from_args(args),
-        )
-    options, settings_for = _server_storage(args.config, args.location)
-    return add_table(
-        store,
-        args.name,
-        args.location,
+    location = absolute_location(args.location)
+    spec = TableSpec(
+        location,
         history_shared=args.history,
         start_version=args.start_version,
         partition_filter=args.partition_filter,
-        access_modes=modes,
-        auxiliary_locations=args.auxiliary_locations,
-        storage_options=options,
-        settings_for=settings_for,
+        access_modes=tuple(m.strip() for m in args.access_modes.split(",") if m.strip()),
+        auxiliary_locations=tuple(args.auxiliary_locations),
         comment=args.comment,
         details=details_from_args(args),
     )
+    store = _store(args)
+    if isinstance(store, RemoteCatalog):  # the server checks it with its storage settings
+        store.add_table(*split_table_name(args.name), spec)
+        return f"added table {args.name} ({location})"
+    options, settings_for = _server_storage(args.config, location)
+    return add_table(store, args.name, spec, options, settings_for)
 
 
 def _table_remove(args: argparse.Namespace) -> str:

@@ -11,6 +11,7 @@ rotates it, and never again. The handlers translate HTTP into calls on
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
@@ -30,11 +31,11 @@ from deltaport.catalog.limits import grace_problem, lifetime_problem
 from deltaport.catalog.recipient_access import ActivationLink
 from deltaport.catalog.rows import (
     KEEP,
-    NO_DETAILS,
     CatalogNotFoundError,
     Details,
     IssuedToken,
     Keep,
+    TableSpec,
 )
 from deltaport.catalog.sql_store import SqlCatalog
 from deltaport.catalog.tokens import TOKEN
@@ -82,6 +83,19 @@ class _Table(msgspec.Struct, forbid_unknown_fields=True):
     displayName: str | None = None
     properties: dict[str, str] = msgspec.field(default_factory=dict)
 
+    @property
+    def spec(self) -> TableSpec:
+        return TableSpec(
+            self.location,
+            self.historyShared,
+            self.startVersion,
+            self.partitionFilter,
+            tuple(self.accessModes),
+            tuple(self.auxiliaryLocations),
+            self.comment,
+            Details.of(self.displayName, self.properties),
+        )
+
 
 class _Recipient(msgspec.Struct, forbid_unknown_fields=True):
     name: str
@@ -118,36 +132,11 @@ class CatalogService:
         self._config = config
         self.sharing_url = sharing_url
 
-    def add_table(
-        self,
-        full_name: str,
-        location: str,
-        *,
-        history_shared: bool = False,
-        start_version: int = 0,
-        partition_filter: str | None = None,
-        access_modes: Sequence[str] = (URL,),
-        auxiliary_locations: Sequence[str] = (),
-        comment: str | None = None,
-        details: Details | None = None,
-    ) -> str:
-        """Share the table at ``location`` as ``full_name`` after checking it (reading it
-        with the server's storage settings); returns what was done, in words."""
-        options, _ = self._config.location_settings(location)
-        return add_table(
-            self.store,
-            full_name,
-            location,
-            history_shared=history_shared,
-            start_version=start_version,
-            partition_filter=partition_filter,
-            access_modes=access_modes,
-            auxiliary_locations=auxiliary_locations,
-            storage_options=options,
-            settings_for=self._config.location_settings,
-            comment=comment,
-            details=details or NO_DETAILS,
-        )
+    def add_table(self, full_name: str, spec: TableSpec) -> str:
+        """Share the table ``spec`` describes as ``full_name`` after checking it (reading
+        it with the server's storage settings); returns what was done, in words."""
+        options, _ = self._config.location_settings(spec.location)
+        return add_table(self.store, full_name, spec, options, self._config.location_settings)
 
     def update_table(
         self,
@@ -170,27 +159,15 @@ class CatalogService:
         )
         if current is None:
             raise CatalogNotFoundError(f"no table {full_name}")
+        spec = replace(
+            current.spec,
+            history_shared=history_shared,
+            start_version=start_version,
+            partition_filter=partition_filter,
+        )
         options, _ = self._config.location_settings(current.location)
-        check_table(
-            full_name,
-            current.location,
-            history_shared=history_shared,
-            start_version=start_version,
-            partition_filter=partition_filter,
-            access_modes=current.access_modes,
-            auxiliary_locations=current.auxiliary_locations,
-            storage_options=options,
-            settings_for=self._config.location_settings,
-        )
-        self.store.update_table(
-            share,
-            schema,
-            name,
-            history_shared=history_shared,
-            start_version=start_version,
-            partition_filter=partition_filter,
-            comment=current.comment,
-        )
+        check_table(full_name, spec, options, self._config.location_settings)
+        self.store.update_table(share, schema, name, spec)
 
     def remove_table(self, full_name: str) -> None:
         self.store.remove_table(*split_table_name(full_name))
@@ -367,19 +344,7 @@ class CatalogApi:
 
     async def add_table(self, request: Request) -> Response:
         body = await _body(request, _Table)
-        message = await run_in_threadpool(
-            lambda: self._service.add_table(
-                body.name,
-                body.location,
-                history_shared=body.historyShared,
-                start_version=body.startVersion,
-                partition_filter=body.partitionFilter,
-                access_modes=body.accessModes,
-                auxiliary_locations=body.auxiliaryLocations,
-                comment=body.comment,
-                details=Details.of(body.displayName, body.properties),
-            )
-        )
+        message = await run_in_threadpool(lambda: self._service.add_table(body.name, body.spec))
         return _json({"message": message}, 201)
 
     async def remove_table(self, request: Request) -> Response:

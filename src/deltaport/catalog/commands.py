@@ -1,4 +1,4 @@
-"""What the catalog commands of ``deltaport`` do: each takes a :class:`SqlCatalog` and
+"""What the catalog commands of ``deltaport`` do: each takes a :class:`Catalog` and
 returns the text to print. The argument parsing is in :mod:`deltaport.catalog_cli`."""
 
 from __future__ import annotations
@@ -8,17 +8,16 @@ import json
 import os
 import re
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from datetime import timedelta
 from pathlib import Path
 from types import TracebackType
 
 from deltaport.catalog.access import SettingsFor
+from deltaport.catalog.interface import Catalog
 from deltaport.catalog.limits import MAX_DURATION_SECONDS
 from deltaport.catalog.partition_filter import PartitionFilterError, check
-from deltaport.catalog.remote import RemoteCatalog
-from deltaport.catalog.rows import NO_DETAILS, CatalogError, Details, IssuedToken, TokenRow
-from deltaport.catalog.sql_store import SqlCatalog
+from deltaport.catalog.rows import CatalogError, Details, IssuedToken, TableSpec, TokenRow
 from deltaport.catalog.store_checks import check_table_fields, expiry_text
 from deltaport.catalog.tokens import OAUTH, TOKEN_ENDPOINT_PATH
 from deltaport.delta import open_table
@@ -50,89 +49,43 @@ def split_table_name(text: str) -> tuple[str, str, str]:
 
 
 def add_table(
-    catalog: SqlCatalog,
+    catalog: Catalog,
     full_name: str,
-    location: str,
-    *,
-    history_shared: bool,
-    start_version: int,
-    partition_filter: str | None,
-    access_modes: Sequence[str] = (URL,),
-    auxiliary_locations: Sequence[str] = (),
+    spec: TableSpec,
     storage_options: Mapping[str, str] | None = None,
     settings_for: SettingsFor | None = None,
-    comment: str | None = None,
-    details: Details = NO_DETAILS,
 ) -> str:
-    """Add a table after checking it (see :func:`check_table`); ``comment`` and
-    ``details`` are what recipients see of it besides its name."""
+    """Add a table after checking it (see :func:`check_table`)."""
     share, schema, name = split_table_name(full_name)
-    check_table(
-        full_name,
-        location,
-        history_shared=history_shared,
-        start_version=start_version,
-        partition_filter=partition_filter,
-        access_modes=access_modes,
-        auxiliary_locations=auxiliary_locations,
-        storage_options=storage_options,
-        settings_for=settings_for,
-    )
-    catalog.add_table(
-        share,
-        schema,
-        name,
-        location,
-        history_shared=history_shared,
-        start_version=start_version,
-        partition_filter=partition_filter,
-        access_modes=access_modes,
-        auxiliary_locations=auxiliary_locations,
-        comment=comment,
-        details=details,
-    )
-    return f"added table {share}.{schema}.{name} ({location})"
+    check_table(full_name, spec, storage_options, settings_for)
+    catalog.add_table(share, schema, name, spec)
+    return f"added table {share}.{schema}.{name} ({spec.location})"
 
 
 def check_table(
     full_name: str,
-    location: str,
-    *,
-    history_shared: bool,
-    start_version: int,
-    partition_filter: str | None,
-    access_modes: Sequence[str] = (URL,),
-    auxiliary_locations: Sequence[str] = (),
+    spec: TableSpec,
     storage_options: Mapping[str, str] | None = None,
     settings_for: SettingsFor | None = None,
 ) -> None:
     """Refuse (:class:`CatalogError`, with the reason) a table that cannot be shared: its
     access modes are checked (with the credential settings of ``settings_for`` when the
-    server's storage configuration is known), ``location`` must hold a readable Delta table
-    and the partition filter may name only its partition columns. Reads storage, writes
-    nothing: callers check every table of a change before changing the catalog."""
-    check_table_fields(
-        full_name,
-        location,
-        access_modes,
-        auxiliary_locations,
-        history_shared=history_shared,
-        start_version=start_version,
-        partition_filter=partition_filter,
-        settings_for=settings_for,
-    )
+    server's storage configuration is known), its location must hold a readable Delta
+    table and the partition filter may name only its partition columns. Reads storage,
+    writes nothing: callers check every table of a change before changing the catalog."""
+    check_table_fields(full_name, spec, settings_for)
     try:
-        metadata = open_table(location, storage_options).snapshot().metadata
+        metadata = open_table(spec.location, storage_options).snapshot().metadata
     except DeltaError as exc:
-        raise CatalogError(f"{location} cannot be shared: {exc}") from None
-    if partition_filter is not None:
+        raise CatalogError(f"{spec.location} cannot be shared: {exc}") from None
+    if spec.partition_filter is not None:
         try:
-            check(partition_filter, metadata.partition_columns)
+            check(spec.partition_filter, metadata.partition_columns)
         except PartitionFilterError as exc:
             raise CatalogError(str(exc)) from None
 
 
-def list_shares(catalog: SqlCatalog | RemoteCatalog) -> str:
+def list_shares(catalog: Catalog) -> str:
     contents = catalog.contents()
     lines = []
     for share in contents.shares:
@@ -159,7 +112,7 @@ def list_shares(catalog: SqlCatalog | RemoteCatalog) -> str:
     return "\n".join(lines) or "no shares"
 
 
-def list_recipients(catalog: SqlCatalog | RemoteCatalog) -> str:
+def list_recipients(catalog: Catalog) -> str:
     contents = catalog.contents()
     shares = {name_key(s.name): s.name for s in contents.shares}
     now = int(time.time() * 1000)

@@ -26,6 +26,7 @@ from deltaport.catalog.recipient_access import (
     DEFAULT_MAX_ENTRIES,
     parse_network,
 )
+from deltaport.catalog.rows import Details, TableSpec
 from deltaport.catalog.tokens import DEFAULT_ACCESS_TOKEN_SECONDS, MAX_TOKEN_LENGTH
 from deltaport.protocol.credentials import URL
 from deltaport.protocol.names import name_key, name_problem
@@ -80,6 +81,20 @@ class TableConfig(_Config):
     def shares_history(self) -> bool:
         """``cdfEnabled`` is the reference server's older name for ``historyShared``."""
         return self.history_shared or self.cdf_enabled
+
+    @property
+    def spec(self) -> TableSpec:
+        """How the table is shared, as a catalog takes it."""
+        return TableSpec(
+            self.location,
+            self.shares_history,
+            self.start_version,
+            self.partition_filter,
+            tuple(self.access_modes),
+            tuple(self.auxiliary_locations),
+            self.comment,
+            Details.of(self.display_name, self.properties),
+        )
 
 
 class SchemaConfig(_Config):

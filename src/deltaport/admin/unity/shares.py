@@ -154,15 +154,7 @@ class SharesApi:
         options, _ = self._config.location_settings(t.location)
         try:
             check_table(
-                f"{share}.{t.schema}.{t.name}",
-                t.location,
-                history_shared=t.history_shared,
-                start_version=t.start_version,
-                partition_filter=t.partition_filter,
-                access_modes=t.access_modes,
-                auxiliary_locations=t.auxiliary_locations,
-                storage_options=options,
-                settings_for=self._config.location_settings,
+                f"{share}.{t.schema}.{t.name}", t.spec, options, self._config.location_settings
             )
         except CatalogError as exc:
             raise InvalidParameterError(f"{plan.where}data_object: {exc}") from None
@@ -180,28 +172,11 @@ class SharesApi:
             for plan in plans:
                 t = plan.merged()
                 if plan.action == "ADD":
-                    self._store.add_table(
-                        share,
-                        t.schema,
-                        t.name,
-                        t.location,
-                        history_shared=t.history_shared,
-                        start_version=t.start_version,
-                        partition_filter=t.partition_filter,
-                        comment=t.comment,
-                    )
+                    self._store.add_table(share, t.schema, t.name, t.spec)
                 elif plan.action == "REMOVE":
                     self._store.remove_table(share, t.schema, t.name)
                 else:
-                    self._store.update_table(
-                        share,
-                        t.schema,
-                        t.name,
-                        history_shared=t.history_shared,
-                        start_version=t.start_version,
-                        partition_filter=t.partition_filter,
-                        comment=t.comment,
-                    )
+                    self._store.update_table(share, t.schema, t.name, t.spec)
             for schema, comment in comments:  # after the tables: a schema added with them
                 self._store.set_schema_details(
                     share, schema, comment=KEEP if comment is None else comment

@@ -13,7 +13,7 @@ from starlette.responses import RedirectResponse, Response
 
 from deltaport.catalog.pages import listings
 from deltaport.catalog.pages.listings import ShareView
-from deltaport.catalog.rows import CatalogError, TableRow
+from deltaport.catalog.rows import CatalogError, TableRow, TableSpec
 from deltaport.catalog.store_checks import check_name
 from deltaport.config.model import ServerConfig
 from deltaport.console.manage import filter_check, forms
@@ -170,11 +170,13 @@ class SharePages:
                 target,
                 lambda: self._service.add_table(
                     full_name,
-                    location,
-                    history_shared=forms.checked(fields, "history_shared"),
-                    start_version=start,
-                    partition_filter=text,
-                    access_modes=modes,
+                    TableSpec(
+                        location,
+                        history_shared=forms.checked(fields, "history_shared"),
+                        start_version=start,
+                        partition_filter=text,
+                        access_modes=tuple(modes),
+                    ),
                 ),
             )
         except ChangeFailed as exc:
