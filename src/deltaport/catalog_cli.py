@@ -276,7 +276,8 @@ def _share_revoke(args: argparse.Namespace) -> str:
 
 
 def _table_add(args: argparse.Namespace) -> str:
-    from deltaport.catalog.commands import add_table, details_from_args, split_table_name
+    from deltaport.catalog.commands import details_from_args
+    from deltaport.catalog.provider.tables import added_text, check_table, split_table_name
     from deltaport.catalog.remote import RemoteCatalog
     from deltaport.catalog.rows import TableSpec
     from deltaport.storage.uri import absolute_location
@@ -297,11 +298,12 @@ def _table_add(args: argparse.Namespace) -> str:
         store.add_table(*split_table_name(args.name), spec)
         return f"added table {args.name} ({location})"
     options, settings_for = _server_storage(args.config, location)
-    return add_table(store, args.name, spec, options, settings_for)
+    check_table(args.name, spec, options, settings_for)
+    return added_text(store.add_table(*split_table_name(args.name), spec))
 
 
 def _table_remove(args: argparse.Namespace) -> str:
-    from deltaport.catalog.commands import split_table_name
+    from deltaport.catalog.provider.tables import split_table_name
 
     _store(args).remove_table(*split_table_name(args.name))
     return f"removed table {args.name}"
@@ -311,6 +313,7 @@ def _recipient_create(args: argparse.Namespace) -> str:
     """Everything that can fail is checked before the recipient is written: the arguments,
     the configuration, the endpoint (by the store) and the profile path."""
     from deltaport.catalog.commands import ProfileOutput, parse_properties
+    from deltaport.catalog.provider.profiles import profile_document
     from deltaport.catalog.remote import RemoteCatalog
     from deltaport.catalog.rows import CatalogError
     from deltaport.catalog.store_checks import expiry_text
@@ -363,12 +366,15 @@ def _recipient_create(args: argparse.Namespace) -> str:
             max_ip_entries=_configured(args).max_ip_access_list_entries,
         )
         endpoint = issued.endpoint or fallback
-        return profile.write(issued, endpoint, iceberg_endpoint(args, endpoint))
+        return profile.write(
+            issued, profile_document(issued, endpoint, iceberg_endpoint(args, endpoint))
+        )
 
 
 def _recipient_rotate(args: argparse.Namespace) -> str:
     """As :func:`_recipient_create`: nothing changes unless the profile can be made."""
     from deltaport.catalog.commands import ProfileOutput, parse_duration
+    from deltaport.catalog.provider.profiles import profile_document
     from deltaport.catalog.rows import KEEP
 
     grace = timedelta(0) if args.now else parse_duration(args.grace)
@@ -380,7 +386,9 @@ def _recipient_rotate(args: argparse.Namespace) -> str:
             args.name, grace, lifetime, endpoint=explicit_endpoint(args), default_endpoint=fallback
         )
         endpoint = issued.endpoint or fallback
-        return profile.write(issued, endpoint, iceberg_endpoint(args, endpoint))
+        return profile.write(
+            issued, profile_document(issued, endpoint, iceberg_endpoint(args, endpoint))
+        )
 
 
 def _recipient_revoke(args: argparse.Namespace) -> str:

@@ -1,5 +1,7 @@
-"""What the catalog commands of ``deltaport`` do: each takes a :class:`Catalog` and
-returns the text to print. The argument parsing is in :mod:`deltaport.catalog_cli`."""
+"""The catalog commands' text: durations, properties and table names read from the
+command line, the listings of shares and recipients, and the profile file a new credential
+is written to. The argument parsing is in :mod:`deltaport.catalog_cli`; what the commands
+do is the provider service's (:mod:`deltaport.catalog.provider.service`)."""
 
 from __future__ import annotations
 
@@ -13,15 +15,11 @@ from datetime import timedelta
 from pathlib import Path
 from types import TracebackType
 
-from deltaport.catalog.access import SettingsFor
 from deltaport.catalog.interface import Catalog
 from deltaport.catalog.limits import MAX_DURATION_SECONDS
-from deltaport.catalog.partition_filter import PartitionFilterError, check
-from deltaport.catalog.rows import CatalogError, Details, IssuedToken, TableSpec, TokenRow
-from deltaport.catalog.store_checks import check_table_fields, expiry_text
-from deltaport.catalog.tokens import OAUTH, TOKEN_ENDPOINT_PATH
-from deltaport.delta import open_table
-from deltaport.delta.errors import DeltaError
+from deltaport.catalog.rows import CatalogError, Details, IssuedToken, TokenRow
+from deltaport.catalog.store_checks import expiry_text
+from deltaport.catalog.tokens import OAUTH
 from deltaport.protocol.credentials import URL
 from deltaport.protocol.names import name_key
 from deltaport.text.wording import count
@@ -39,50 +37,6 @@ def parse_duration(text: str) -> timedelta:
     if seconds > MAX_DURATION_SECONDS:
         raise CatalogError(f"{text[:80]!r} is longer than 100 years ({MAX_DURATION_SECONDS}s)")
     return timedelta(seconds=seconds)
-
-
-def split_table_name(text: str) -> tuple[str, str, str]:
-    parts = text.split(".")
-    if len(parts) != 3 or not all(parts):
-        raise CatalogError(f"a table is named SHARE.SCHEMA.TABLE, got {text!r}")
-    return parts[0], parts[1], parts[2]
-
-
-def add_table(
-    catalog: Catalog,
-    full_name: str,
-    spec: TableSpec,
-    storage_options: Mapping[str, str] | None = None,
-    settings_for: SettingsFor | None = None,
-) -> str:
-    """Add a table after checking it (see :func:`check_table`)."""
-    share, schema, name = split_table_name(full_name)
-    check_table(full_name, spec, storage_options, settings_for)
-    catalog.add_table(share, schema, name, spec)
-    return f"added table {share}.{schema}.{name} ({spec.location})"
-
-
-def check_table(
-    full_name: str,
-    spec: TableSpec,
-    storage_options: Mapping[str, str] | None = None,
-    settings_for: SettingsFor | None = None,
-) -> None:
-    """Refuse (:class:`CatalogError`, with the reason) a table that cannot be shared: its
-    access modes are checked (with the credential settings of ``settings_for`` when the
-    server's storage configuration is known), its location must hold a readable Delta
-    table and the partition filter may name only its partition columns. Reads storage,
-    writes nothing: callers check every table of a change before changing the catalog."""
-    check_table_fields(full_name, spec, settings_for)
-    try:
-        metadata = open_table(spec.location, storage_options).snapshot().metadata
-    except DeltaError as exc:
-        raise CatalogError(f"{spec.location} cannot be shared: {exc}") from None
-    if spec.partition_filter is not None:
-        try:
-            check(spec.partition_filter, metadata.partition_columns)
-        except PartitionFilterError as exc:
-            raise CatalogError(str(exc)) from None
 
 
 def list_shares(catalog: Catalog) -> str:
@@ -167,34 +121,6 @@ def _duration_text(lifetime: timedelta) -> str:
     return count(seconds, "second")
 
 
-def profile_document(
-    issued: IssuedToken, endpoint: str, iceberg_endpoint: str | None = None
-) -> dict[str, object]:
-    """A recipient's profile for a credential just issued: ``shareCredentialsVersion`` 1
-    with a bearer token, or 2 of type ``oauth_client_credentials`` for an OAuth client
-    (whose token endpoint is under the sharing endpoint). ``iceberg_endpoint``: where the
-    server's Iceberg catalog is, for a bearer token (an Iceberg reader signs in with it)."""
-    if issued.client_id is not None:
-        return {
-            "shareCredentialsVersion": 2,
-            "type": "oauth_client_credentials",
-            "endpoint": endpoint,
-            "tokenEndpoint": endpoint.rstrip("/") + TOKEN_ENDPOINT_PATH,
-            "clientId": issued.client_id,
-            "clientSecret": issued.token,
-        }
-    profile: dict[str, object] = {
-        "shareCredentialsVersion": 1,
-        "endpoint": endpoint,
-        "bearerToken": issued.token,
-    }
-    if iceberg_endpoint is not None:
-        profile["icebergEndpoint"] = iceberg_endpoint
-    if issued.expires_at is not None:
-        profile["expirationTime"] = _iso_utc(issued.expires_at)
-    return profile
-
-
 class ProfileOutput:
     """Where the profile of a token about to be made goes: a file (``output``, readable by
     its owner only) or, without one, the text to print.
@@ -235,10 +161,9 @@ class ProfileOutput:
             if kind is not None and self._path is not None:
                 self._path.unlink(missing_ok=True)
 
-    def write(self, issued: IssuedToken, endpoint: str, iceberg_endpoint: str | None = None) -> str:
-        """Write the profile; returns what to tell the provider."""
+    def write(self, issued: IssuedToken, document: Mapping[str, object]) -> str:
+        """Write ``document``, the profile of ``issued``; returns what to tell the provider."""
         secret = "client secret" if issued.client_id else "token"
-        document = profile_document(issued, endpoint, iceberg_endpoint)
         text = json.dumps(document, indent=2) + "\n"
         if self._fd is None or self._path is None:
             return text + f"(keep this profile: its {secret} cannot be shown again)"
@@ -255,12 +180,6 @@ class ProfileOutput:
         ends = _expiry_phrase(issued.expires_at)
         credential = "client" if issued.client_id else "token"
         return f"wrote the profile of {issued.recipient} to {self._path} (the {credential} {ends})"
-
-
-def _iso_utc(millis: int) -> str:
-    from datetime import UTC, datetime
-
-    return datetime.fromtimestamp(millis / 1000, UTC).strftime("%Y-%m-%dT%H:%M:%S.000Z")
 
 
 def parse_properties(items: Iterable[str]) -> dict[str, str]:

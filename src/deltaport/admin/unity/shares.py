@@ -34,9 +34,9 @@ from deltaport.admin.unity.objects import (
     shared_as,
 )
 from deltaport.admin.unity.paging import next_page_token, page, page_request
-from deltaport.catalog.commands import check_table
 from deltaport.catalog.pages.by_name import shares_after
 from deltaport.catalog.pages.listings import ShareView, share_view
+from deltaport.catalog.provider.tables import check_table
 from deltaport.catalog.rows import KEEP, CatalogContents, CatalogError, ShareRow, TableRow
 from deltaport.catalog.sql_store import SqlCatalog
 from deltaport.config.model import ServerConfig

@@ -35,10 +35,11 @@ class SharePages:
     def __init__(self, changes: Changes, config: ServerConfig) -> None:
         self._changes = changes
         self._service = changes.service
+        self._database = changes.database
         self._config = config
 
     async def _share(self, name: str) -> ShareView:
-        found = await run_in_threadpool(listings.share_view, self._service.store.database, name)
+        found = await run_in_threadpool(listings.share_view, self._database, name)
         if found is None:
             raise ResourceNotFoundError(f"share {name[:300]!r} does not exist")
         return found
@@ -46,7 +47,7 @@ class SharePages:
     async def _table(self, request: Request) -> TableRow:
         p = request.path_params
         found = await run_in_threadpool(
-            listings.shared_table, self._service.store.database, p["share"], p["schema"], p["table"]
+            listings.shared_table, self._database, p["share"], p["schema"], p["table"]
         )
         if found is None:
             label = f"{p['share']}.{p['schema']}.{p['table']}"
@@ -58,9 +59,7 @@ class SharePages:
         self, request: Request, errors: forms.FormErrors | None = None, given: Any = None
     ) -> Response:
         offset = max(0, int_param(request.query_params.get("offset"), "offset") or 0)
-        found = await run_in_threadpool(
-            listings.share_page, self._service.store.database, offset, PAGE_SIZE
-        )
+        found = await run_in_threadpool(listings.share_page, self._database, offset, PAGE_SIZE)
         return page(
             request,
             "manage/shares.html",
@@ -84,7 +83,7 @@ class SharePages:
                 request,
                 ops.CREATE_SHARE,
                 target,
-                lambda: self._service.store.create_share(name, comment),
+                lambda: self._service.create_share(name, comment),
             )
         except ChangeFailed as exc:
             return await self.listing(request, forms.FormErrors(name=exc.error.message), fields)
@@ -202,7 +201,7 @@ class SharePages:
                 request,
                 ops.UPDATE_SHARE,
                 target,
-                lambda: self._service.store.set_schema_details(
+                lambda: self._service.set_schema_details(
                     share,
                     schema,
                     display_name=forms.text(fields, "display_name") or None,
@@ -288,7 +287,7 @@ class SharePages:
             request,
             ops.DELETE_SHARE,
             Target(share=share),
-            lambda: self._service.store.drop_share(share),
+            lambda: self._service.drop_share(share),
             BASE,
         )
 
@@ -336,7 +335,7 @@ class SharePages:
             request,
             ops.UPDATE_SHARE,
             Target(table=label),
-            lambda: self._service.store.remove_table(p["share"], p["schema"], p["table"]),
+            lambda: self._service.remove_table(p["share"], p["schema"], p["table"]),
             f"{BASE}/{q(p['share'])}",
         )
 

@@ -24,7 +24,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from deltaport.catalog.commands import profile_document
+from deltaport.catalog.provider.profiles import profile_document
 from deltaport.catalog.recipient_access import (
     ACTIVATION_INFO_PATH,
     ACTIVATION_PATH,
