@@ -103,7 +103,9 @@ def create_admin_app(
         guard = audited(api.guard)
         routes += CatalogApi(service).routes(guard)
         routes += AuditApi(catalog.database).routes(guard)
-    routes += unity_routes(catalog, config, sharing_url, audited(_unity_guard(api)), limit, audit)
+    routes += unity_routes(
+        catalog, service, config, sharing_url, audited(_unity_guard(api)), limit, audit
+    )
     app = Starlette(
         routes=routes,
         middleware=[
