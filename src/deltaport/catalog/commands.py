@@ -15,9 +15,8 @@ from datetime import timedelta
 from pathlib import Path
 from types import TracebackType
 
-from deltaport.catalog.interface import Catalog
 from deltaport.catalog.limits import MAX_DURATION_SECONDS
-from deltaport.catalog.rows import CatalogError, Details, IssuedToken, TokenRow
+from deltaport.catalog.rows import CatalogContents, CatalogError, Details, IssuedToken, TokenRow
 from deltaport.catalog.store_checks import expiry_text
 from deltaport.catalog.tokens import OAUTH
 from deltaport.protocol.credentials import URL
@@ -39,8 +38,7 @@ def parse_duration(text: str) -> timedelta:
     return timedelta(seconds=seconds)
 
 
-def list_shares(catalog: Catalog) -> str:
-    contents = catalog.contents()
+def list_shares(contents: CatalogContents) -> str:
     lines = []
     for share in contents.shares:
         tables = [t for t in contents.tables if name_key(t.share) == name_key(share.name)]
@@ -66,8 +64,7 @@ def list_shares(catalog: Catalog) -> str:
     return "\n".join(lines) or "no shares"
 
 
-def list_recipients(catalog: Catalog) -> str:
-    contents = catalog.contents()
+def list_recipients(contents: CatalogContents) -> str:
     shares = {name_key(s.name): s.name for s in contents.shares}
     now = int(time.time() * 1000)
     lines = []
