@@ -37,6 +37,7 @@ from starlette.responses import StreamingResponse
 
 from deltaport.catalog.database.connection import Database
 from deltaport.catalog.database.migrations import migrate
+from deltaport.catalog.rows import TableSpec
 from deltaport.catalog.sql_store import SqlCatalog
 from deltaport.observe.audit_log import AuditLog
 from deltaport.observe.audit_record import QUERIED_TABLE, AuditRecord
@@ -61,7 +62,7 @@ def catalog_server(tmp: Path) -> tuple[str, str]:
     url = f"sqlite:///{tmp}/catalog.db"
     catalog = SqlCatalog(url)
     catalog.create_share("bench")
-    catalog.add_table("bench", "default", "small", str(table))
+    catalog.add_table("bench", "default", "small", TableSpec(str(table)))
     issued = catalog.create_recipient("reader")
     catalog.grant("bench", "reader")
     return url, issued.token

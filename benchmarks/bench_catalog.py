@@ -24,6 +24,7 @@ import pyarrow as pa
 from bench_server import deltaport_serving, free_port, requests_per_second
 from deltalake import write_deltalake
 
+from deltaport.catalog.rows import TableSpec
 from deltaport.catalog.sql_store import SqlCatalog
 
 RECIPIENTS = 10_000
@@ -58,7 +59,7 @@ def build(tmp: Path) -> tuple[Path, Path, str]:
     store = SqlCatalog(url)
     for i in range(SHARES):
         store.create_share(f"share{i}")
-        store.add_table(f"share{i}", "s", "t", str(table))
+        store.add_table(f"share{i}", "s", "t", TableSpec(str(table)))
     token = ""
     for i in range(RECIPIENTS):
         issued = store.create_recipient(f"r{i}", {"region": "eu"})

@@ -37,6 +37,7 @@ from deltalake import write_deltalake
 from deltaport.catalog.live.live_catalog import LiveCatalog
 from deltaport.catalog.live.reading import read_all
 from deltaport.catalog.live.snapshot import loaded
+from deltaport.catalog.rows import TableSpec
 from deltaport.catalog.sql_store import SqlCatalog
 
 TABLES = 50_000
@@ -54,7 +55,7 @@ def build(tmp: Path) -> tuple[str, str]:
     url = f"sqlite:///{tmp}/catalog.db"
     store = SqlCatalog(url)
     store.create_share("share0")
-    store.add_table("share0", "s", "t0", str(table))
+    store.add_table("share0", "s", "t0", TableSpec(str(table)))
     token = store.create_recipient("r0").token
     store.grant("share0", "r0")
     now = int(time.time() * 1000)

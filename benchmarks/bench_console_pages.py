@@ -40,6 +40,7 @@ import yaml
 from bench_server import free_port, serving
 
 from deltaport.admin.unity.paging import page_token
+from deltaport.catalog.rows import TableSpec
 from deltaport.catalog.sql_store import SqlCatalog
 from deltaport.observe.audit_record import QUERIED_TABLE, AuditRecord, iso_time
 from deltaport.observe.audit_store import write
@@ -62,7 +63,7 @@ def fill(catalog: SqlCatalog, location: str) -> int:
     with catalog.batch():
         for i in range(N_SHARES):
             catalog.create_share(f"s{i:04}")
-            catalog.add_table(f"s{i:04}", "d", "t", location)
+            catalog.add_table(f"s{i:04}", "d", "t", TableSpec(location))
         for i in range(N_RECIPIENTS):
             catalog.create_recipient(f"r{i:05}", expires_in=timedelta(days=1 + i % 60))
             catalog.grant(f"s{i % N_SHARES:04}", f"r{i:05}")

@@ -40,6 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_server import deltaport_serving, free_port, requests_per_second
 
+from deltaport.catalog.rows import TableSpec
 from deltaport.catalog.sql_store import SqlCatalog
 from postgres import PostgresCluster, new_database
 
@@ -76,7 +77,7 @@ def seed(url: str, tmp: Path) -> str:
         )
     store = SqlCatalog(url)
     store.create_share("bench")
-    store.add_table("bench", "default", "t", str(table))
+    store.add_table("bench", "default", "t", TableSpec(str(table)))
     token = store.create_recipient("reader").token
     store.grant("bench", "reader")
     store.database.close()

@@ -59,6 +59,7 @@ import pyarrow.parquet as pq
 import yaml
 from deltalake import write_deltalake
 
+from deltaport.catalog.rows import TableSpec
 from deltaport.catalog.sql_store import SqlCatalog
 
 TABLE = "/shares/soak/schemas/s/tables/t"
@@ -222,7 +223,7 @@ def build(tmp: Path) -> tuple[str, dict[str, str]]:
     url = f"sqlite:///{tmp}/catalog.db"
     store = SqlCatalog(url)
     store.create_share("soak")
-    store.add_table("soak", "s", "t", str(table), history_shared=True)
+    store.add_table("soak", "s", "t", TableSpec(str(table), history_shared=True))
     tokens = {}
     for name in (*STEADY, "rotated", "revoked", "greedy"):
         tokens[name] = store.create_recipient(name).token

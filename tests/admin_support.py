@@ -14,6 +14,7 @@ import httpx
 import pytest
 
 from corpus import corpus_table
+from deltaport.catalog.rows import TableSpec
 from deltaport.catalog.sql_store import SqlCatalog
 from difftables import branch, write
 from sharing_server import (
@@ -201,7 +202,9 @@ def catalog_admin_server(
         share, schema, short = name.split(".")
         if share not in {s.name for s in catalog.contents().shares}:
             catalog.create_share(share)
-        catalog.add_table(share, schema, short, str(admin_tables[table]), history_shared=True)
+        catalog.add_table(
+            share, schema, short, TableSpec(str(admin_tables[table]), history_shared=True)
+        )
     port = free_port()
     config = {
         "signingKey": "a-fixed-key-for-catalog-admin-tests",

@@ -43,6 +43,7 @@ from schemathesis.specs.openapi.checks import (
 
 from admin_support import ADMIN_TOKEN, _await_admin
 from corpus import corpus_table
+from deltaport.catalog.rows import TableSpec
 from deltaport.catalog.sql_store import SqlCatalog
 from sharing_server import free_port, start_server, stop_server, write_partitioned_table
 
@@ -142,10 +143,12 @@ def fuzz_server(tmp: Path) -> Iterator[FuzzServer]:
     catalog.create_share("sales")
     catalog.create_share("lab")
     parted = write_partitioned_table(tmp / "parted")
-    catalog.add_table("sales", "eu", "orders", str(parted), history_shared=True)
+    catalog.add_table("sales", "eu", "orders", TableSpec(str(parted), history_shared=True))
     for name in ("dat__basic_append", "drs__cdf-table", "drs__table-with-dv-small"):
         short = name.split("__")[1].replace("-", "_")
-        catalog.add_table("lab", "corpus", short, str(corpus_table(name).path), history_shared=True)
+        catalog.add_table(
+            "lab", "corpus", short, TableSpec(str(corpus_table(name).path), history_shared=True)
+        )
     token = catalog.create_recipient("acme").token
     catalog.grant("sales", "acme")
     catalog.grant("lab", "acme")

@@ -15,7 +15,7 @@ import httpx
 
 from corpus import corpus_table
 from deltaport.cli import main as cli
-from deltaport.config.model import parse_config
+from deltaport.config.loading import parse_config
 from deltaport.protocol.profile import BearerTokenProfile
 from deltaport.server import create_app
 from deltaport.server.tables.async_queries import AsyncQueries, AsyncQuerySettings

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from admin_support import ADMIN_TOKEN, AdminServer, _await_admin
+from deltaport.catalog.rows import TableSpec
 from deltaport.catalog.sql_store import SqlCatalog
 from deltaport.observe import audit_record as ops
 from deltaport.observe.audit_record import AuditRecord
@@ -129,9 +130,9 @@ def activity_server(
     catalog = SqlCatalog(url)
     catalog.create_share("sales")
     catalog.create_share("lab")
-    catalog.add_table("sales", "eu", "orders", str(admin_tables["left"]))
-    catalog.add_table("sales", "eu", "orders_v2", str(admin_tables["right"]))
-    catalog.add_table("lab", "corpus", "dvcm", str(admin_tables["dvcm"]))
+    catalog.add_table("sales", "eu", "orders", TableSpec(str(admin_tables["left"])))
+    catalog.add_table("sales", "eu", "orders_v2", TableSpec(str(admin_tables["right"])))
+    catalog.add_table("lab", "corpus", "dvcm", TableSpec(str(admin_tables["dvcm"])))
     soon = catalog.create_recipient("acme", expires_in=timedelta(days=3))
     later = catalog.create_recipient("globex", expires_in=timedelta(days=30))
     revoked = catalog.create_recipient("initech", expires_in=timedelta(days=1))

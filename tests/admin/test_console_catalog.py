@@ -12,6 +12,7 @@ import markupsafe
 import pytest
 
 from admin_support import CATALOG_TABLES, AdminServer, CatalogAdminServer, login
+from deltaport.catalog.rows import TableSpec
 from deltaport.direct import describe_table, table_history
 
 TABS = ("", "/history", "/files", "/rows", "/changes")
@@ -46,7 +47,7 @@ def test_a_table_shared_while_serving_shows_at_once(
     catalog_admin_server: CatalogAdminServer, admin_tables: dict[str, Path]
 ) -> None:
     catalog = catalog_admin_server.catalog
-    catalog.add_table("sales", "eu", "late", str(admin_tables["parted"]))
+    catalog.add_table("sales", "eu", "late", TableSpec(str(admin_tables["parted"])))
     try:
         with login(catalog_admin_server.running) as client:
             assert "/console/tables/sales.eu.late" in client.get("/console/tables").text

@@ -16,6 +16,7 @@ import pytest
 
 from admin_support import CatalogAdminServer, login, start_empty_catalog_server
 from corpus import corpus_table
+from deltaport.catalog.rows import TableSpec
 from sharing_server import stop_server
 from waiting import wait_until
 
@@ -127,9 +128,9 @@ def test_destructive_changes_ask_first_and_then_happen(
     catalog = server.catalog
     location = str(corpus_table(PARTITIONED).path)
     catalog.create_share("doomed")
-    catalog.add_table("doomed", "s1", "a", location)
-    catalog.add_table("doomed", "s1", "b", location)
-    catalog.add_table("doomed", "s2", "c", location)
+    catalog.add_table("doomed", "s1", "a", TableSpec(location))
+    catalog.add_table("doomed", "s1", "b", TableSpec(location))
+    catalog.add_table("doomed", "s2", "c", TableSpec(location))
     catalog.create_recipient("leaving")
     catalog.grant("doomed", "leaving")
 
@@ -201,7 +202,7 @@ def test_every_form_is_refused_without_the_sessions_csrf_token(
 ) -> None:
     catalog = server.catalog
     catalog.create_share("guarded")
-    catalog.add_table("guarded", "s", "t", str(corpus_table(PARTITIONED).path))
+    catalog.add_table("guarded", "s", "t", TableSpec(str(corpus_table(PARTITIONED).path)))
     catalog.create_recipient("guard")
     catalog.grant("guarded", "guard")
     before = catalog.contents()

@@ -17,8 +17,9 @@ import httpx
 import pytest
 
 from deltaport.catalog.database.connection import Database, Row, Transaction
+from deltaport.catalog.rows import TableSpec
 from deltaport.catalog.sql_store import SqlCatalog
-from deltaport.config.model import parse_config
+from deltaport.config.loading import parse_config
 from deltaport.console import table_pages
 from deltaport.console.manage import recipient_pages, share_pages
 from deltaport.listeners.admin_app import create_admin_app
@@ -74,7 +75,7 @@ def grow(catalog: SqlCatalog, shares: range, recipients: range, granted: range) 
     with catalog.batch():
         for i in shares:
             catalog.create_share(f"s{i:04}")
-            catalog.add_table(f"s{i:04}", "d", "t", "/nowhere/t")
+            catalog.add_table(f"s{i:04}", "d", "t", TableSpec("/nowhere/t"))
         for i in recipients:
             catalog.create_recipient(f"r{i:05}")
             catalog.grant(f"s{granted[i % len(granted)]:04}", f"r{i:05}")
@@ -188,8 +189,8 @@ def test_the_pages_of_tables_list_each_once_in_order(catalog: tuple[SqlCatalog, 
     grow(store, range(0, 250), range(0), range(0))
     with store.batch():
         for i in range(0, 250, 50):  # a second table in a few schemas, a second schema
-            store.add_table(f"s{i:04}", "d", "u", "/nowhere/u")
-            store.add_table(f"s{i:04}", "e", "t", "/nowhere/t")
+            store.add_table(f"s{i:04}", "d", "u", TableSpec("/nowhere/u"))
+            store.add_table(f"s{i:04}", "e", "t", TableSpec("/nowhere/t"))
     total = 250 + 2 * 5
     answers = fetched(app, [f"/console/tables?offset={o}" for o in range(0, 300, 100)])
     shown = [

@@ -14,7 +14,7 @@ import pytest
 
 from admin_support import CatalogAdminServer, login, start_empty_catalog_server
 from corpus import corpus_table
-from deltaport.catalog.rows import SchemaRow
+from deltaport.catalog.rows import SchemaRow, TableSpec
 from sharing_server import stop_server
 
 PAGE = "/console/shares/notes"
@@ -25,7 +25,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[CatalogAdminSer
     running = start_empty_catalog_server(tmp_path_factory.mktemp("console-schema-details"))
     running.catalog.create_share("notes")
     location = str(corpus_table("dat__basic_partitioned").path)
-    running.catalog.add_table("notes", "EU", "t", location)
+    running.catalog.add_table("notes", "EU", "t", TableSpec(location))
     yield running
     stop_server(running.running.sharing)
 

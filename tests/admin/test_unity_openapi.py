@@ -13,7 +13,7 @@ from starlette.routing import Route
 from deltaport.admin.openapi import admin_openapi
 from deltaport.admin.unity import bodies
 from deltaport.catalog.sql_store import SqlCatalog
-from deltaport.config.model import parse_config
+from deltaport.config.loading import parse_config
 from deltaport.listeners.admin_app import create_admin_app
 
 UC = "/api/2.1/unity-catalog"

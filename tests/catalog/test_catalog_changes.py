@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from deltaport.catalog.database import change_log
 from deltaport.catalog.live.live_catalog import LiveCatalog
-from deltaport.catalog.rows import CatalogError
+from deltaport.catalog.rows import CatalogError, TableSpec
 from deltaport.catalog.sql_store import SqlCatalog
 from deltaport.catalog.tokens import OAUTH
 from deltaport.protocol.errors import ResourceNotFoundError, UnauthenticatedError
@@ -101,17 +101,12 @@ def _apply(store: SqlCatalog, links: list[str], operation: tuple[Any, ...]) -> N
         elif kind == "set_share_comment":
             store.set_share_comment(args[0], args[1])
         elif kind == "add_table":
-            store.add_table(args[0], args[1], args[2], f"/data/{args[2]}")
+            store.add_table(args[0], args[1], args[2], TableSpec(f"/data/{args[2]}"))
         elif kind == "update_table":
-            store.update_table(
-                args[0],
-                args[1],
-                args[2],
-                history_shared=True,
-                start_version=1,
-                partition_filter=None,
-                comment="changed",
+            changed = TableSpec(
+                f"/data/{args[2]}", history_shared=True, start_version=1, comment="changed"
             )
+            store.update_table(args[0], args[1], args[2], changed)
         elif kind == "remove_table":
             store.remove_table(args[0], args[1], args[2])
         elif kind == "create_recipient":
@@ -185,7 +180,7 @@ def test_a_share_dropped_and_created_again_takes_its_new_place(url: str) -> None
 def test_a_revoked_token_and_grant_are_refused_on_every_replica(url: str) -> None:
     store = SqlCatalog(url)
     store.create_share("sales")
-    store.add_table("sales", "s", "t", "/data/t")
+    store.add_table("sales", "s", "t", TableSpec("/data/t"))
     acme = store.create_recipient("acme").token
     other = store.create_recipient("other").token
     store.grant("sales", "acme")
@@ -220,12 +215,12 @@ def test_a_large_change_or_a_pruned_log_loads_the_catalog_whole(
     monkeypatch.setattr(change_log, "MAX_ITEMS_PER_CHANGE", 3)
     with store.batch():
         for i in range(4):
-            store.add_table("sales", "s", f"t{i}", f"/data/t{i}")
+            store.add_table("sales", "s", f"t{i}", TableSpec(f"/data/t{i}"))
     assert _logged(store) == 0  # too large a change: not logged item by item
     live.refresh()
     assert live.full_loads == 1
     assert _state(live) == _state(_live(url))
-    store.add_table("sales", "s", "small", "/data/small")
+    store.add_table("sales", "s", "small", TableSpec("/data/small"))
     live.refresh()
     assert live.full_loads == 1  # a small change again goes through the log
     assert _state(live) == _state(_live(url))

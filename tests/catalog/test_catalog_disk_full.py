@@ -32,6 +32,7 @@ import yaml
 from deltalake import write_deltalake
 
 from admin_support import AdminServer, login
+from deltaport.catalog.rows import TableSpec
 from deltaport.catalog.sql_store import SqlCatalog
 from sharing_server import RunningServer, free_port, stop_server
 from waiting import wait_until
@@ -53,7 +54,7 @@ class FullDiskServer:
         seed = tmp / "seed.db"
         store = SqlCatalog(f"sqlite:///{seed}")
         store.create_share("s")
-        store.add_table("s", "sc", "t", str(table))
+        store.add_table("s", "sc", "t", TableSpec(str(table)))
         self.token = store.create_recipient("a").token
         store.grant("s", "a")
         store.database.close()

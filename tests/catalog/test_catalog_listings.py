@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from deltaport.catalog.listings import by_name, summaries
-from deltaport.catalog.rows import CatalogContents, TokenRow
+from deltaport.catalog.rows import CatalogContents, TableSpec, TokenRow
 from deltaport.catalog.sql_store import SqlCatalog
 from deltaport.catalog.tokens import OAUTH
 from deltaport.protocol.names import name_key
@@ -38,7 +38,9 @@ def filled(catalog: SqlCatalog) -> CatalogContents:
         for i in range(12):
             catalog.create_share(f"Share{i:02}", comment=f"number {i}")
             for t in range(i % 4):
-                catalog.add_table(f"Share{i:02}", f"sch{t % 2}", f"t{t}", f"/nowhere/{i}/{t}")
+                catalog.add_table(
+                    f"Share{i:02}", f"sch{t % 2}", f"t{t}", TableSpec(f"/nowhere/{i}/{t}")
+                )
         for i in range(15):
             catalog.create_recipient(f"Rec{i:02}", {"n": str(i)}, expires_in=timedelta(days=1))
             for s in range(i % 4):

@@ -18,10 +18,11 @@ import yaml
 from deltalake import write_deltalake
 
 from deltaport.catalog.database.connection import CatalogMissingError
-from deltaport.catalog.rows import CatalogError
+from deltaport.catalog.rows import CatalogError, TableSpec
 from deltaport.catalog.sql_store import SqlCatalog
 from deltaport.cli import main as cli
-from deltaport.config.model import ConfigError, load_config
+from deltaport.config.loading import load_config
+from deltaport.config.model import ConfigError
 from sharing_server import free_port
 from unprivileged import NOBODY, as_nobody
 from waiting import wait_until
@@ -55,7 +56,7 @@ def test_relative_locations_are_refused_by_the_server_and_the_catalog(
     store = SqlCatalog(f"sqlite:///{tmp_path}/c.db")
     store.create_share("a")
     with pytest.raises(CatalogError, match="relative path"):
-        store.add_table("a", "s", "t", "./t")
+        store.add_table("a", "s", "t", TableSpec("./t"))
     # the command a person types resolves it against its own directory, and says where
     url = f"sqlite:///{tmp_path}/c.db"
     assert cli(["table", "add", "a.s.t", "t", "--catalog", url]) == 0

@@ -26,6 +26,7 @@ from admin_support import start_with_admin
 from deltaport.catalog.database import connection
 from deltaport.catalog.database.connection import Database, DatabaseUnavailableError
 from deltaport.catalog.live.live_catalog import POLL_SECONDS, RETRY_MAX_SECONDS
+from deltaport.catalog.rows import TableSpec
 from deltaport.catalog.sql_store import SqlCatalog
 from postgres import PostgresCluster, new_database
 from sharing_server import RunningServer, stop_server
@@ -45,6 +46,7 @@ HOLDER = """
 import sqlite3, sys
 from deltaport.catalog.database.connection import sqlite_path
 from deltaport.catalog.sql_store import SqlCatalog
+from deltaport.catalog.rows import TableSpec
 
 url = sys.argv[1]
 SqlCatalog(url).revoke("a")  # committed: the server has something to reload
@@ -77,7 +79,7 @@ def _seed(url: str, table: Path) -> dict[str, str]:
     """Share s with one table, granted to recipients a and b; their tokens."""
     store = SqlCatalog(url)
     store.create_share("s")
-    store.add_table("s", "sc", "t", str(table))
+    store.add_table("s", "sc", "t", TableSpec(str(table)))
     tokens = {}
     for name in ("a", "b"):
         tokens[name] = store.create_recipient(name).token

@@ -14,7 +14,7 @@ from deltaport.catalog.database.connection import Database
 from deltaport.catalog.database.migrations import MIGRATIONS, SCHEMA_VERSION, CatalogSchemaError
 from deltaport.catalog.live.live_catalog import LiveCatalog
 from deltaport.catalog.model import Recipient, TableAccess
-from deltaport.catalog.rows import CatalogError
+from deltaport.catalog.rows import CatalogError, TableSpec
 from deltaport.catalog.sql_store import SqlCatalog
 from deltaport.catalog.tokens import credential_id
 from deltaport.protocol.errors import (
@@ -69,7 +69,7 @@ def test_recipients_see_only_granted_shares(url: str) -> None:
     store = SqlCatalog(url)
     for share in ("sales", "hr"):
         store.create_share(share)
-        store.add_table(share, "s", "t", f"/data/{share}")
+        store.add_table(share, "s", "t", TableSpec(f"/data/{share}"))
     acme = store.create_recipient("acme", {"country": "FR"})
     store.grant("sales", "acme")
     live = _live(url)
@@ -176,14 +176,14 @@ def test_names_and_errors(url: str) -> None:
     with pytest.raises(CatalogError, match="exists already"):
         store.create_share("sales")  # names are case-insensitive
     with pytest.raises(CatalogError, match="no share"):
-        store.add_table("nope", "s", "t", "/x")
+        store.add_table("nope", "s", "t", TableSpec("/x"))
     with pytest.raises(CatalogError, match="no recipient"):
         store.grant("Sales", "nobody")
     with pytest.raises(CatalogError):
         store.create_recipient("bad/name")
-    store.add_table("Sales", "s", "t", "/x")
+    store.add_table("Sales", "s", "t", TableSpec("/x"))
     with pytest.raises(CatalogError, match="exists already"):
-        store.add_table("sales", "S", "T", "/y")
+        store.add_table("sales", "S", "T", TableSpec("/y"))
     store.drop_share("sales")
     assert store.contents().tables == ()
 
@@ -195,13 +195,15 @@ def test_access_modes_and_auxiliary_locations_are_kept(url: str) -> None:
         "sales",
         "s",
         "lake",
-        "s3://bucket/tables/lake/",
-        history_shared=True,
-        access_modes=["url", "dir"],
-        auxiliary_locations=["s3://bucket/aux/lake/", "gs://other/lake"],
+        TableSpec(
+            "s3://bucket/tables/lake/",
+            history_shared=True,
+            access_modes=("url", "dir"),
+            auxiliary_locations=("s3://bucket/aux/lake/", "gs://other/lake"),
+        ),
     )
-    store.add_table("sales", "s", "local", "/data/local")
-    store.add_table("sales", "s", "cloud", "s3://bucket/tables/cloud")
+    store.add_table("sales", "s", "local", TableSpec("/data/local"))
+    store.add_table("sales", "s", "cloud", TableSpec("s3://bucket/tables/cloud"))
     rows = {t.name: t for t in SqlCatalog(url).contents().tables}
     assert rows["lake"].access_modes == ("url", "dir")
     assert rows["lake"].auxiliary_locations == ("s3://bucket/aux/lake/", "gs://other/lake")
@@ -247,7 +249,7 @@ def test_access_modes_are_checked_and_nothing_is_written(
     generation = store.generation()
     arguments: dict[str, Any] = {"history_shared": True, "access_modes": ["dir"], **extra}
     with pytest.raises(CatalogError) as info:
-        store.add_table("sales", "s", "t", location, **arguments)
+        store.add_table("sales", "s", "t", TableSpec(location, **arguments))
     assert str(info.value).startswith(f"table sales.s.t cannot be shared: {message}")
     assert store.contents().tables == ()
     assert store.generation() == generation
@@ -279,7 +281,9 @@ def test_a_version_1_database_is_migrated_and_its_tables_read_as_url(url: str) -
     assert old.access_modes == ("url",) and old.auxiliary_locations == ()
     table = _live(url).view().table(Recipient("all"), "sales", "s", "old")
     assert table.access == TableAccess(("url",), "s3://b/old", ())
-    store.add_table("sales", "s", "new", "s3://b/new", history_shared=True, access_modes=["dir"])
+    store.add_table(
+        "sales", "s", "new", TableSpec("s3://b/new", history_shared=True, access_modes=("dir",))
+    )
     modes = {t.name: t.access_modes for t in SqlCatalog(url).contents().tables}
     assert modes == {"old": ("url",), "new": ("dir",)}
 
@@ -327,8 +331,8 @@ def test_a_version_2_database_keeps_each_recipients_token_lifetime(url: str) -> 
 def test_a_reload_reuses_what_did_not_change_and_rebuilds_what_did(url: str) -> None:
     store = SqlCatalog(url)
     store.create_share("sales")
-    store.add_table("sales", "s", "kept", "/kept")
-    store.add_table("sales", "s", "moved", "/before")
+    store.add_table("sales", "s", "kept", TableSpec("/kept"))
+    store.add_table("sales", "s", "moved", TableSpec("/before"))
     one = store.create_recipient("one")
     two = store.create_recipient("two")
     store.grant("sales", "one")
@@ -338,7 +342,7 @@ def test_a_reload_reuses_what_did_not_change_and_rebuilds_what_did(url: str) -> 
     moved = live.view().table(everyone, "sales", "s", "moved")
     recipient_one = live.authenticate(_bearer(one.token))
     store.remove_table("sales", "s", "moved")
-    store.add_table("sales", "s", "moved", "/after")
+    store.add_table("sales", "s", "moved", TableSpec("/after"))
     store.grant("sales", "two")
     live.refresh()
     view = live.view()

@@ -3,13 +3,14 @@ properties), on SQLite and on PostgreSQL: checked before anything is written, ke
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pyarrow as pa
 import pytest
 from deltalake import write_deltalake
 
-from deltaport.catalog.rows import CatalogError, CatalogNotFoundError
+from deltaport.catalog.rows import CatalogError, CatalogNotFoundError, TableSpec
 from deltaport.catalog.sql_store import SqlCatalog
 from postgres import postgres_server, postgres_url  # noqa: F401
 
@@ -31,16 +32,11 @@ def location(tmp_path_factory: pytest.TempPathFactory) -> str:
 def test_comments_and_a_table_changed_in_place(store: SqlCatalog, location: str) -> None:
     store.create_share("s", "first")
     store.set_share_comment("s", "second")
-    added = store.add_table("s", "sc", "t", location, comment="a table")
-    store.update_table(
-        "s",
-        "sc",
-        "t",
-        history_shared=True,
-        start_version=0,
-        partition_filter="region = 'eu'",
-        comment=None,
+    added = store.add_table("s", "sc", "t", TableSpec(location, comment="a table"))
+    changed = replace(
+        added.spec, history_shared=True, partition_filter="region = 'eu'", comment=None
     )
+    store.update_table("s", "sc", "t", changed)
     contents = store.contents()
     assert contents.shares[0].comment == "second"
     (table,) = contents.tables
@@ -53,25 +49,9 @@ def test_comments_and_a_table_changed_in_place(store: SqlCatalog, location: str)
     assert table.partition_filter == "region = 'eu'"
     generation = store.generation()
     with pytest.raises(CatalogError, match="comment"):
-        store.update_table(
-            "s",
-            "sc",
-            "t",
-            history_shared=False,
-            start_version=0,
-            partition_filter=None,
-            comment="x" * 5000,
-        )
+        store.update_table("s", "sc", "t", replace(table.spec, comment="x" * 5000))
     with pytest.raises(CatalogNotFoundError):
-        store.update_table(
-            "s",
-            "sc",
-            "nope",
-            history_shared=False,
-            start_version=0,
-            partition_filter=None,
-            comment=None,
-        )
+        store.update_table("s", "sc", "nope", table.spec)
     assert store.generation() == generation
     assert store.contents().tables == contents.tables
 
@@ -96,7 +76,7 @@ def test_a_batch_that_fails_half_way_changes_nothing(store: SqlCatalog, location
     generation = store.generation()
     with pytest.raises(CatalogNotFoundError), store.batch():
         store.set_share_comment("s", "changed")
-        store.add_table("s", "sc", "t", location)
+        store.add_table("s", "sc", "t", TableSpec(location))
         store.grant("s", "ghost")
     assert store.generation() == generation
     contents = store.contents()

@@ -18,6 +18,7 @@ from typing import Any
 import httpx
 import pytest
 
+from deltaport.catalog.rows import TableSpec
 from deltaport.catalog.sql_store import SqlCatalog
 from sharing_server import RunningServer, start_server, stop_server, write_partitioned_table
 from waiting import wait_until
@@ -50,9 +51,9 @@ def catalog(tmp_path_factory: pytest.TempPathFactory) -> Iterator[CatalogServer]
     store = SqlCatalog(url)
     for share in ("s", "s2"):
         store.create_share(share)
-    store.add_table("s", "sc", "t", table, history_shared=True)
-    store.add_table("s", "sc", "u", table)
-    store.add_table("s2", "sc", "t", table)
+    store.add_table("s", "sc", "t", TableSpec(table, history_shared=True))
+    store.add_table("s", "sc", "u", TableSpec(table))
+    store.add_table("s2", "sc", "t", TableSpec(table))
     # the memory test sends hundreds of wrong tokens from one address: past the default
     # limit they would be refused before being read (tests/catalog/test_sharing_limits.py)
     config = {

@@ -11,7 +11,8 @@ from deltaport.catalog.recipient_access import IpAccessList, ip_access_problem, 
 from deltaport.catalog.rows import CatalogError
 from deltaport.catalog.sql_store import SqlCatalog
 from deltaport.cli import main as cli
-from deltaport.config.model import ConfigError, parse_config
+from deltaport.config.loading import parse_config
+from deltaport.config.model import ConfigError
 from deltaport.protocol.errors import PermissionDeniedError
 
 

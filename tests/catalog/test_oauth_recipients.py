@@ -20,7 +20,7 @@ from starlette.routing import Route
 import deltaport
 from corpus import corpus_table
 from deltaport.cli import main as cli
-from deltaport.config.model import parse_config
+from deltaport.config.loading import parse_config
 from deltaport.server import create_app
 from emulators import official_call, official_client_python, official_client_results  # noqa: F401
 from sharing_server import RunningServer, start_server, stop_server

@@ -27,7 +27,8 @@ from pyiceberg.table import Table
 from catalog_lake import ROWS, storage_entry, write_config, write_lake_table
 from deltaport.catalog.model import Recipient, SharedTable
 from deltaport.cli import main
-from deltaport.config.model import ServerConfig, load_config
+from deltaport.config.loading import load_config
+from deltaport.config.model import ServerConfig
 from deltaport.iceberg.convert.cleanup import WRITTEN
 from deltaport.iceberg.convert.tables import IcebergTables
 from deltaport.iceberg.rest.sweeper import IcebergSweeper

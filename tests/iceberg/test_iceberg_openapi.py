@@ -17,7 +17,7 @@ from openapi_spec_validator import validate
 from starlette.applications import Starlette
 from starlette.routing import BaseRoute, Route
 
-from deltaport.config.model import parse_config
+from deltaport.config.loading import parse_config
 from deltaport.iceberg.model.catalog import (
     CatalogConfig,
     GetNamespaceResponse,

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from deltaport.catalog.sql_store import SqlCatalog
-from deltaport.config.model import ServerConfig, parse_config
+from deltaport.config.loading import parse_config
+from deltaport.config.model import ServerConfig
 from deltaport.listeners.admin_app import create_admin_app
 from deltaport.listeners.iceberg_mount import mount_iceberg
 from deltaport.observe import audit_operations

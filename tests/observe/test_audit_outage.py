@@ -20,6 +20,7 @@ import pytest
 from deltalake import write_deltalake
 
 from deltaport.catalog.database.connection import Database
+from deltaport.catalog.rows import TableSpec
 from deltaport.catalog.sql_store import SqlCatalog
 from deltaport.observe import audit_log
 from deltaport.observe.audit_log import AuditLog
@@ -51,7 +52,7 @@ def _seed(url: str, tmp: Path) -> str:
     write_deltalake(str(table), pa.table({"id": [1, 2, 3]}))
     store = SqlCatalog(url)
     store.create_share("s")
-    store.add_table("s", "sc", "t", str(table))
+    store.add_table("s", "sc", "t", TableSpec(str(table)))
     token = store.create_recipient("reader").token
     store.grant("s", "reader")
     store.database.close()

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from deltaport.catalog.rows import counts
+from deltaport.catalog.rows import TableSpec, counts
 from deltaport.catalog.sql_store import SqlCatalog
 from deltaport.catalog.tokens import expiring
 from deltaport.console.activity import export
@@ -79,7 +79,7 @@ def test_newest_errors_are_the_newest_of_status_400_and_up(store: SqlCatalog) ->
 
 def test_counts_and_the_credentials_that_expire_soon(store: SqlCatalog) -> None:
     store.create_share("sales")
-    store.add_table("sales", "eu", "orders", "/data/orders")
+    store.add_table("sales", "eu", "orders", TableSpec("/data/orders"))
     store.create_recipient("acme", expires_in=timedelta(days=2))
     store.create_recipient("globex", expires_in=timedelta(days=20))
     store.create_recipient("never")

@@ -19,6 +19,7 @@ import yaml
 from deltalake import write_deltalake
 from prometheus_client.parser import text_string_to_metric_families
 
+from deltaport.catalog.rows import TableSpec
 from deltaport.catalog.sql_store import SqlCatalog
 from sharing_server import (
     TOKEN,
@@ -58,8 +59,8 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MetricsServer]:
     url = f"sqlite:///{tmp}/catalog.db"
     catalog = SqlCatalog(url)
     catalog.create_share("sales")
-    catalog.add_table("sales", "eu", "orders", str(orders))
-    catalog.add_table("sales", "eu", "returns", str(returns))
+    catalog.add_table("sales", "eu", "orders", TableSpec(str(orders)))
+    catalog.add_table("sales", "eu", "returns", TableSpec(str(returns)))
     token = catalog.create_recipient("acme").token
     catalog.create_recipient("beta")
     catalog.grant("sales", "acme")

@@ -6,7 +6,8 @@ from typing import Any
 
 import pytest
 
-from deltaport.config.model import ConfigError, parse_config
+from deltaport.config.loading import parse_config
+from deltaport.config.model import ConfigError
 
 WHERE = "shares[0].schemas[0].tables[0]"
 ROLE = {"awsRoleArn": "arn:aws:iam::123456789012:role/reader"}

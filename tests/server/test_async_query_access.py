@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -111,15 +112,7 @@ def test_a_query_follows_a_filter_added_to_its_table(lake: Lake, server: Any) ->
     with server.client() as client:
         qid = query_id(submit(client, OPEN, idempotencyKey="open"))
         assert _countries(poll_until_ready(client, qid, OPEN)) == ["DE", "FR"]
-        SqlCatalog(lake.catalog).update_table(
-            "s",
-            "sc",
-            "open",
-            history_shared=True,
-            start_version=0,
-            partition_filter=FILTER,
-            comment=None,
-        )
+        _update(lake.catalog, "open", history_shared=True, partition_filter=FILTER)
         _eventually(lambda: _countries(_sync(client, OPEN)) == ["FR"])
         assert _countries(poll_until_ready(client, qid, OPEN)) == ["FR"]
 
@@ -130,15 +123,7 @@ def test_a_time_travel_query_gets_a_new_querys_error_once_history_stops(
     with server.client() as client:
         qid = query_id(submit(client, TABLE, idempotencyKey="old", version=1))
         assert _countries(poll_until_ready(client, qid, TABLE)) == ["FR"]
-        SqlCatalog(lake.catalog).update_table(
-            "s",
-            "sc",
-            "people",
-            history_shared=False,
-            start_version=0,
-            partition_filter=FILTER,
-            comment=None,
-        )
+        _update(lake.catalog, "people", history_shared=False, partition_filter=FILTER)
         _eventually(lambda: _sync(client, version=1).status_code == 400)
         refused = submit(client, TABLE, idempotencyKey="new", version=1)
         assert refused.status_code == 400
@@ -163,3 +148,11 @@ def test_replicas_each_drop_what_they_prepared_before_a_change(lake: Lake) -> No
         # the second replica's preparation, started under FR and held back until now
         gate.opened.set()
         assert _countries(poll_until_ready(on_second, qid, TABLE)) == ["DE"]
+
+
+def _update(catalog: str, name: str, *, history_shared: bool, partition_filter: str) -> None:
+    """Change how ``s.sc.<name>`` is read, keeping the rest of how it is shared."""
+    store = SqlCatalog(catalog)
+    (row,) = [t for t in store.contents().tables if t.name == name]
+    spec = replace(row.spec, history_shared=history_shared, partition_filter=partition_filter)
+    store.update_table("s", "sc", name, spec)

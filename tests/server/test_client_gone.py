@@ -14,7 +14,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from deltaport.config.model import parse_config
+from deltaport.config.loading import parse_config
 from deltaport.server import create_app
 from deltaport.server.answers.client_gone import (
     ClientGone,

@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from deltaport.config.model import ConfigError, load_config, parse_config
+from deltaport.config.loading import load_config, parse_config
+from deltaport.config.model import ConfigError
 
 
 def config_with_table(**table: Any) -> dict[str, Any]:

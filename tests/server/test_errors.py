@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 import pytest
 
-from deltaport.config.model import parse_config
+from deltaport.config.loading import parse_config
 from deltaport.server import create_app
 
 

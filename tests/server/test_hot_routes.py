@@ -17,7 +17,7 @@ import msgspec
 import pyarrow as pa
 import pytest
 
-from deltaport.config.model import parse_config
+from deltaport.config.loading import parse_config
 from deltaport.server import create_app
 from deltaport.server.http.hot_routes import table_names
 

@@ -10,7 +10,7 @@ import msgspec
 import pytest
 from starlette.routing import Mount, Route
 
-from deltaport.config.model import parse_config
+from deltaport.config.loading import parse_config
 from deltaport.protocol.actions import (
     GetTableResponse,
     ListSharesResponse,

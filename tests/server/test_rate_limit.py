@@ -6,7 +6,8 @@ from typing import Any
 
 import pytest
 
-from deltaport.config.model import ConfigError, parse_config
+from deltaport.config.loading import parse_config
+from deltaport.config.model import ConfigError
 from deltaport.protocol.errors import TooManyRequestsError
 from deltaport.server.limits import rate_limit
 from deltaport.server.limits.rate_limit import Rate, RecipientRateLimits

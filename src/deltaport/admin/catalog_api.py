@@ -5,12 +5,13 @@ server on a catalog database, so that they can run against it with ``--server UR
 Writes go to the database the sharing listener reads; it sees them within its poll
 interval, as it sees the commands'. A recipient's token is in the answer that creates or
 rotates it, and never again. The handlers translate HTTP into calls on
-:class:`CatalogService`, which the console's management pages call too.
+:class:`~deltaport.catalog.provider.service.ProviderService`, which the Unity Catalog-shaped
+API and the console's management pages call too.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable
 from datetime import timedelta
 from typing import Any
 
@@ -20,21 +21,15 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from deltaport.catalog.commands import (
-    add_table,
-    check_table,
-    profile_document,
-    split_table_name,
-)
 from deltaport.catalog.limits import grace_problem, lifetime_problem
-from deltaport.catalog.recipient_access import ActivationLink
+from deltaport.catalog.provider.service import ProviderService
+from deltaport.catalog.provider.settings import ProviderSettings
+from deltaport.catalog.provider.tables import added_text, split_table_name
 from deltaport.catalog.rows import (
     KEEP,
-    NO_DETAILS,
-    CatalogNotFoundError,
     Details,
     IssuedToken,
-    Keep,
+    TableSpec,
 )
 from deltaport.catalog.sql_store import SqlCatalog
 from deltaport.catalog.tokens import TOKEN
@@ -45,7 +40,6 @@ from deltaport.protocol.errors import (
     InvalidParameterError,
     MalformedRequestError,
 )
-from deltaport.protocol.names import name_key
 
 Handler = Callable[[Request], Awaitable[Response]]
 Guard = Callable[[Handler], Handler]
@@ -82,6 +76,19 @@ class _Table(msgspec.Struct, forbid_unknown_fields=True):
     displayName: str | None = None
     properties: dict[str, str] = msgspec.field(default_factory=dict)
 
+    @property
+    def spec(self) -> TableSpec:
+        return TableSpec(
+            self.location,
+            self.historyShared,
+            self.startVersion,
+            self.partitionFilter,
+            tuple(self.accessModes),
+            tuple(self.auxiliaryLocations),
+            self.comment,
+            Details.of(self.displayName, self.properties),
+        )
+
 
 class _Recipient(msgspec.Struct, forbid_unknown_fields=True):
     name: str
@@ -106,167 +113,23 @@ class _Rotation(msgspec.Struct, forbid_unknown_fields=True):
     endpoint: str | None = None
 
 
-class CatalogService:
-    """The catalog changes the admin API and the console both make, with the server's
-    settings applied (storage credentials, where profiles point, how long activation links
-    last, how long IP access lists may be): one place, so that a change made in the browser
-    is the change the API makes. Raises the catalog's own errors (:class:`CatalogError` and
-    its kinds); callers turn them into an HTTP answer or a form's message."""
-
-    def __init__(self, store: SqlCatalog, config: ServerConfig, sharing_url: str) -> None:
-        self.store = store
-        self._config = config
-        self.sharing_url = sharing_url
-
-    def add_table(
-        self,
-        full_name: str,
-        location: str,
-        *,
-        history_shared: bool = False,
-        start_version: int = 0,
-        partition_filter: str | None = None,
-        access_modes: Sequence[str] = (URL,),
-        auxiliary_locations: Sequence[str] = (),
-        comment: str | None = None,
-        details: Details | None = None,
-    ) -> str:
-        """Share the table at ``location`` as ``full_name`` after checking it (reading it
-        with the server's storage settings); returns what was done, in words."""
-        options, _ = self._config.location_settings(location)
-        return add_table(
-            self.store,
-            full_name,
-            location,
-            history_shared=history_shared,
-            start_version=start_version,
-            partition_filter=partition_filter,
-            access_modes=access_modes,
-            auxiliary_locations=auxiliary_locations,
-            storage_options=options,
-            settings_for=self._config.location_settings,
-            comment=comment,
-            details=details or NO_DETAILS,
-        )
-
-    def update_table(
-        self,
-        full_name: str,
-        *,
-        history_shared: bool,
-        start_version: int,
-        partition_filter: str | None,
-    ) -> None:
-        """Change how a shared table is read (its location and access modes stay), after
-        checking it as :meth:`add_table` checks a new one."""
-        share, schema, name = split_table_name(full_name)
-        current = next(
-            (
-                t
-                for t in self.store.contents().tables
-                if name_key(f"{t.share}.{t.schema}.{t.name}") == name_key(full_name)
-            ),
-            None,
-        )
-        if current is None:
-            raise CatalogNotFoundError(f"no table {full_name}")
-        options, _ = self._config.location_settings(current.location)
-        check_table(
-            full_name,
-            current.location,
-            history_shared=history_shared,
-            start_version=start_version,
-            partition_filter=partition_filter,
-            access_modes=current.access_modes,
-            auxiliary_locations=current.auxiliary_locations,
-            storage_options=options,
-            settings_for=self._config.location_settings,
-        )
-        self.store.update_table(
-            share,
-            schema,
-            name,
-            history_shared=history_shared,
-            start_version=start_version,
-            partition_filter=partition_filter,
-            comment=current.comment,
-        )
-
-    def remove_table(self, full_name: str) -> None:
-        self.store.remove_table(*split_table_name(full_name))
-
-    def drop_schema(self, share: str, schema: str) -> int:
-        """Remove every table of ``share.schema`` in one transaction (a schema exists while
-        it holds tables); returns how many there were."""
-        tables = [
-            t
-            for t in self.store.contents().tables
-            if name_key(t.share) == name_key(share) and name_key(t.schema) == name_key(schema)
-        ]
-        if not tables:
-            raise CatalogNotFoundError(f"no schema {share}.{schema} (it holds no tables)")
-        with self.store.batch():
-            for t in tables:
-                self.store.remove_table(t.share, t.schema, t.name)
-        return len(tables)
-
-    def create_recipient(
-        self,
-        name: str,
-        properties: Mapping[str, str],
-        lifetime: timedelta | None,
-        *,
-        endpoint: str | None = None,
-        ip_access_list: Sequence[str] = (),
-        authentication_type: str = TOKEN,
-        activation: bool = False,
-    ) -> IssuedToken | ActivationLink:
-        """A recipient and its first credential, or (``activation``) its activation link."""
-        if activation:
-            return self.store.create_recipient_with_link(
-                name,
-                properties,
-                lifetime,
-                endpoint=endpoint or self.sharing_url,
-                link_lifetime=timedelta(seconds=self._config.activation_link_lifetime_seconds),
-                ip_access_list=ip_access_list,
-                authentication_type=authentication_type,
-                max_ip_entries=self._config.max_ip_access_list_entries,
-            )
-        return self.store.create_recipient(
-            name,
-            properties,
-            lifetime,
-            endpoint or self.sharing_url,
-            ip_access_list=ip_access_list,
-            authentication_type=authentication_type,
-            max_ip_entries=self._config.max_ip_access_list_entries,
-        )
-
-    def set_ip_access_list(self, name: str, entries: Sequence[str]) -> tuple[str, ...]:
-        return self.store.set_ip_access_list(name, entries, self._config.max_ip_access_list_entries)
-
-    def rotate(
-        self,
-        name: str,
-        grace: timedelta,
-        lifetime: timedelta | Keep | None = KEEP,
-        endpoint: str | None = None,
-    ) -> IssuedToken:
-        return self.store.rotate(
-            name, grace, lifetime, endpoint=endpoint, default_endpoint=self.sharing_url
-        )
-
-    def profile(self, issued: IssuedToken) -> dict[str, object]:
-        """The profile of a credential just issued (the only time its secret is known)."""
-        endpoint = issued.endpoint or self.sharing_url
-        return profile_document(issued, endpoint, iceberg_endpoint_for(endpoint, self._config))
+def provider_service(store: SqlCatalog, config: ServerConfig, sharing_url: str) -> ProviderService:
+    """The provider service over the server's catalog database, with its settings: storage
+    credentials, where profiles point, how long activation links last, how long IP access
+    lists may be. The admin API, the Unity Catalog-shaped API and the console call it."""
+    settings = ProviderSettings(
+        sharing_url,
+        config.location_settings,
+        link_lifetime=timedelta(seconds=config.activation_link_lifetime_seconds),
+        max_ip_entries=config.max_ip_access_list_entries,
+        iceberg_for=lambda endpoint: iceberg_endpoint_for(endpoint, config),
+    )
+    return ProviderService(store, settings, store.batch)
 
 
 class CatalogApi:
-    def __init__(self, store: SqlCatalog, config: ServerConfig, sharing_url: str) -> None:
-        self._store = store
-        self._service = CatalogService(store, config, sharing_url)
+    def __init__(self, service: ProviderService) -> None:
+        self._service = service
 
     def routes(self, guard: Guard) -> list[BaseRoute]:
         def route(path: str, handler: Handler, method: str) -> Route:
@@ -288,7 +151,7 @@ class CatalogApi:
         ]
 
     async def contents(self, request: Request) -> Response:
-        contents = await run_in_threadpool(self._store.contents)
+        contents = await run_in_threadpool(self._service.contents)
         tokens_of: dict[str, list[dict[str, Any]]] = {}
         for token in contents.tokens.values():
             tokens_of.setdefault(token.recipient_key, []).append(
@@ -334,18 +197,18 @@ class CatalogApi:
     async def create_share(self, request: Request) -> Response:
         body = await _body(request, _Share)
         details = Details.of(body.displayName, body.properties)
-        row = await run_in_threadpool(self._store.create_share, body.name, body.comment, details)
+        row = await run_in_threadpool(self._service.create_share, body.name, body.comment, details)
         return _json({"name": row.name, "id": row.id}, 201)
 
     async def drop_share(self, request: Request) -> Response:
-        await run_in_threadpool(self._store.drop_share, request.path_params["share"])
+        await run_in_threadpool(self._service.drop_share, request.path_params["share"])
         return Response(status_code=204)
 
     async def set_schema(self, request: Request) -> Response:
         body = await _body(request, _SchemaDetails)
         p = request.path_params
         row = await run_in_threadpool(
-            lambda: self._store.set_schema_details(
+            lambda: self._service.set_schema_details(
                 p["share"],
                 p["schema"],
                 display_name=KEEP if body.displayName is msgspec.UNSET else body.displayName,
@@ -357,52 +220,51 @@ class CatalogApi:
 
     async def grant(self, request: Request) -> Response:
         body = await _body(request, _Grant)
-        await run_in_threadpool(self._store.grant, request.path_params["share"], body.recipient)
+        await run_in_threadpool(self._service.grant, request.path_params["share"], body.recipient)
         return Response(status_code=204)
 
     async def revoke_grant(self, request: Request) -> Response:
         p = request.path_params
-        await run_in_threadpool(self._store.revoke_grant, p["share"], p["recipient"])
+        await run_in_threadpool(self._service.revoke_grant, p["share"], p["recipient"])
         return Response(status_code=204)
 
     async def add_table(self, request: Request) -> Response:
         body = await _body(request, _Table)
-        message = await run_in_threadpool(
-            lambda: self._service.add_table(
-                body.name,
-                body.location,
-                history_shared=body.historyShared,
-                start_version=body.startVersion,
-                partition_filter=body.partitionFilter,
-                access_modes=body.accessModes,
-                auxiliary_locations=body.auxiliaryLocations,
-                comment=body.comment,
-                details=Details.of(body.displayName, body.properties),
-            )
-        )
-        return _json({"message": message}, 201)
+        row = await run_in_threadpool(self._service.add_table, body.name, body.spec)
+        return _json({"message": added_text(row)}, 201)
 
     async def remove_table(self, request: Request) -> Response:
-        await run_in_threadpool(self._service.remove_table, request.path_params["table"])
+        share, schema, name = split_table_name(request.path_params["table"])
+        await run_in_threadpool(self._service.remove_table, share, schema, name)
         return Response(status_code=204)
 
     async def create_recipient(self, request: Request) -> Response:
         body = await _body(request, _Recipient)
-        made = await run_in_threadpool(
+        lifetime = _lifetime(body.expiresInSeconds)
+        if body.activation:
+            link = await run_in_threadpool(
+                lambda: self._service.create_recipient_with_link(
+                    body.name,
+                    body.properties,
+                    lifetime,
+                    endpoint=body.endpoint,
+                    ip_access_list=body.ipAccessList,
+                    authentication_type=body.authenticationType,
+                )
+            )
+            activation = {"url": link.url, "token": link.token, "expiresAt": link.expires_at}
+            return _json({"recipient": link.recipient, "activation": activation}, 201)
+        issued = await run_in_threadpool(
             lambda: self._service.create_recipient(
                 body.name,
                 body.properties,
-                _lifetime(body.expiresInSeconds),
+                lifetime,
                 endpoint=body.endpoint,
                 ip_access_list=body.ipAccessList,
                 authentication_type=body.authenticationType,
-                activation=body.activation,
             )
         )
-        if isinstance(made, ActivationLink):
-            activation = {"url": made.url, "token": made.token, "expiresAt": made.expires_at}
-            return _json({"recipient": made.recipient, "activation": activation}, 201)
-        return self._profile(made, 201)
+        return self._profile(issued, 201)
 
     async def set_ip_access_list(self, request: Request) -> Response:
         body = await _body(request, _IpAccessList)
@@ -425,7 +287,7 @@ class CatalogApi:
         return self._profile(issued, 200)
 
     async def revoke(self, request: Request) -> Response:
-        await run_in_threadpool(self._store.revoke, request.path_params["recipient"])
+        await run_in_threadpool(self._service.revoke, request.path_params["recipient"])
         return Response(status_code=204)
 
     def _profile(self, issued: IssuedToken, status: int) -> Response:

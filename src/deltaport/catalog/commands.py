@@ -1,5 +1,7 @@
-"""What the catalog commands of ``deltaport`` do: each takes a :class:`SqlCatalog` and
-returns the text to print. The argument parsing is in :mod:`deltaport.cli.catalog`."""
+"""The catalog commands' text: durations, properties and table names read from the
+command line, the listings of shares and recipients, and the profile file a new credential
+is written to. The argument parsing is in :mod:`deltaport.cli.catalog`; what the commands
+do is the provider service's (:mod:`deltaport.catalog.provider.service`)."""
 
 from __future__ import annotations
 
@@ -8,21 +10,15 @@ import json
 import os
 import re
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from datetime import timedelta
 from pathlib import Path
 from types import TracebackType
 
-from deltaport.catalog.access import SettingsFor
 from deltaport.catalog.limits import MAX_DURATION_SECONDS
-from deltaport.catalog.partition_filter import PartitionFilterError, check
-from deltaport.catalog.remote import RemoteCatalog
-from deltaport.catalog.rows import NO_DETAILS, CatalogError, Details, IssuedToken, TokenRow
-from deltaport.catalog.sql_store import SqlCatalog
-from deltaport.catalog.store_checks import check_table_fields, expiry_text
-from deltaport.catalog.tokens import OAUTH, TOKEN_ENDPOINT_PATH
-from deltaport.delta import open_table
-from deltaport.delta.errors import DeltaError
+from deltaport.catalog.rows import CatalogContents, CatalogError, Details, IssuedToken, TokenRow
+from deltaport.catalog.store_checks import expiry_text
+from deltaport.catalog.tokens import OAUTH
 from deltaport.protocol.credentials import URL
 from deltaport.protocol.names import name_key
 from deltaport.text.wording import count
@@ -42,98 +38,7 @@ def parse_duration(text: str) -> timedelta:
     return timedelta(seconds=seconds)
 
 
-def split_table_name(text: str) -> tuple[str, str, str]:
-    parts = text.split(".")
-    if len(parts) != 3 or not all(parts):
-        raise CatalogError(f"a table is named SHARE.SCHEMA.TABLE, got {text!r}")
-    return parts[0], parts[1], parts[2]
-
-
-def add_table(
-    catalog: SqlCatalog,
-    full_name: str,
-    location: str,
-    *,
-    history_shared: bool,
-    start_version: int,
-    partition_filter: str | None,
-    access_modes: Sequence[str] = (URL,),
-    auxiliary_locations: Sequence[str] = (),
-    storage_options: Mapping[str, str] | None = None,
-    settings_for: SettingsFor | None = None,
-    comment: str | None = None,
-    details: Details = NO_DETAILS,
-) -> str:
-    """Add a table after checking it (see :func:`check_table`); ``comment`` and
-    ``details`` are what recipients see of it besides its name."""
-    share, schema, name = split_table_name(full_name)
-    check_table(
-        full_name,
-        location,
-        history_shared=history_shared,
-        start_version=start_version,
-        partition_filter=partition_filter,
-        access_modes=access_modes,
-        auxiliary_locations=auxiliary_locations,
-        storage_options=storage_options,
-        settings_for=settings_for,
-    )
-    catalog.add_table(
-        share,
-        schema,
-        name,
-        location,
-        history_shared=history_shared,
-        start_version=start_version,
-        partition_filter=partition_filter,
-        access_modes=access_modes,
-        auxiliary_locations=auxiliary_locations,
-        comment=comment,
-        details=details,
-    )
-    return f"added table {share}.{schema}.{name} ({location})"
-
-
-def check_table(
-    full_name: str,
-    location: str,
-    *,
-    history_shared: bool,
-    start_version: int,
-    partition_filter: str | None,
-    access_modes: Sequence[str] = (URL,),
-    auxiliary_locations: Sequence[str] = (),
-    storage_options: Mapping[str, str] | None = None,
-    settings_for: SettingsFor | None = None,
-) -> None:
-    """Refuse (:class:`CatalogError`, with the reason) a table that cannot be shared: its
-    access modes are checked (with the credential settings of ``settings_for`` when the
-    server's storage configuration is known), ``location`` must hold a readable Delta table
-    and the partition filter may name only its partition columns. Reads storage, writes
-    nothing: callers check every table of a change before changing the catalog."""
-    check_table_fields(
-        full_name,
-        location,
-        access_modes,
-        auxiliary_locations,
-        history_shared=history_shared,
-        start_version=start_version,
-        partition_filter=partition_filter,
-        settings_for=settings_for,
-    )
-    try:
-        metadata = open_table(location, storage_options).snapshot().metadata
-    except DeltaError as exc:
-        raise CatalogError(f"{location} cannot be shared: {exc}") from None
-    if partition_filter is not None:
-        try:
-            check(partition_filter, metadata.partition_columns)
-        except PartitionFilterError as exc:
-            raise CatalogError(str(exc)) from None
-
-
-def list_shares(catalog: SqlCatalog | RemoteCatalog) -> str:
-    contents = catalog.contents()
+def list_shares(contents: CatalogContents) -> str:
     lines = []
     for share in contents.shares:
         tables = [t for t in contents.tables if name_key(t.share) == name_key(share.name)]
@@ -159,8 +64,7 @@ def list_shares(catalog: SqlCatalog | RemoteCatalog) -> str:
     return "\n".join(lines) or "no shares"
 
 
-def list_recipients(catalog: SqlCatalog | RemoteCatalog) -> str:
-    contents = catalog.contents()
+def list_recipients(contents: CatalogContents) -> str:
     shares = {name_key(s.name): s.name for s in contents.shares}
     now = int(time.time() * 1000)
     lines = []
@@ -214,34 +118,6 @@ def _duration_text(lifetime: timedelta) -> str:
     return count(seconds, "second")
 
 
-def profile_document(
-    issued: IssuedToken, endpoint: str, iceberg_endpoint: str | None = None
-) -> dict[str, object]:
-    """A recipient's profile for a credential just issued: ``shareCredentialsVersion`` 1
-    with a bearer token, or 2 of type ``oauth_client_credentials`` for an OAuth client
-    (whose token endpoint is under the sharing endpoint). ``iceberg_endpoint``: where the
-    server's Iceberg catalog is, for a bearer token (an Iceberg reader signs in with it)."""
-    if issued.client_id is not None:
-        return {
-            "shareCredentialsVersion": 2,
-            "type": "oauth_client_credentials",
-            "endpoint": endpoint,
-            "tokenEndpoint": endpoint.rstrip("/") + TOKEN_ENDPOINT_PATH,
-            "clientId": issued.client_id,
-            "clientSecret": issued.token,
-        }
-    profile: dict[str, object] = {
-        "shareCredentialsVersion": 1,
-        "endpoint": endpoint,
-        "bearerToken": issued.token,
-    }
-    if iceberg_endpoint is not None:
-        profile["icebergEndpoint"] = iceberg_endpoint
-    if issued.expires_at is not None:
-        profile["expirationTime"] = _iso_utc(issued.expires_at)
-    return profile
-
-
 class ProfileOutput:
     """Where the profile of a token about to be made goes: a file (``output``, readable by
     its owner only) or, without one, the text to print.
@@ -282,10 +158,9 @@ class ProfileOutput:
             if kind is not None and self._path is not None:
                 self._path.unlink(missing_ok=True)
 
-    def write(self, issued: IssuedToken, endpoint: str, iceberg_endpoint: str | None = None) -> str:
-        """Write the profile; returns what to tell the provider."""
+    def write(self, issued: IssuedToken, document: Mapping[str, object]) -> str:
+        """Write ``document``, the profile of ``issued``; returns what to tell the provider."""
         secret = "client secret" if issued.client_id else "token"
-        document = profile_document(issued, endpoint, iceberg_endpoint)
         text = json.dumps(document, indent=2) + "\n"
         if self._fd is None or self._path is None:
             return text + f"(keep this profile: its {secret} cannot be shown again)"
@@ -302,12 +177,6 @@ class ProfileOutput:
         ends = _expiry_phrase(issued.expires_at)
         credential = "client" if issued.client_id else "token"
         return f"wrote the profile of {issued.recipient} to {self._path} (the {credential} {ends})"
-
-
-def _iso_utc(millis: int) -> str:
-    from datetime import UTC, datetime
-
-    return datetime.fromtimestamp(millis / 1000, UTC).strftime("%Y-%m-%dT%H:%M:%S.000Z")
 
 
 def parse_properties(items: Iterable[str]) -> dict[str, str]:

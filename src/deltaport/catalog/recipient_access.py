@@ -1,6 +1,6 @@
 """What limits a recipient's access and how its credentials are handed over: its IP access
-list, and its single-use activation links (with the store's methods for both,
-:class:`RecipientAccess`).
+list, and its single-use activation links (with the writes
+:class:`~deltaport.catalog.sql_store.SqlCatalog` makes of both, in its transactions).
 
 A recipient's IP access list: the addresses and CIDR ranges (IPv4 and IPv6) its
 requests may come from. An empty list lets requests come from anywhere.
@@ -27,20 +27,16 @@ import json
 import secrets
 import time
 from collections.abc import Callable, Mapping, Sequence
-from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Protocol
 from urllib.parse import urlsplit
 
 from deltaport.catalog.database.connection import Database, Transaction
 from deltaport.catalog.limits import MAX_DURATION_SECONDS
 from deltaport.catalog.rows import (
-    KEEP,
+    CatalogConflictError,
     CatalogError,
     CatalogNotFoundError,
-    IssuedToken,
-    Keep,
     capped,
 )
 from deltaport.protocol.errors import PermissionDeniedError
@@ -248,42 +244,7 @@ def _now() -> int:
     return int(time.time() * 1000)
 
 
-# -- the store's methods ------------------------------------------------------------------
-class _Store(Protocol):
-    database: Database
-
-    def hash_token(self, token: str) -> str: ...
-
-    def _change(self) -> AbstractContextManager[Transaction]: ...
-
-    def _recipient_key(self, tx: Transaction, name: str) -> str: ...
-
-    def _issue(
-        self, tx: Transaction, name: str, expires_in: timedelta | None, endpoint: str | None
-    ) -> IssuedToken: ...
-
-    def _rotate(
-        self,
-        name: str,
-        old_valid_for: timedelta,
-        expires_in: timedelta | Keep | None,
-        endpoint: str | None,
-        default_endpoint: str | None,
-        link_lifetime: timedelta | None,
-    ) -> IssuedToken | ActivationLink: ...
-
-    def _create(
-        self,
-        name: str,
-        properties: Mapping[str, str] | None,
-        expires_in: timedelta | None,
-        endpoint: str | None,
-        comment: str | None,
-        access: Access,
-        link_lifetime: timedelta | None,
-    ) -> IssuedToken | ActivationLink: ...
-
-
+# -- the store's writes -------------------------------------------------------------------
 @dataclass(frozen=True)
 class Access:
     """How a new recipient authenticates and where from."""
@@ -295,95 +256,54 @@ class Access:
     """When the recipient ends (ms since the epoch): no credential of it lives past it."""
 
 
-class RecipientAccess:
-    """:class:`~deltaport.catalog.sql_store.SqlCatalog`'s methods for activation links and
-    IP access lists."""
+def unused_links(database: Database) -> dict[str, int]:
+    """The recipients (name keys) with an unused, unexpired link, each with when its last
+    one expires (milliseconds since the epoch)."""
+    rows = database.query(
+        "SELECT recipient_key, MAX(expires_at) FROM activation_links "
+        "WHERE used_at IS NULL AND expires_at > ? GROUP BY recipient_key",
+        (_now(),),
+    )
+    return {key: expires_at for key, expires_at in rows}
 
-    def create_recipient_with_link(
-        self: _Store,
-        name: str,
-        properties: Mapping[str, str] | None = None,
-        expires_in: timedelta | None = None,
-        *,
-        endpoint: str,
-        link_lifetime: timedelta = DEFAULT_LINK_LIFETIME,
-        ip_access_list: Sequence[str] = (),
-        max_ip_entries: int = DEFAULT_MAX_ENTRIES,
-        authentication_type: str = "TOKEN",
-        comment: str | None = None,
-        expires_at: int | None = None,
-    ) -> ActivationLink:
-        """A recipient without a credential yet, and the activation link whose first
-        download issues it; ``expires_at`` (ms since the epoch) ends the recipient: no
-        credential of it (its link, its tokens after activation or any rotation) lives past
-        it."""
-        access = Access(ip_access_list, max_ip_entries, authentication_type, expires_at)
-        made = self._create(name, properties, expires_in, endpoint, comment, access, link_lifetime)
-        assert isinstance(made, ActivationLink)
-        return made
 
-    def rotate_with_link(
-        self: _Store,
-        name: str,
-        old_valid_for: timedelta,
-        *,
-        default_endpoint: str,
-        link_lifetime: timedelta = DEFAULT_LINK_LIFETIME,
-    ) -> ActivationLink:
-        """A rotation (see :meth:`~deltaport.catalog.sql_store.SqlCatalog.rotate`, the new
-        token keeping the recipient's lifetime and endpoint) whose new credential is issued
-        by the first download of the link it answers."""
-        made = self._rotate(name, old_valid_for, KEEP, None, default_endpoint, link_lifetime)
-        assert isinstance(made, ActivationLink)
-        return made
+def checked_ip_access_list(entries: Sequence[str], max_entries: int) -> tuple[str, ...]:
+    """``entries`` as stored, or :class:`CatalogError` saying why they cannot be."""
+    problem = ip_access_problem(entries, max_entries)
+    if problem:
+        raise CatalogError(f"the IP access list {problem}")
+    return normalised(entries)
 
-    def unused_links(self: _Store) -> dict[str, int]:
-        """The recipients (name keys) with an unused, unexpired link, each with when its
-        last one expires (milliseconds since the epoch)."""
-        rows = self.database.query(
-            "SELECT recipient_key, MAX(expires_at) FROM activation_links "
-            "WHERE used_at IS NULL AND expires_at > ? GROUP BY recipient_key",
-            (_now(),),
-        )
-        return {key: expires_at for key, expires_at in rows}
 
-    def activate(self: _Store, link: str, admit: Callable[[LinkedRecipient], None]) -> IssuedToken:
-        """Use an activation link: its recipient's first credential. ``admit`` may refuse
-        (by raising) before the link is used up; an unknown, used or expired link raises
-        :class:`CatalogNotFoundError`."""
-        hashed = self.hash_token(presented_link(link))
-        with self._change() as tx:
-            linked = unused_link(tx, hashed)
-            admit(linked)
-            use_link(tx, hashed)
-            return self._issue(tx, linked.name, linked.token_lifetime, linked.endpoint)
-
-    def activation_link(self: _Store, link: str) -> LinkedRecipient:
-        """The recipient an unused link leads to, without using it."""
-        with self.database.read() as tx:
-            return unused_link(tx, self.hash_token(presented_link(link)))
-
-    def set_ip_access_list(
-        self: _Store, name: str, entries: Sequence[str], max_entries: int = DEFAULT_MAX_ENTRIES
-    ) -> tuple[str, ...]:
-        """Replace the recipient's IP access list (empty: anywhere); returns it as stored."""
-        problem = ip_access_problem(entries, max_entries)
-        if problem:
-            raise CatalogError(f"the IP access list {problem}")
-        stored = normalised(entries)
-        with self._change() as tx:
-            tx.execute(
-                "UPDATE recipients SET ip_access_list = ? WHERE name_key = ?",
-                (json.dumps(list(stored)), self._recipient_key(tx, name)),
-            )
-        return stored
+def insert_recipient(
+    tx: Transaction,
+    name: str,
+    properties: Mapping[str, str],
+    endpoint: str | None,
+    lifetime_seconds: int | None,
+    comment: str | None = None,
+) -> None:
+    """A recipient's row, refused when the name is taken."""
+    if tx.execute("SELECT 1 FROM recipients WHERE name_key = ?", (name_key(name),)):
+        raise CatalogConflictError(f"recipient {name!r} exists already")
+    tx.execute(
+        "INSERT INTO recipients (name_key, name, properties, created_at, endpoint, "
+        "token_lifetime_seconds, comment) VALUES (?,?,?,?,?,?,?)",
+        (
+            name_key(name),
+            name,
+            json.dumps(dict(properties)),
+            _now(),
+            endpoint,
+            lifetime_seconds,
+            comment,
+        ),
+    )
 
 
 def set_access(tx: Transaction, name: str, access: Access, kind_names: Sequence[str]) -> None:
     """Store a new recipient's IP access list, authentication type (checked) and end."""
-    problem = ip_access_problem(access.ip_access_list, access.max_ip_entries)
-    if problem:
-        raise CatalogError(f"the IP access list {problem}")
+    stored = checked_ip_access_list(access.ip_access_list, access.max_ip_entries)
     if access.authentication_type not in kind_names:
         raise CatalogError(
             f"authentication type {access.authentication_type[:80]!r}: use one of "
@@ -393,7 +313,7 @@ def set_access(tx: Transaction, name: str, access: Access, kind_names: Sequence[
         "UPDATE recipients SET ip_access_list = ?, authentication_type = ?, expires_at = ? "
         "WHERE name_key = ?",
         (
-            json.dumps(list(normalised(access.ip_access_list))),
+            json.dumps(list(stored)),
             access.authentication_type,
             access.expires_at,
             name_key(name),

@@ -1,6 +1,13 @@
-"""The catalog commands against a running server (``--server URL``): the same operations
-as :class:`~deltaport.catalog.sql_store.SqlCatalog`, made through the server's admin API
-with an admin token, for a provider who cannot reach the database itself."""
+"""The catalog commands against a running server (``--server URL``): the
+:class:`~deltaport.catalog.interface.Catalog` operations made through the server's admin API
+(and, for what it has no route for, its Unity Catalog-shaped API) with an admin token, for
+a provider who cannot reach the database itself.
+
+The server applies its own settings: the bounds of IP access lists, how long activation
+links last. Two operations have no route that can carry them and are refused before
+anything changes: changing a shared table, and a rotation answered with a link; so is a
+recipient's comment or end given when it is created.
+"""
 
 from __future__ import annotations
 
@@ -11,7 +18,11 @@ from urllib.parse import quote, urlencode
 
 import httpx
 
-from deltaport.catalog.recipient_access import ActivationLink
+from deltaport.catalog.recipient_access import (
+    DEFAULT_LINK_LIFETIME,
+    DEFAULT_MAX_ENTRIES,
+    ActivationLink,
+)
 from deltaport.catalog.rows import (
     KEEP,
     NO_DETAILS,
@@ -19,6 +30,7 @@ from deltaport.catalog.rows import (
     CatalogContents,
     CatalogError,
     CatalogNotFoundError,
+    ClientRow,
     Details,
     IssuedToken,
     Keep,
@@ -26,8 +38,12 @@ from deltaport.catalog.rows import (
     SchemaRow,
     ShareRow,
     TableRow,
+    TableSpec,
     TokenRow,
 )
+from deltaport.catalog.tokens import TOKEN
+
+UNITY = "/api/2.1/unity-catalog"
 
 
 class RemoteCatalog:
@@ -41,6 +57,7 @@ class RemoteCatalog:
     def contents(self) -> CatalogContents:
         body = self._call("GET", "/api/catalog")
         tokens: dict[str, TokenRow] = {}
+        clients: dict[str, ClientRow] = {}
         recipients: dict[str, RecipientRow] = {}
         for r in body["recipients"]:
             key = r["name"].casefold()
@@ -52,9 +69,16 @@ class RemoteCatalog:
                 shares,
                 r.get("endpoint"),
                 None if lifetime is None else timedelta(seconds=lifetime),
+                ip_access_list=tuple(r.get("ipAccessList", ())),
+                authentication_type=r.get("authenticationType", TOKEN),
             )
             for i, t in enumerate(r["tokens"]):
                 tokens[f"{key}#{i}"] = TokenRow(key, t["expiresAt"], t["revokedAt"])
+            for c in r.get("oauthClients", ()):
+                # the secret's hash stays on the server
+                clients[c["clientId"]] = ClientRow(
+                    "", TokenRow(key, c["expiresAt"], c["revokedAt"])
+                )
         return CatalogContents(
             body["generation"],
             tuple(
@@ -70,18 +94,23 @@ class RemoteCatalog:
             tuple(_table(t) for t in body["tables"]),
             recipients,
             tokens,
+            clients,
         )
 
     def create_share(
         self, name: str, comment: str | None = None, details: Details = NO_DETAILS
-    ) -> None:
+    ) -> ShareRow:
         body = {
             "name": name,
             "comment": comment,
             "displayName": details.display_name,
             "properties": dict(details.properties),
         }
-        self._call("POST", "/api/shares", body)
+        answer = self._call("POST", "/api/shares", body)
+        return ShareRow(answer["name"], answer["id"], comment, *details.fields)
+
+    def set_share_comment(self, name: str, comment: str | None) -> None:
+        self._call("PATCH", f"{UNITY}/shares/{_q(name)}", {"comment": comment})
 
     def drop_share(self, name: str) -> None:
         self._call("DELETE", f"/api/shares/{_q(name)}")
@@ -92,34 +121,33 @@ class RemoteCatalog:
     def revoke_grant(self, share: str, recipient: str) -> None:
         self._call("DELETE", f"/api/shares/{_q(share)}/grants/{_q(recipient)}")
 
-    def add_table(
-        self,
-        full_name: str,
-        location: str,
-        *,
-        history_shared: bool,
-        start_version: int,
-        partition_filter: str | None,
-        access_modes: Sequence[str],
-        auxiliary_locations: Sequence[str],
-        comment: str | None = None,
-        details: Details = NO_DETAILS,
-    ) -> str:
+    def add_table(self, share: str, schema: str, name: str, spec: TableSpec) -> TableRow:
         """Add a table; the server checks the location, the filter and the access modes
         (with its storage configuration)."""
+        full_name = f"{share}.{schema}.{name}"
         body = {
-            "comment": comment,
-            "displayName": details.display_name,
-            "properties": dict(details.properties),
+            "comment": spec.comment,
+            "displayName": spec.details.display_name,
+            "properties": dict(spec.details.properties),
             "name": full_name,
-            "location": location,
-            "historyShared": history_shared,
-            "startVersion": start_version,
-            "partitionFilter": partition_filter,
-            "accessModes": list(access_modes),
-            "auxiliaryLocations": list(auxiliary_locations),
+            "location": spec.location,
+            "historyShared": spec.history_shared,
+            "startVersion": spec.start_version,
+            "partitionFilter": spec.partition_filter,
+            "accessModes": list(spec.access_modes),
+            "auxiliaryLocations": list(spec.auxiliary_locations),
         }
-        return str(self._call("POST", "/api/tables", body)["message"])
+        self._call("POST", "/api/tables", body)
+        for t in self._call("GET", "/api/catalog")["tables"]:
+            if t["name"].casefold() == full_name.casefold():
+                return _table(t)
+        raise CatalogNotFoundError(f"no table {full_name}")  # removed again meanwhile
+
+    def update_table(self, share: str, schema: str, name: str, spec: TableSpec) -> None:
+        raise CatalogError(
+            f"table {share}.{schema}.{name}: a shared table is changed on the server's "
+            "catalog database, not through --server"
+        )
 
     def set_schema_details(
         self,
@@ -149,22 +177,17 @@ class RemoteCatalog:
         properties: Mapping[str, str] | None = None,
         expires_in: timedelta | None = None,
         endpoint: str | None = None,
+        comment: str | None = None,
         *,
         ip_access_list: Sequence[str] = (),
-        max_ip_entries: int = 0,
-        authentication_type: str = "TOKEN",
+        max_ip_entries: int = DEFAULT_MAX_ENTRIES,
+        authentication_type: str = TOKEN,
     ) -> IssuedToken:
         """As :meth:`SqlCatalog.create_recipient`; without ``endpoint``, the profile points
         where the server says recipients reach it (``max_ip_entries`` is the server's)."""
-        body: dict[str, Any] = {
-            "name": name,
-            "properties": dict(properties or {}),
-            "expiresInSeconds": _seconds(expires_in),
-            "ipAccessList": list(ip_access_list),
-            "authenticationType": authentication_type,
-        }
-        if endpoint is not None:
-            body["endpoint"] = endpoint
+        _refuse_given(comment=comment)
+        body = _recipient_body(name, properties, expires_in, endpoint, ip_access_list)
+        body["authenticationType"] = authentication_type
         return self._issued(self._call("POST", "/api/recipients", body))
 
     def create_recipient_with_link(
@@ -174,27 +197,42 @@ class RemoteCatalog:
         expires_in: timedelta | None = None,
         *,
         endpoint: str | None = None,
+        link_lifetime: timedelta = DEFAULT_LINK_LIFETIME,
         ip_access_list: Sequence[str] = (),
-        authentication_type: str = "TOKEN",
+        max_ip_entries: int = DEFAULT_MAX_ENTRIES,
+        authentication_type: str = TOKEN,
+        comment: str | None = None,
+        expires_at: int | None = None,
     ) -> ActivationLink:
         """As :meth:`SqlCatalog.create_recipient_with_link`; the server's link lifetime
         (``activationLinkLifetimeSeconds``) and IP list bound apply, and its sharing URL
         unless ``endpoint`` is given."""
-        body: dict[str, Any] = {
-            "name": name,
-            "properties": dict(properties or {}),
-            "expiresInSeconds": _seconds(expires_in),
-            "ipAccessList": list(ip_access_list),
-            "activation": True,
-        }
-        if endpoint is not None:
-            body["endpoint"] = endpoint
+        _refuse_given(comment=comment, expires_at=expires_at)
+        body = _recipient_body(name, properties, expires_in, endpoint, ip_access_list)
+        body |= {"authenticationType": authentication_type, "activation": True}
         answer = self._call("POST", "/api/recipients", body)
         link = answer["activation"]
         return ActivationLink(answer["recipient"], link["token"], link["expiresAt"], link["url"])
 
+    def update_recipient(
+        self,
+        name: str,
+        *,
+        properties: Mapping[str, str] | None = None,
+        comment: str | Keep | None = KEEP,
+    ) -> None:
+        body: dict[str, Any] = {}
+        if properties is not None:
+            body["properties_kvpairs"] = {"properties": dict(properties)}
+        if not isinstance(comment, Keep):
+            body["comment"] = comment
+        self._call("PATCH", f"{UNITY}/recipients/{_q(name)}", body)
+
+    def drop_recipient(self, name: str) -> None:
+        self._call("DELETE", f"{UNITY}/recipients/{_q(name)}")
+
     def set_ip_access_list(
-        self, name: str, entries: Sequence[str], max_entries: int = 0
+        self, name: str, entries: Sequence[str], max_entries: int = DEFAULT_MAX_ENTRIES
     ) -> tuple[str, ...]:
         """As :meth:`SqlCatalog.set_ip_access_list` (the server's maximum applies)."""
         path = f"/api/recipients/{_q(name)}/ip-access-list"
@@ -218,6 +256,19 @@ class RemoteCatalog:
         if endpoint is not None:
             body["endpoint"] = endpoint
         return self._issued(self._call("POST", f"/api/recipients/{_q(name)}/rotate", body))
+
+    def rotate_with_link(
+        self,
+        name: str,
+        old_valid_for: timedelta,
+        *,
+        default_endpoint: str | None = None,
+        link_lifetime: timedelta = DEFAULT_LINK_LIFETIME,
+    ) -> ActivationLink:
+        raise CatalogError(
+            f"recipient {name!r}: a rotation answered with an activation link is made on "
+            "the server's catalog database, not through --server"
+        )
 
     def revoke(self, name: str) -> None:
         self._call("POST", f"/api/recipients/{_q(name)}/revoke")
@@ -280,6 +331,34 @@ def _table(t: Mapping[str, Any]) -> TableRow:
         t.get("displayName"),
         tuple((t.get("properties") or {}).items()),
     )
+
+
+def _recipient_body(
+    name: str,
+    properties: Mapping[str, str] | None,
+    expires_in: timedelta | None,
+    endpoint: str | None,
+    ip_access_list: Sequence[str],
+) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "name": name,
+        "properties": dict(properties or {}),
+        "expiresInSeconds": _seconds(expires_in),
+        "ipAccessList": list(ip_access_list),
+    }
+    if endpoint is not None:
+        body["endpoint"] = endpoint
+    return body
+
+
+def _refuse_given(**given: object) -> None:
+    """Refuse, before anything changes, what the admin API cannot set on a new recipient."""
+    for field, value in given.items():
+        if value is not None:
+            raise CatalogError(
+                f"a new recipient's {field.replace('_', ' ')} is set on the server's catalog "
+                "database, not through --server"
+            )
 
 
 def _q(name: str) -> str:

@@ -14,6 +14,7 @@ from deltaport.catalog.database.connection import (
     DatabaseFullError,
     DatabaseUnavailableError,
     Row,
+    Transaction,
 )
 from deltaport.catalog.limits import properties_problem
 from deltaport.protocol.credentials import URL
@@ -156,6 +157,22 @@ class ShareRow:
 
 
 @dataclass(frozen=True)
+class TableSpec:
+    """How a table is shared: where it is, how recipients may read it and what they see of
+    it besides its name. What a provider gives to share a table (every front door builds
+    one), and what :meth:`TableRow.spec` gives back of a shared one."""
+
+    location: str
+    history_shared: bool = False
+    start_version: int = 0
+    partition_filter: str | None = None
+    access_modes: tuple[str, ...] = (URL,)
+    auxiliary_locations: tuple[str, ...] = ()
+    comment: str | None = None
+    details: Details = NO_DETAILS
+
+
+@dataclass(frozen=True)
 class TableRow:
     share: str
     schema: str
@@ -170,6 +187,38 @@ class TableRow:
     comment: str | None = None
     display_name: str | None = None
     properties: tuple[tuple[str, str], ...] = ()
+
+    @classmethod
+    def shared(cls, share: str, schema: str, name: str, id: str, spec: TableSpec) -> TableRow:
+        """The row of the table ``share.schema.name`` shared as ``spec`` under ``id``."""
+        return cls(
+            share,
+            schema,
+            name,
+            spec.location,
+            id,
+            spec.history_shared,
+            spec.start_version,
+            spec.partition_filter,
+            tuple(spec.access_modes),
+            tuple(spec.auxiliary_locations),
+            spec.comment,
+            *spec.details.fields,
+        )
+
+    @property
+    def spec(self) -> TableSpec:
+        """How it is shared, as :meth:`shared` took it."""
+        return TableSpec(
+            self.location,
+            self.history_shared,
+            self.start_version,
+            self.partition_filter,
+            self.access_modes,
+            self.auxiliary_locations,
+            self.comment,
+            Details(self.display_name, self.properties),
+        )
 
     def insert_values(self, key: str, share_key: str, ordinal: int) -> tuple[object, ...]:
         """Its ``shared_tables`` columns in the order the store inserts them."""
@@ -358,3 +407,30 @@ def converted(
         {r[0]: ClientRow(r[1], TokenRow(r[2], r[3], r[4])) for r in clients},
     )
     return contents, LastRows(table_rows, recipient_rows, token_rows)
+
+
+def read_contents(tx: Transaction, before: LastRows) -> tuple[CatalogContents, LastRows]:
+    """Everything, read in ``tx`` (see :func:`converted` for ``before``)."""
+    generation = int(tx.execute("SELECT value FROM deltaport_meta WHERE key = 'generation'")[0][0])
+    shares = tx.execute(
+        "SELECT name, id, comment, display_name, properties, schema_details FROM shares "
+        "ORDER BY created_at, name"
+    )
+    tables = tx.execute(
+        "SELECT s.name, t.schema_name, t.name, t.location, t.id, t.history_shared, "
+        "t.start_version, t.partition_filter, t.access_modes, t.auxiliary_locations, "
+        "t.comment, t.display_name, t.properties FROM shared_tables t "
+        "JOIN shares s ON s.name_key = t.share_key ORDER BY t.ordinal"
+    )
+    recipients = tx.execute(
+        "SELECT name_key, name, properties, endpoint, token_lifetime_seconds, comment, "
+        "ip_access_list, authentication_type, expires_at FROM recipients"
+    )
+    granted: dict[str, list[str]] = {}
+    for recipient_key, share_key in tx.execute("SELECT recipient_key, share_key FROM grants"):
+        granted.setdefault(recipient_key, []).append(share_key)
+    tokens = tx.execute("SELECT hash, recipient_key, expires_at, revoked_at FROM tokens")
+    clients = tx.execute(
+        "SELECT client_id, secret_hash, recipient_key, expires_at, revoked_at FROM oauth_clients"
+    )
+    return converted(before, generation, shares, tables, recipients, granted, tokens, clients)

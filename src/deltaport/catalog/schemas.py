@@ -11,13 +11,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from contextlib import AbstractContextManager
-from typing import Protocol
 
 from deltaport.catalog.database.connection import Transaction
 from deltaport.catalog.limits import text_problem
 from deltaport.catalog.rows import (
-    KEEP,
     CatalogNotFoundError,
     Details,
     Keep,
@@ -28,53 +25,43 @@ from deltaport.catalog.store_checks import check
 from deltaport.protocol.names import name_key
 
 
-class _Store(Protocol):
-    def _change(self) -> AbstractContextManager[Transaction]: ...
+def set_details(
+    tx: Transaction,
+    share: str,
+    schema: str,
+    *,
+    display_name: str | Keep | None,
+    comment: str | Keep | None,
+    properties: Mapping[str, str] | Keep,
+) -> SchemaRow:
+    """Replace, in ``tx``, what is given (None clears a display name or a comment, an empty
+    mapping the properties) of the schema ``share.schema``, which must hold a table;
+    returns what the schema has then. The share is known to exist."""
+    if not isinstance(comment, Keep):
+        check("comment", text_problem(comment))
+    share_key = name_key(share)
+    if name_key(schema) not in _schemas_with_tables(tx, share_key):
+        raise CatalogNotFoundError(f"no schema {share}.{schema} (it holds no tables)")
+    details = dict(_details(tx, share_key))
+    old = details.get(name_key(schema), SchemaRow())
+    new = SchemaRow(
+        old.comment if isinstance(comment, Keep) else comment,
+        old.display_name if isinstance(display_name, Keep) else display_name,
+        old.properties if isinstance(properties, Keep) else tuple(properties.items()),
+    )
+    Details(new.display_name, new.properties).check()
+    details[name_key(schema)] = new
+    _write(tx, share_key, details)
+    return new
 
-    @staticmethod
-    def _share_key(tx: Transaction, name: str) -> str: ...
 
-
-class SchemaDetails:
-    """:class:`~deltaport.catalog.sql_store.SqlCatalog`'s method for a schema's details."""
-
-    def set_schema_details(
-        self: _Store,
-        share: str,
-        schema: str,
-        *,
-        display_name: str | Keep | None = KEEP,
-        comment: str | Keep | None = KEEP,
-        properties: Mapping[str, str] | Keep = KEEP,
-    ) -> SchemaRow:
-        """Replace what is given (None clears a display name or a comment, an empty mapping
-        the properties) of the schema ``share.schema``, which must hold a table; returns
-        what the schema has then."""
-        if not isinstance(comment, Keep):
-            check("comment", text_problem(comment))
-        with self._change() as tx:
-            share_key = self._share_key(tx, share)
-            if name_key(schema) not in _schemas_with_tables(tx, share_key):
-                raise CatalogNotFoundError(f"no schema {share}.{schema} (it holds no tables)")
-            details = dict(_details(tx, share_key))
-            old = details.get(name_key(schema), SchemaRow())
-            new = SchemaRow(
-                old.comment if isinstance(comment, Keep) else comment,
-                old.display_name if isinstance(display_name, Keep) else display_name,
-                old.properties if isinstance(properties, Keep) else tuple(properties.items()),
-            )
-            Details(new.display_name, new.properties).check()
-            details[name_key(schema)] = new
-            _write(tx, share_key, details)
-        return new
-
-    def forget_empty_schemas(self: _Store, tx: Transaction, share_key: str) -> None:
-        """Drop the details of the share's schemas that hold no table any more (called in
-        the transaction that removed a table)."""
-        details = dict(_details(tx, share_key))
-        kept = {k: v for k, v in details.items() if k in _schemas_with_tables(tx, share_key)}
-        if kept != details:
-            _write(tx, share_key, kept)
+def forget_empty_schemas(tx: Transaction, share_key: str) -> None:
+    """Drop the details of the share's schemas that hold no table any more (called in the
+    transaction that removed a table)."""
+    details = dict(_details(tx, share_key))
+    kept = {k: v for k, v in details.items() if k in _schemas_with_tables(tx, share_key)}
+    if kept != details:
+        _write(tx, share_key, kept)
 
 
 def _schemas_with_tables(tx: Transaction, share_key: str) -> set[str]:

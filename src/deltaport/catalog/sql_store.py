@@ -13,38 +13,48 @@ import json
 import sqlite3
 import threading
 import uuid
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from datetime import timedelta
 
-from deltaport.catalog.database.change_log import begin_change, end_change
+from deltaport.catalog.database.change_log import changing
 from deltaport.catalog.database.connection import CatalogUrlError, Database, Transaction
 from deltaport.catalog.database.migrations import migrate
 from deltaport.catalog.limits import grace_problem, properties_problem, text_problem
 from deltaport.catalog.recipient_access import (
+    DEFAULT_LINK_LIFETIME,
     DEFAULT_MAX_ENTRIES,
     Access,
     ActivationLink,
-    RecipientAccess,
+    LinkedRecipient,
+    checked_ip_access_list,
     end_links,
+    insert_recipient,
     new_link,
+    presented_link,
     set_access,
+    unused_link,
+    unused_links,
+    use_link,
 )
 from deltaport.catalog.rows import (
     KEEP,
     NO_DETAILS,
     CatalogConflictError,
     CatalogContents,
+    CatalogError,
     CatalogNotFoundError,
     Details,
     IssuedToken,
     Keep,
     LastRows,
+    SchemaRow,
     ShareRow,
     TableRow,
-    converted,
+    TableSpec,
+    read_contents,
 )
-from deltaport.catalog.schemas import SchemaDetails
+from deltaport.catalog.schemas import forget_empty_schemas, set_details
 from deltaport.catalog.store_checks import check as _check
 from deltaport.catalog.store_checks import check_endpoint as _check_endpoint
 from deltaport.catalog.store_checks import check_lifetime as _check_lifetime
@@ -61,11 +71,14 @@ from deltaport.catalog.tokens import (
     rotation,
     token_hash,
 )
-from deltaport.protocol.credentials import URL
 from deltaport.protocol.names import name_key
 
 
-class SqlCatalog(RecipientAccess, SchemaDetails):
+class SqlCatalog:
+    """The catalog in a database; see :class:`~deltaport.catalog.provider.catalog.Catalog`
+    for what a provider asks of it. Besides, what a server asks: the generation, token
+    hashes, activation, batches of changes in one transaction."""
+
     def __init__(self, url: str, *, create: bool = True) -> None:
         """The catalog at ``url``; a missing SQLite file is created only with ``create`` (a
         server never creates one, except the embedded default on its first start)."""
@@ -94,35 +107,7 @@ class SqlCatalog(RecipientAccess, SchemaDetails):
     def contents(self) -> CatalogContents:
         """Everything, from one read-only snapshot (no write lock taken)."""
         with self.database.read() as tx:
-            generation = int(
-                tx.execute("SELECT value FROM deltaport_meta WHERE key = 'generation'")[0][0]
-            )
-            shares = tx.execute(
-                "SELECT name, id, comment, display_name, properties, schema_details FROM shares "
-                "ORDER BY created_at, name"
-            )
-            tables = tx.execute(
-                "SELECT s.name, t.schema_name, t.name, t.location, t.id, t.history_shared, "
-                "t.start_version, t.partition_filter, t.access_modes, t.auxiliary_locations, "
-                "t.comment, t.display_name, t.properties FROM shared_tables t "
-                "JOIN shares s ON s.name_key = t.share_key ORDER BY t.ordinal"
-            )
-            recipients = tx.execute(
-                "SELECT name_key, name, properties, endpoint, token_lifetime_seconds, comment, "
-                "ip_access_list, authentication_type, expires_at FROM recipients"
-            )
-            grants = tx.execute("SELECT recipient_key, share_key FROM grants")
-            tokens = tx.execute("SELECT hash, recipient_key, expires_at, revoked_at FROM tokens")
-            clients = tx.execute(
-                "SELECT client_id, secret_hash, recipient_key, expires_at, revoked_at "
-                "FROM oauth_clients"
-            )
-        granted: dict[str, list[str]] = {}
-        for recipient_key, share_key in grants:
-            granted.setdefault(recipient_key, []).append(share_key)
-        contents, self._last_rows = converted(
-            self._last_rows, generation, shares, tables, recipients, granted, tokens, clients
-        )
+            contents, self._last_rows = read_contents(tx, self._last_rows)
         return contents
 
     # -- shares and tables ---------------------------------------------------------------
@@ -156,51 +141,14 @@ class SqlCatalog(RecipientAccess, SchemaDetails):
             self._share_key(tx, name)
             tx.execute("DELETE FROM shares WHERE name_key = ?", (name_key(name),))
 
-    def add_table(
-        self,
-        share: str,
-        schema: str,
-        name: str,
-        location: str,
-        *,
-        history_shared: bool = False,
-        start_version: int = 0,
-        partition_filter: str | None = None,
-        access_modes: Sequence[str] = (URL,),
-        auxiliary_locations: Sequence[str] = (),
-        comment: str | None = None,
-        details: Details = NO_DETAILS,
-    ) -> TableRow:
+    def add_table(self, share: str, schema: str, name: str, spec: TableSpec) -> TableRow:
         """Share a table. Its access modes are checked as far as they can be without the
         server's storage configuration (see :func:`~deltaport.catalog.access.access_problem`)."""
         _check_name(schema, "schema")
         _check_name(name, "table")
-        _check("comment", text_problem(comment))
-        details.check()
-        check_table_fields(
-            f"{share}.{schema}.{name}",
-            location,
-            access_modes,
-            auxiliary_locations,
-            history_shared=history_shared,
-            start_version=start_version,
-            partition_filter=partition_filter,
-        )
+        check_table_fields(f"{share}.{schema}.{name}", spec)
         key = name_key(f"{share}.{schema}.{name}")
-        row = TableRow(
-            share,
-            schema,
-            name,
-            location,
-            str(uuid.uuid4()),
-            history_shared,
-            start_version,
-            partition_filter,
-            tuple(access_modes),
-            tuple(auxiliary_locations),
-            comment,
-            *details.fields,
-        )
+        row = TableRow.shared(share, schema, name, str(uuid.uuid4()), spec)
         with self._change() as tx:
             share_key = self._share_key(tx, share)
             if tx.execute("SELECT 1 FROM shared_tables WHERE name_key = ?", (key,)):
@@ -215,47 +163,42 @@ class SqlCatalog(RecipientAccess, SchemaDetails):
             )
         return row
 
-    def update_table(
-        self,
-        share: str,
-        schema: str,
-        name: str,
-        *,
-        history_shared: bool,
-        start_version: int,
-        partition_filter: str | None,
-        comment: str | None,
-    ) -> None:
-        """Change how a shared table is read, keeping its id, location and access modes;
-        checked as :meth:`add_table` checks a new one."""
+    def update_table(self, share: str, schema: str, name: str, spec: TableSpec) -> None:
+        """Change how a shared table is read (history, start version, partition filter,
+        comment), checked as :meth:`add_table` checks a new one. Its id, location, access
+        modes and details stay: a ``spec`` that changes those is refused."""
         key = name_key(f"{share}.{schema}.{name}")
-        _check("comment", text_problem(comment))
         with self._change() as tx:
             found = tx.execute(
-                "SELECT location, access_modes, auxiliary_locations FROM shared_tables "
-                "WHERE name_key = ?",
+                "SELECT location, access_modes, auxiliary_locations, display_name, properties "
+                "FROM shared_tables WHERE name_key = ?",
                 (key,),
             )
             if not found:
                 raise CatalogNotFoundError(f"no table {share}.{schema}.{name}")
-            location, modes, auxiliary = (
+            kept = (
                 found[0][0],
-                json.loads(found[0][1]),
-                json.loads(found[0][2]),
+                tuple(json.loads(found[0][1])),
+                tuple(json.loads(found[0][2])),
+                Details(found[0][3], tuple(json.loads(found[0][4]).items())),
             )
-            check_table_fields(
-                f"{share}.{schema}.{name}",
-                location,
-                modes,
-                auxiliary,
-                history_shared=history_shared,
-                start_version=start_version,
-                partition_filter=partition_filter,
-            )
+            given = spec.location, tuple(spec.access_modes), tuple(spec.auxiliary_locations)
+            if (*given, spec.details) != kept:
+                raise CatalogError(
+                    f"table {share}.{schema}.{name}: its location, access modes and details "
+                    "do not change; remove it and share it again"
+                )
+            check_table_fields(f"{share}.{schema}.{name}", spec)
             tx.execute(
                 "UPDATE shared_tables SET history_shared = ?, start_version = ?, "
                 "partition_filter = ?, comment = ? WHERE name_key = ?",
-                (int(history_shared), start_version, partition_filter, comment, key),
+                (
+                    int(spec.history_shared),
+                    spec.start_version,
+                    spec.partition_filter,
+                    spec.comment,
+                    key,
+                ),
             )
 
     def remove_table(self, share: str, schema: str, name: str) -> None:
@@ -264,7 +207,29 @@ class SqlCatalog(RecipientAccess, SchemaDetails):
             if not tx.execute("SELECT 1 FROM shared_tables WHERE name_key = ?", (key,)):
                 raise CatalogNotFoundError(f"no table {share}.{schema}.{name}")
             tx.execute("DELETE FROM shared_tables WHERE name_key = ?", (key,))
-            self.forget_empty_schemas(tx, name_key(share))
+            forget_empty_schemas(tx, name_key(share))
+
+    def set_schema_details(
+        self,
+        share: str,
+        schema: str,
+        *,
+        display_name: str | Keep | None = KEEP,
+        comment: str | Keep | None = KEEP,
+        properties: Mapping[str, str] | Keep = KEEP,
+    ) -> SchemaRow:
+        """Replace what is given of the schema ``share.schema`` (see
+        :func:`~deltaport.catalog.schemas.set_details`); returns what it has then."""
+        with self._change() as tx:
+            self._share_key(tx, share)
+            return set_details(
+                tx,
+                share,
+                schema,
+                display_name=display_name,
+                comment=comment,
+                properties=properties,
+            )
 
     # -- recipients and tokens -----------------------------------------------------------
     def create_recipient(
@@ -283,11 +248,33 @@ class SqlCatalog(RecipientAccess, SchemaDetails):
         becomes its lifetime and ``endpoint`` where its profiles point (see :meth:`rotate`);
         requests from outside ``ip_access_list`` (when not empty) are refused."""
         access = Access(ip_access_list, max_ip_entries, authentication_type)
-        made = self._create(name, properties, expires_in, endpoint, comment, access, None)
-        assert isinstance(made, IssuedToken)
-        return made
+        with self._creating(name, properties, expires_in, endpoint, comment, access) as tx:
+            return self._issue(tx, name, expires_in, endpoint)
 
-    def _create(
+    def create_recipient_with_link(
+        self,
+        name: str,
+        properties: Mapping[str, str] | None = None,
+        expires_in: timedelta | None = None,
+        *,
+        endpoint: str | None = None,
+        link_lifetime: timedelta = DEFAULT_LINK_LIFETIME,
+        ip_access_list: Sequence[str] = (),
+        max_ip_entries: int = DEFAULT_MAX_ENTRIES,
+        authentication_type: str = TOKEN,
+        comment: str | None = None,
+        expires_at: int | None = None,
+    ) -> ActivationLink:
+        """A recipient without a credential yet, and the activation link whose first
+        download issues it; ``expires_at`` (ms since the epoch) ends the recipient: no
+        credential of it (its link, its tokens after activation or any rotation) lives past
+        it."""
+        access = Access(ip_access_list, max_ip_entries, authentication_type, expires_at)
+        with self._creating(name, properties, expires_in, endpoint, comment, access) as tx:
+            return new_link(tx, self.hash_token, name, link_lifetime, endpoint or "")
+
+    @contextmanager
+    def _creating(
         self,
         name: str,
         properties: Mapping[str, str] | None,
@@ -295,19 +282,17 @@ class SqlCatalog(RecipientAccess, SchemaDetails):
         endpoint: str | None,
         comment: str | None,
         access: Access,
-        link_lifetime: timedelta | None,
-    ) -> IssuedToken | ActivationLink:
-        """A recipient and its first credential, or (with ``link_lifetime``) its link."""
+    ) -> Iterator[Transaction]:
+        """The change that writes a new recipient, open for its first credential."""
         _check("properties", properties_problem(properties or {}))
         _check("comment", text_problem(comment))
         _check_lifetime(expires_in)
         _check_endpoint(endpoint)
+        _check_name(name, "recipient")
         with self._change() as tx:
-            self._insert_recipient(tx, name, properties or {}, endpoint, expires_in, comment)
+            insert_recipient(tx, name, properties or {}, endpoint, _seconds(expires_in), comment)
             set_access(tx, name, access, AUTHENTICATION_TYPES)
-            if link_lifetime is not None:
-                return new_link(tx, self.hash_token, name, link_lifetime, endpoint or "")
-            return self._issue(tx, name, expires_in, endpoint)
+            yield tx
 
     def update_recipient(
         self,
@@ -335,7 +320,8 @@ class SqlCatalog(RecipientAccess, SchemaDetails):
         """A recipient holding an existing token (a YAML bearer token being imported),
         granted ``shares``."""
         with self._change() as tx:
-            self._insert_recipient(tx, name, {}, None, None)
+            _check_name(name, "recipient")
+            insert_recipient(tx, name, {}, None, None)
             tx.execute(
                 "INSERT INTO tokens (hash, recipient_key, created_at) VALUES (?,?,?)",
                 (self.hash_token(token), name_key(name), _now()),
@@ -361,20 +347,38 @@ class SqlCatalog(RecipientAccess, SchemaDetails):
         lifetime. Its profile points to ``endpoint`` if given, else where the recipient's
         last profile pointed, else to ``default_endpoint``; that becomes the recipient's. An
         unused activation link of the recipient ends now (it would issue a second token)."""
-        made = self._rotate(name, old_valid_for, expires_in, endpoint, default_endpoint, None)
-        assert isinstance(made, IssuedToken)
-        return made
+        with self._rotating(name, old_valid_for, expires_in, endpoint, default_endpoint) as (
+            tx,
+            lifetime,
+            points_to,
+        ):
+            return self._issue(tx, name, lifetime, points_to)
 
-    def _rotate(
+    def rotate_with_link(
+        self,
+        name: str,
+        old_valid_for: timedelta,
+        *,
+        default_endpoint: str | None = None,
+        link_lifetime: timedelta = DEFAULT_LINK_LIFETIME,
+    ) -> ActivationLink:
+        """A rotation (see :meth:`rotate`, the new token keeping the recipient's lifetime
+        and endpoint) whose new credential is issued by the first download of the link it
+        answers."""
+        with self._rotating(name, old_valid_for, KEEP, None, default_endpoint) as (tx, _, to):
+            return new_link(tx, self.hash_token, name, link_lifetime, to or "")
+
+    @contextmanager
+    def _rotating(
         self,
         name: str,
         old_valid_for: timedelta,
         expires_in: timedelta | Keep | None,
         endpoint: str | None,
         default_endpoint: str | None,
-        link_lifetime: timedelta | None,
-    ) -> IssuedToken | ActivationLink:
-        """A rotation (see :meth:`rotate`) ending in a token or (``link_lifetime``) a link."""
+    ) -> Iterator[tuple[Transaction, timedelta | None, str | None]]:
+        """The change of a rotation (see :meth:`rotate`), open for the new credential: with
+        the lifetime it gets and where its profile points."""
         _check("the grace period", grace_problem(old_valid_for.total_seconds()))
         _check_lifetime(expires_in if isinstance(expires_in, timedelta) else None)
         _check_endpoint(endpoint)
@@ -384,9 +388,7 @@ class SqlCatalog(RecipientAccess, SchemaDetails):
                 tx, name, old_valid_for, expires_in, endpoint, default_endpoint
             )
             end_links(tx, name)
-            if link_lifetime is not None:
-                return new_link(tx, self.hash_token, name, link_lifetime, points_to or "")
-            return self._issue(tx, name, lifetime, points_to)
+            yield tx, lifetime, points_to
 
     def revoke(self, name: str) -> None:
         """End every token of the recipient now."""
@@ -398,6 +400,40 @@ class SqlCatalog(RecipientAccess, SchemaDetails):
         with self._change() as tx:
             self._recipient_key(tx, name)
             tx.execute("DELETE FROM recipients WHERE name_key = ?", (name_key(name),))
+
+    # -- activation links and IP access lists ----------------------------------------------
+    def unused_links(self) -> dict[str, int]:
+        """The recipients (name keys) with an unused, unexpired link, each with when its
+        last one expires (milliseconds since the epoch)."""
+        return unused_links(self.database)
+
+    def activate(self, link: str, admit: Callable[[LinkedRecipient], None]) -> IssuedToken:
+        """Use an activation link: its recipient's first credential. ``admit`` may refuse
+        (by raising) before the link is used up; an unknown, used or expired link raises
+        :class:`CatalogNotFoundError`."""
+        hashed = self.hash_token(presented_link(link))
+        with self._change() as tx:
+            linked = unused_link(tx, hashed)
+            admit(linked)
+            use_link(tx, hashed)
+            return self._issue(tx, linked.name, linked.token_lifetime, linked.endpoint)
+
+    def activation_link(self, link: str) -> LinkedRecipient:
+        """The recipient an unused link leads to, without using it."""
+        with self.database.read() as tx:
+            return unused_link(tx, self.hash_token(presented_link(link)))
+
+    def set_ip_access_list(
+        self, name: str, entries: Sequence[str], max_entries: int = DEFAULT_MAX_ENTRIES
+    ) -> tuple[str, ...]:
+        """Replace the recipient's IP access list (empty: anywhere); returns it as stored."""
+        stored = checked_ip_access_list(entries, max_entries)
+        with self._change() as tx:
+            tx.execute(
+                "UPDATE recipients SET ip_access_list = ? WHERE name_key = ?",
+                (json.dumps(list(stored)), self._recipient_key(tx, name)),
+            )
+        return stored
 
     # -- grants --------------------------------------------------------------------------
     def grant(self, share: str, recipient: str) -> None:
@@ -436,33 +472,7 @@ class SqlCatalog(RecipientAccess, SchemaDetails):
     # -- helpers -------------------------------------------------------------------------
     def _change(self) -> AbstractContextManager[Transaction]:
         outer: Transaction | None = getattr(self._batch, "tx", None)
-        return nullcontext(outer) if outer is not None else _changing(self.database)
-
-    @staticmethod
-    def _insert_recipient(
-        tx: Transaction,
-        name: str,
-        properties: Mapping[str, str],
-        endpoint: str | None,
-        lifetime: timedelta | None,
-        comment: str | None = None,
-    ) -> None:
-        _check_name(name, "recipient")
-        if tx.execute("SELECT 1 FROM recipients WHERE name_key = ?", (name_key(name),)):
-            raise CatalogConflictError(f"recipient {name!r} exists already")
-        tx.execute(
-            "INSERT INTO recipients (name_key, name, properties, created_at, endpoint, "
-            "token_lifetime_seconds, comment) VALUES (?,?,?,?,?,?,?)",
-            (
-                name_key(name),
-                name,
-                json.dumps(dict(properties)),
-                _now(),
-                endpoint,
-                _seconds(lifetime),
-                comment,
-            ),
-        )
+        return nullcontext(outer) if outer is not None else changing(self.database)
 
     def _issue(
         self, tx: Transaction, name: str, expires_in: timedelta | None, endpoint: str | None
@@ -480,13 +490,3 @@ class SqlCatalog(RecipientAccess, SchemaDetails):
         if not tx.execute("SELECT 1 FROM recipients WHERE name_key = ?", (name_key(name),)):
             raise CatalogNotFoundError(f"no recipient {name!r}")
         return name_key(name)
-
-
-@contextmanager
-def _changing(database: Database) -> Iterator[Transaction]:
-    """A write transaction that moves the generation counter first (the change log rows
-    its triggers write carry the new generation: :mod:`deltaport.catalog.database.change_log`)."""
-    with database.transaction() as tx:
-        generation = begin_change(tx)
-        yield tx
-        end_change(tx, generation)

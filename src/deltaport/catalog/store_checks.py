@@ -5,32 +5,27 @@ table's fields), and how it shows a token's expiry: each refuses with a
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
 from datetime import datetime, timedelta
 
 from deltaport.catalog.access import SettingsFor, access_problem
-from deltaport.catalog.limits import lifetime_problem, table_problem
-from deltaport.catalog.rows import CatalogError
+from deltaport.catalog.limits import lifetime_problem, table_problem, text_problem
+from deltaport.catalog.rows import CatalogError, TableSpec
 from deltaport.protocol.names import name_problem
 from deltaport.protocol.profile import ProfileError, http_url
 from deltaport.storage.uri import is_relative_path
 
 
 def check_table_fields(
-    label: str,
-    location: str,
-    access_modes: Sequence[str],
-    auxiliary_locations: Sequence[str],
-    *,
-    history_shared: bool,
-    start_version: int,
-    partition_filter: str | None,
-    settings_for: SettingsFor | None = None,
+    label: str, spec: TableSpec, settings_for: SettingsFor | None = None
 ) -> None:
     """A shared table's fields, without reading the table: its bounds, an absolute
-    location, and its access modes, checked against the server's credential settings when
-    ``settings_for`` gives them (see :func:`~deltaport.catalog.access.access_problem`)."""
-    problem = table_problem(location, start_version, partition_filter, auxiliary_locations)
+    location, its access modes, checked against the server's credential settings when
+    ``settings_for`` gives them (see :func:`~deltaport.catalog.access.access_problem`), and
+    what recipients see of it besides its name."""
+    check("comment", text_problem(spec.comment))
+    spec.details.check()
+    location, auxiliary = spec.location, spec.auxiliary_locations
+    problem = table_problem(location, spec.start_version, spec.partition_filter, auxiliary)
     if problem:
         raise CatalogError(f"table {label} cannot be shared: {problem}")
     if is_relative_path(location):
@@ -40,11 +35,11 @@ def check_table_fields(
         )
     problem = access_problem(
         location,
-        access_modes,
-        auxiliary_locations,
-        history_shared=history_shared,
-        start_version=start_version,
-        partition_filter=partition_filter,
+        spec.access_modes,
+        auxiliary,
+        history_shared=spec.history_shared,
+        start_version=spec.start_version,
+        partition_filter=spec.partition_filter,
         settings_for=settings_for,
     )
     if problem:

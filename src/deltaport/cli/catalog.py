@@ -20,6 +20,8 @@ from deltaport.cli.profile_addresses import explicit_endpoint, fallback_endpoint
 
 if TYPE_CHECKING:
     from deltaport.catalog.access import SettingsFor
+    from deltaport.catalog.provider.service import ProviderService
+    from deltaport.catalog.provider.settings import ProviderSettings
     from deltaport.catalog.remote import RemoteCatalog
     from deltaport.catalog.sql_store import SqlCatalog
     from deltaport.config.model import ServerConfig
@@ -34,7 +36,7 @@ def resolve_catalog(url: str | None, config_path: str | None) -> str:
     if os.environ.get("DELTAPORT_CATALOG"):
         return os.environ["DELTAPORT_CATALOG"]
     if config_path:
-        from deltaport.config.model import load_config
+        from deltaport.config.loading import load_config
 
         configured = load_config(config_path).catalog
         if configured:
@@ -191,8 +193,9 @@ def _run(fn: Handler) -> Callable[[argparse.Namespace], int]:
 
 
 def _store(args: argparse.Namespace, create: bool = False) -> SqlCatalog | RemoteCatalog:
-    """The catalog the command works on; a missing SQLite file is created only with
-    ``create`` (``catalog init``)."""
+    """The catalog the command works on (the database, or a server's admin API with
+    ``--server``: both a :class:`~deltaport.catalog.interface.Catalog`, which the commands
+    take); a missing SQLite file is created only with ``create`` (``catalog init``)."""
     from deltaport.catalog.remote import RemoteCatalog
     from deltaport.catalog.rows import CatalogError
     from deltaport.catalog.sql_store import SqlCatalog
@@ -237,6 +240,20 @@ def _local(args: argparse.Namespace, create: bool = False) -> SqlCatalog:
     return store
 
 
+def _service(args: argparse.Namespace, settings: ProviderSettings | None = None) -> ProviderService:
+    """The provider service over the command's catalog, applying ``settings`` (what the
+    command takes from ``--config``) to the database; through ``--server`` the server
+    applies its own and reads the tables it is given."""
+    from deltaport.catalog.provider.service import ProviderService
+    from deltaport.catalog.provider.settings import ProviderSettings
+    from deltaport.catalog.remote import RemoteCatalog
+
+    store = _store(args)
+    if isinstance(store, RemoteCatalog):
+        return ProviderService(store, ProviderSettings(reads_tables=False))
+    return ProviderService(store, settings or ProviderSettings(), store.batch)
+
+
 def add_details_options(parser: argparse.ArgumentParser) -> None:
     """The command-line options of what recipients see of a share or table."""
     parser.add_argument("--comment")
@@ -249,72 +266,56 @@ def add_details_options(parser: argparse.ArgumentParser) -> None:
 def _share_create(args: argparse.Namespace) -> str:
     from deltaport.catalog.commands import details_from_args
 
-    _store(args).create_share(args.name, args.comment, details_from_args(args))
+    _service(args).create_share(args.name, args.comment, details_from_args(args))
     return f"created share {args.name}"
 
 
 def _share_list(args: argparse.Namespace) -> str:
     from deltaport.catalog.commands import list_shares
 
-    return list_shares(_store(args))
+    return list_shares(_service(args).contents())
 
 
 def _share_drop(args: argparse.Namespace) -> str:
-    _store(args).drop_share(args.name)
+    _service(args).drop_share(args.name)
     return f"dropped share {args.name}"
 
 
 def _share_grant(args: argparse.Namespace) -> str:
-    _store(args).grant(args.share, args.recipient)
+    _service(args).grant(args.share, args.recipient)
     return f"granted share {args.share} to {args.recipient}"
 
 
 def _share_revoke(args: argparse.Namespace) -> str:
-    _store(args).revoke_grant(args.share, args.recipient)
+    _service(args).revoke_grant(args.share, args.recipient)
     return f"revoked share {args.share} from {args.recipient}"
 
 
 def _table_add(args: argparse.Namespace) -> str:
-    from deltaport.catalog.commands import add_table, details_from_args
-    from deltaport.catalog.remote import RemoteCatalog
+    from deltaport.catalog.commands import details_from_args
+    from deltaport.catalog.provider.settings import ProviderSettings
+    from deltaport.catalog.provider.tables import added_text
+    from deltaport.catalog.rows import TableSpec
     from deltaport.storage.uri import absolute_location
 
-    args.location = absolute_location(args.location)
-    store = _store(args)
-    modes = [m.strip() for m in args.access_modes.split(",") if m.strip()]
-    if isinstance(store, RemoteCatalog):
-        return store.add_table(
-            args.name,
-            args.location,
-            history_shared=args.history,
-            start_version=args.start_version,
-            partition_filter=args.partition_filter,
-            access_modes=modes,
-            auxiliary_locations=args.auxiliary_locations,
-            comment=args.comment,
-            details=details_from_args(args),
-        )
-    options, settings_for = _server_storage(args.config, args.location)
-    return add_table(
-        store,
-        args.name,
-        args.location,
+    spec = TableSpec(
+        absolute_location(args.location),
         history_shared=args.history,
         start_version=args.start_version,
         partition_filter=args.partition_filter,
-        access_modes=modes,
-        auxiliary_locations=args.auxiliary_locations,
-        storage_options=options,
-        settings_for=settings_for,
+        access_modes=tuple(m.strip() for m in args.access_modes.split(",") if m.strip()),
+        auxiliary_locations=tuple(args.auxiliary_locations),
         comment=args.comment,
         details=details_from_args(args),
     )
+    settings = ProviderSettings(location_settings=_server_storage(args.config))
+    return added_text(_service(args, settings).add_table(args.name, spec))
 
 
 def _table_remove(args: argparse.Namespace) -> str:
-    from deltaport.catalog.commands import split_table_name
+    from deltaport.catalog.provider.tables import split_table_name
 
-    _store(args).remove_table(*split_table_name(args.name))
+    _service(args).remove_table(*split_table_name(args.name))
     return f"removed table {args.name}"
 
 
@@ -322,87 +323,92 @@ def _recipient_create(args: argparse.Namespace) -> str:
     """Everything that can fail is checked before the recipient is written: the arguments,
     the configuration, the endpoint (by the store) and the profile path."""
     from deltaport.catalog.commands import ProfileOutput, parse_properties
-    from deltaport.catalog.remote import RemoteCatalog
+    from deltaport.catalog.provider.profiles import profile_document
     from deltaport.catalog.rows import CatalogError
     from deltaport.catalog.store_checks import expiry_text
 
     properties = parse_properties(args.property)
     lifetime = _lifetime(args.expires)
     kind = "OAUTH_CLIENT_CREDENTIALS" if args.oauth else "TOKEN"
-    store = _store(args)
     fallback = fallback_endpoint(args)
+    service = _service(args, _recipient_settings(args, fallback))
     # through --server, the server says where recipients reach it
-    endpoint = explicit_endpoint(args) or (None if isinstance(store, RemoteCatalog) else fallback)
+    endpoint = explicit_endpoint(args)
     if args.activation:
         if args.output:
             raise CatalogError(
                 "--activation prints a link; it takes no -o (the link's first "
                 "download is the profile)"
             )
-        if isinstance(store, RemoteCatalog):  # the server's link lifetime and IP bound
-            link = store.create_recipient_with_link(
-                args.name,
-                properties,
-                lifetime,
-                endpoint=endpoint,
-                ip_access_list=args.ip,
-                authentication_type=kind,
-            )
-        else:
-            link = store.create_recipient_with_link(
-                args.name,
-                properties,
-                lifetime,
-                endpoint=endpoint or fallback,
-                link_lifetime=timedelta(seconds=_configured(args).activation_link_lifetime_seconds),
-                ip_access_list=args.ip,
-                authentication_type=kind,
-                max_ip_entries=_configured(args).max_ip_access_list_entries,
-            )
+        link = service.create_recipient_with_link(
+            args.name,
+            properties,
+            lifetime,
+            endpoint=endpoint,
+            ip_access_list=args.ip,
+            authentication_type=kind,
+        )
         return (
             f"{link.url}\n(the activation link of {link.recipient}: its first download is the "
             f"profile; it cannot be used again, and expires {expiry_text(link.expires_at)})"
         )
     with ProfileOutput(args.output) as profile:
-        issued = store.create_recipient(
+        issued = service.create_recipient(
             args.name,
             properties,
             lifetime,
-            endpoint,
+            endpoint=endpoint,
             ip_access_list=args.ip,
             authentication_type=kind,
-            max_ip_entries=_configured(args).max_ip_access_list_entries,
         )
         endpoint = issued.endpoint or fallback
-        return profile.write(issued, endpoint, iceberg_endpoint(args, endpoint))
+        return profile.write(
+            issued, profile_document(issued, endpoint, iceberg_endpoint(args, endpoint))
+        )
+
+
+def _recipient_settings(args: argparse.Namespace, sharing_url: str) -> ProviderSettings:
+    """Where a new recipient's profiles point, how long its link lasts and how long its IP
+    access list may be, as ``--config`` (else the defaults) says."""
+    from deltaport.catalog.provider.settings import ProviderSettings
+
+    config = _configured(args)
+    return ProviderSettings(
+        sharing_url,
+        link_lifetime=timedelta(seconds=config.activation_link_lifetime_seconds),
+        max_ip_entries=config.max_ip_access_list_entries,
+    )
 
 
 def _recipient_rotate(args: argparse.Namespace) -> str:
     """As :func:`_recipient_create`: nothing changes unless the profile can be made."""
     from deltaport.catalog.commands import ProfileOutput, parse_duration
+    from deltaport.catalog.provider.profiles import profile_document
+    from deltaport.catalog.provider.settings import ProviderSettings
     from deltaport.catalog.rows import KEEP
 
     grace = timedelta(0) if args.now else parse_duration(args.grace)
     lifetime = KEEP if args.expires is None else _lifetime(args.expires)
-    store = _store(args)
     fallback = fallback_endpoint(args)
+    service = _service(args, ProviderSettings(fallback))
     with ProfileOutput(args.output) as profile:
-        issued = store.rotate(
-            args.name, grace, lifetime, endpoint=explicit_endpoint(args), default_endpoint=fallback
-        )
+        issued = service.rotate(args.name, grace, lifetime, explicit_endpoint(args))
         endpoint = issued.endpoint or fallback
-        return profile.write(issued, endpoint, iceberg_endpoint(args, endpoint))
+        return profile.write(
+            issued, profile_document(issued, endpoint, iceberg_endpoint(args, endpoint))
+        )
 
 
 def _recipient_revoke(args: argparse.Namespace) -> str:
-    _store(args).revoke(args.name)
+    _service(args).revoke(args.name)
     return f"revoked every token of {args.name}"
 
 
 def _recipient_set_ip(args: argparse.Namespace) -> str:
-    stored = _store(args).set_ip_access_list(
-        args.name, args.ip, _configured(args).max_ip_access_list_entries
-    )
+    from deltaport.catalog.provider.settings import ProviderSettings
+
+    settings = ProviderSettings(max_ip_entries=_configured(args).max_ip_access_list_entries)
+    stored = _service(args, settings).set_ip_access_list(args.name, args.ip)
     where = ", ".join(stored) if stored else "anywhere"
     return f"requests of {args.name} may come from {where}"
 
@@ -410,7 +416,8 @@ def _recipient_set_ip(args: argparse.Namespace) -> str:
 def _configured(args: argparse.Namespace) -> ServerConfig:
     """The configuration of ``--config``, else the defaults (for the bounds and lifetimes
     the commands apply; a server given with ``--server`` applies its own)."""
-    from deltaport.config.model import ServerConfig, load_config
+    from deltaport.config.loading import load_config
+    from deltaport.config.model import ServerConfig
 
     return load_config(args.config) if args.config else ServerConfig()
 
@@ -418,7 +425,7 @@ def _configured(args: argparse.Namespace) -> ServerConfig:
 def _recipient_list(args: argparse.Namespace) -> str:
     from deltaport.catalog.commands import list_recipients
 
-    return list_recipients(_store(args))
+    return list_recipients(_service(args).contents())
 
 
 def _init(args: argparse.Namespace) -> str:
@@ -444,7 +451,7 @@ def _shown(url: str) -> str:
 
 def _import(args: argparse.Namespace) -> str:
     from deltaport.config.catalog_import import import_shares
-    from deltaport.config.model import load_config
+    from deltaport.config.loading import load_config
     from deltaport.text.wording import count
 
     config = load_config(args.yaml)
@@ -468,16 +475,12 @@ def _lifetime(text: str | None) -> timedelta | None:
     return parse_duration(text)
 
 
-def _server_storage(
-    config_path: str | None, location: str
-) -> tuple[dict[str, str], SettingsFor | None]:
-    """From ``--config`` (the server's configuration): the storage options for reading
-    ``location``, and the credential settings of each location a ``dir`` table has; without
-    it, no options, and credential settings are left to the server to check."""
+def _server_storage(config_path: str | None) -> SettingsFor | None:
+    """From ``--config`` (the server's configuration): the storage options and credential
+    settings of each location a table has; without it, no options, and credential settings
+    are left to the server to check."""
     if not config_path:
-        return {}, None
-    from deltaport.config.model import load_config
+        return None
+    from deltaport.config.loading import load_config
 
-    config = load_config(config_path)
-    options, _ = config.location_settings(location)
-    return options, config.location_settings
+    return load_config(config_path).location_settings

@@ -41,7 +41,8 @@ def _cleanup(args: argparse.Namespace) -> int:
     import msgspec
 
     from deltaport.cli.catalog import DEFAULT_CATALOG
-    from deltaport.config.model import ServerConfig, load_config
+    from deltaport.config.loading import load_config
+    from deltaport.config.model import ServerConfig
     from deltaport.listeners.iceberg_mount import iceberg_sweeper
     from deltaport.server.files.reader_seal import ReaderSeal
     from deltaport.server.sources.catalog_source import catalog_source

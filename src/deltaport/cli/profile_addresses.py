@@ -18,7 +18,7 @@ def fallback_endpoint(args: argparse.Namespace) -> str:
     read now, so that a configuration that cannot be loaded stops the command before the
     catalog changes), else ``http://localhost:8080/delta-sharing``."""
     if args.config:
-        from deltaport.config.model import load_config
+        from deltaport.config.loading import load_config
         from deltaport.config.urls import public_url
 
         config = load_config(args.config)
@@ -29,7 +29,8 @@ def fallback_endpoint(args: argparse.Namespace) -> str:
 def iceberg_endpoint(args: argparse.Namespace, endpoint: str) -> str | None:
     """The ``icebergEndpoint`` of a profile for ``endpoint``: beside it, as ``--config``
     (else the defaults) places the Iceberg catalog."""
-    from deltaport.config.model import ServerConfig, load_config
+    from deltaport.config.loading import load_config
+    from deltaport.config.model import ServerConfig
     from deltaport.config.urls import iceberg_endpoint_for
 
     config = load_config(args.config) if args.config else ServerConfig()

@@ -34,7 +34,7 @@ def add_schema_command(commands: argparse._SubParsersAction) -> None:  # type: i
 def _set(args: argparse.Namespace) -> str:
     from deltaport.catalog.commands import parse_properties
     from deltaport.catalog.rows import KEEP, CatalogError
-    from deltaport.cli.catalog import _store
+    from deltaport.cli.catalog import _service
 
     share, dot, schema = args.name.partition(".")
     if not dot or not share or not schema or "." in schema:
@@ -48,7 +48,7 @@ def _set(args: argparse.Namespace) -> str:
         changes["properties"] = parse_properties(args.property)
     elif args.no_properties:
         changes["properties"] = {}
-    row = _store(args).set_schema_details(share, schema, **changes)
+    row = _service(args).set_schema_details(share, schema, **changes)
     shown = [
         f"display name {row.display_name!r}" if row.display_name else "no display name",
         f"comment {row.comment!r}" if row.comment else "no comment",

@@ -2,6 +2,7 @@
 the addresses derived from it (``urls``). Uses ``catalog``, ``storage`` and ``protocol``;
 the listeners, the admin API and the console read it."""
 
-from deltaport.config.model import ConfigError, ServerConfig, load_config
+from deltaport.config.loading import load_config
+from deltaport.config.model import ConfigError, ServerConfig
 
 __all__ = ["ConfigError", "ServerConfig", "load_config"]

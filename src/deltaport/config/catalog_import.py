@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+from deltaport.catalog.interface import Catalog
 from deltaport.catalog.rows import Details
-from deltaport.catalog.sql_store import SqlCatalog
 from deltaport.config.model import ServerConfig
 
 
-def import_shares(store: SqlCatalog, config: ServerConfig) -> None:
+def import_shares(store: Catalog, config: ServerConfig) -> None:
     """Create each share of ``config`` with its tables and what recipients see of its
     schemas (in the caller's transaction); a schema without tables is not a schema of the
     catalog."""
@@ -17,19 +17,7 @@ def import_shares(store: SqlCatalog, config: ServerConfig) -> None:
         )
         for schema in share.schemas:
             for t in schema.tables:
-                store.add_table(
-                    share.name,
-                    schema.name,
-                    t.name,
-                    t.location,
-                    history_shared=t.shares_history,
-                    start_version=t.start_version,
-                    partition_filter=t.partition_filter,
-                    access_modes=t.access_modes,
-                    auxiliary_locations=t.auxiliary_locations,
-                    comment=t.comment,
-                    details=Details.of(t.display_name, t.properties),
-                )
+                store.add_table(share.name, schema.name, t.name, t.spec)
             if schema.tables:
                 store.set_schema_details(
                     share.name,

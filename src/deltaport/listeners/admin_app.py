@@ -16,7 +16,7 @@ from starlette.responses import Response
 
 from deltaport.admin.api import AdminApi, error_json
 from deltaport.admin.audit_api import AdminAudit, AuditApi, Guard
-from deltaport.admin.catalog_api import CatalogApi, CatalogService
+from deltaport.admin.catalog_api import CatalogApi, provider_service
 from deltaport.admin.diff_service import DiffService
 from deltaport.admin.errors import as_sharing_error
 from deltaport.admin.headers import SecurityHeaders
@@ -87,20 +87,25 @@ def create_admin_app(
     ]
     sharing_url = public_url(config) + config.endpoint
     manage = None
+    service = None
     if catalog is not None:
-        service = CatalogService(catalog, config, sharing_url)
-        manage = functools.partial(manage_routes, service, config, audit, tokens, refresh)
+        service = provider_service(catalog, config, sharing_url)
+        manage = functools.partial(
+            manage_routes, service, catalog.database, config, audit, tokens, refresh
+        )
     routes = [
         *api.routes(),
         *console_routes(tables, diffs, tokens, sessions, limit, catalog, manage),
     ]
     routes += [*metrics_routes(api.guard), *health_routes(readiness or Readiness())]
     audited = AdminAudit(audit, tokens).audited
-    if catalog is not None:
+    if catalog is not None and service is not None:
         guard = audited(api.guard)
-        routes += CatalogApi(catalog, config, sharing_url).routes(guard)
+        routes += CatalogApi(service).routes(guard)
         routes += AuditApi(catalog.database).routes(guard)
-    routes += unity_routes(catalog, config, sharing_url, audited(_unity_guard(api)), limit, audit)
+    routes += unity_routes(
+        catalog, service, config, sharing_url, audited(_unity_guard(api)), limit, audit
+    )
     app = Starlette(
         routes=routes,
         middleware=[

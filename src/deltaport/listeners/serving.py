@@ -16,7 +16,8 @@ from starlette.applications import Starlette
 
 from deltaport.catalog.database.startup import wait_for_database
 from deltaport.catalog.model import Recipient
-from deltaport.config.model import ServerConfig, load_config
+from deltaport.config.loading import load_config
+from deltaport.config.model import ServerConfig
 from deltaport.config.urls import catalog_url, public_url
 from deltaport.listeners.admin_app import create_admin_app
 from deltaport.listeners.audit import open_audit_log

@@ -14,7 +14,8 @@ listener), ``config``, ``catalog`` and below; never ``admin``, ``console`` or ``
 (which start it). ``create_app(config)`` builds the ASGI app.
 """
 
-from deltaport.config.model import ConfigError, ServerConfig, load_config
+from deltaport.config.loading import load_config
+from deltaport.config.model import ConfigError, ServerConfig
 from deltaport.server.http.app import create_app
 
 __all__ = ["ConfigError", "ServerConfig", "create_app", "load_config"]

@@ -20,6 +20,7 @@ from deltaport.admin.unity.errors import (
 )
 from deltaport.admin.unity.recipients import RecipientsApi
 from deltaport.admin.unity.shares import SharesApi
+from deltaport.catalog.provider.service import ProviderService
 from deltaport.catalog.sql_store import SqlCatalog
 from deltaport.config.model import ServerConfig
 from deltaport.config.urls import iceberg_endpoint_for
@@ -34,6 +35,7 @@ Guard = Callable[[Handler], Handler]
 
 def unity_routes(
     store: SqlCatalog | None,
+    service: ProviderService | None,
     config: ServerConfig,
     sharing_url: str,
     guard: Guard,
@@ -41,16 +43,17 @@ def unity_routes(
     audit: AuditLog | None = None,
 ) -> list[BaseRoute]:
     """The routes; only ``/.well-known/databricks-config`` without a catalog database.
+    The provider's changes go through ``service``; ``store`` activates links.
     The activation routes take no admin token: each of their requests is recorded in
     ``audit`` as the sharing listener records them, and a link that opens nothing counts
     in the listener's failed-authentication ``limit``."""
     routes: list[BaseRoute] = [
         Route("/.well-known/databricks-config", no_databricks_config, methods=["GET"])
     ]
-    if store is None:
+    if store is None or service is None:
         return routes
-    shares = SharesApi(store, config)
-    recipients = RecipientsApi(store, config, sharing_url)
+    shares = SharesApi(service, store.database)
+    recipients = RecipientsApi(service, store.database, config.max_ip_access_list_entries)
     for prefix in (PREFIX, OPENSHARING_PREFIX):
         routes += shares.routes(guard, prefix) + recipients.routes(guard, prefix)
     activation = Activation(

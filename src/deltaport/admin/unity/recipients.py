@@ -31,6 +31,7 @@ from deltaport.admin.unity.bodies import (
 )
 from deltaport.admin.unity.errors import unity_json
 from deltaport.admin.unity.paging import next_page_token, page, page_request
+from deltaport.catalog.database.connection import Database
 from deltaport.catalog.limits import grace_problem, lifetime_problem
 from deltaport.catalog.listings.by_name import (
     RecipientCredentials,
@@ -38,12 +39,11 @@ from deltaport.catalog.listings.by_name import (
     recipients_after,
 )
 from deltaport.catalog.listings.summaries import recipient_view
+from deltaport.catalog.provider.service import ProviderService
 from deltaport.catalog.recipient_access import ActivationLink, ip_access_problem
 from deltaport.catalog.rows import KEEP, TokenRow
-from deltaport.catalog.sql_store import SqlCatalog
 from deltaport.catalog.store_checks import now_ms
 from deltaport.catalog.tokens import AUTHENTICATION_TYPES, TOKEN, credential_id
-from deltaport.config.model import ServerConfig
 from deltaport.protocol.errors import InvalidParameterError, ResourceNotFoundError
 from deltaport.protocol.names import name_key
 
@@ -51,11 +51,12 @@ _IPS = "ip_access_list.allowed_ip_addresses"
 
 
 class RecipientsApi:
-    def __init__(self, store: SqlCatalog, config: ServerConfig, sharing_url: str) -> None:
-        self._store = store
-        self._sharing_url = sharing_url
-        self._max_ips = config.max_ip_access_list_entries
-        self._link_lifetime = timedelta(seconds=config.activation_link_lifetime_seconds)
+    def __init__(self, service: ProviderService, database: Database, max_ips: int) -> None:
+        """Changes go through ``service``; pages and views are read from ``database``;
+        ``max_ips`` bounds an IP access list (a 400 naming the field before any change)."""
+        self._service = service
+        self._database = database
+        self._max_ips = max_ips
 
     def routes(self, wrap: Any, prefix: str) -> list[BaseRoute]:
         recipients = prefix + "recipients"
@@ -83,14 +84,11 @@ class RecipientsApi:
         properties = given.properties_kvpairs.as_dict() if given.properties_kvpairs else {}
         _check_expiration(given.expiration_time)
         link = await run_in_threadpool(
-            lambda: self._store.create_recipient_with_link(
+            lambda: self._service.create_recipient_with_link(
                 given.name,
                 properties,
-                endpoint=self._sharing_url,
                 expires_at=given.expiration_time,
-                link_lifetime=self._link_lifetime,
                 ip_access_list=ips,
-                max_ip_entries=self._max_ips,
                 authentication_type=kind,
                 comment=given.comment,
             )
@@ -99,9 +97,7 @@ class RecipientsApi:
 
     async def listing(self, request: Request) -> Response:
         size, after = page_request(request.query_params)
-        found = await run_in_threadpool(
-            recipients_after, self._store.database, after, size + 1, now_ms()
-        )
+        found = await run_in_threadpool(recipients_after, self._database, after, size + 1, now_ms())
         token = next_page_token([f.recipient.name for f in found], size)
         out: dict[str, Any] = {"recipients": [_recipient_json(f) for f in found[:size]]}
         if token:
@@ -125,17 +121,15 @@ class RecipientsApi:
         properties = given.properties_kvpairs.as_dict() if given.properties_kvpairs else None
         comment = KEEP if given.comment is UNSET else given.comment
 
-        def change() -> None:
-            with self._store.batch():
-                self._store.update_recipient(name, properties=properties, comment=comment)
-                if ips is not None:
-                    self._store.set_ip_access_list(name, ips, self._max_ips)
-
-        await run_in_threadpool(change)
+        await run_in_threadpool(
+            lambda: self._service.update_recipient(
+                name, properties=properties, comment=comment, ip_access_list=ips
+            )
+        )
         return await self._answer(name)
 
     async def delete(self, request: Request) -> Response:
-        await run_in_threadpool(self._store.drop_recipient, request.path_params["recipient"])
+        await run_in_threadpool(self._service.drop_recipient, request.path_params["recipient"])
         return unity_json({})
 
     async def rotate(self, request: Request) -> Response:
@@ -148,18 +142,13 @@ class RecipientsApi:
         if problem:
             raise InvalidParameterError(f"existing_token_expire_in_seconds {problem}")
         link = await run_in_threadpool(
-            lambda: self._store.rotate_with_link(
-                name,
-                timedelta(seconds=seconds),
-                default_endpoint=self._sharing_url,
-                link_lifetime=self._link_lifetime,
-            )
+            lambda: self._service.rotate_with_link(name, timedelta(seconds=seconds))
         )
         return await self._answer(name, link)
 
     async def share_permissions(self, request: Request) -> Response:
         name = request.path_params["recipient"]
-        view = await run_in_threadpool(recipient_view, self._store.database, name)
+        view = await run_in_threadpool(recipient_view, self._database, name)
         if view is None:
             raise _missing(name)
         recipient = view.recipient
@@ -187,7 +176,7 @@ class RecipientsApi:
         return given.allowed_ip_addresses
 
     async def _answer(self, name: str, link: ActivationLink | None = None) -> Response:
-        found = await run_in_threadpool(recipient_credentials, self._store.database, name, now_ms())
+        found = await run_in_threadpool(recipient_credentials, self._database, name, now_ms())
         if found is None:
             raise _missing(name)
         out = _recipient_json(found)

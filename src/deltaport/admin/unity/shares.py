@@ -34,12 +34,18 @@ from deltaport.admin.unity.objects import (
     shared_as,
 )
 from deltaport.admin.unity.paging import next_page_token, page, page_request
-from deltaport.catalog.commands import check_table
+from deltaport.catalog.database.connection import Database
 from deltaport.catalog.listings.by_name import shares_after
 from deltaport.catalog.listings.summaries import ShareView, share_view
-from deltaport.catalog.rows import KEEP, CatalogContents, CatalogError, ShareRow, TableRow
-from deltaport.catalog.sql_store import SqlCatalog
-from deltaport.config.model import ServerConfig
+from deltaport.catalog.provider.service import (
+    ADD,
+    REMOVE,
+    UPDATE,
+    ChangeRefused,
+    ProviderService,
+    TableChange,
+)
+from deltaport.catalog.rows import KEEP, CatalogContents, ShareRow, TableRow
 from deltaport.protocol.errors import InvalidParameterError, ResourceNotFoundError
 from deltaport.protocol.names import name_key
 
@@ -47,9 +53,10 @@ SELECT = "SELECT"
 
 
 class SharesApi:
-    def __init__(self, store: SqlCatalog, config: ServerConfig) -> None:
-        self._store = store
-        self._config = config
+    def __init__(self, service: ProviderService, database: Database) -> None:
+        """Changes go through ``service``; pages and views are read from ``database``."""
+        self._service = service
+        self._database = database
 
     def routes(self, wrap: Any, prefix: str) -> list[BaseRoute]:
         shares = prefix + "shares"
@@ -67,12 +74,12 @@ class SharesApi:
     async def create(self, request: Request) -> Response:
         given: CreateShare = await body(request, CreateShare)
         refuse_set(given, "", ("storage_root",), "deltaport shares tables where they are stored")
-        await run_in_threadpool(self._store.create_share, given.name, given.comment)
+        await run_in_threadpool(self._service.create_share, given.name, given.comment)
         return await self._answer(given.name, True)
 
     async def listing(self, request: Request) -> Response:
         size, after = page_request(request.query_params)
-        found = await run_in_threadpool(shares_after, self._store.database, after, size + 1)
+        found = await run_in_threadpool(shares_after, self._database, after, size + 1)
         token = next_page_token([s.name for s in found], size)
         out: dict[str, Any] = {"shares": [_share_json(s, None) for s in found[:size]]}
         if token:
@@ -84,7 +91,7 @@ class SharesApi:
         return await self._answer(request.path_params["share"], objects)
 
     async def delete(self, request: Request) -> Response:
-        await run_in_threadpool(self._store.drop_share, request.path_params["share"])
+        await run_in_threadpool(self._service.drop_share, request.path_params["share"])
         return unity_json({})
 
     async def update(self, request: Request) -> Response:
@@ -92,7 +99,7 @@ class SharesApi:
         given: UpdateShare = await body(request, UpdateShare)
         refuse_set(given, "", ("new_name", "owner"), "not supported by deltaport")
         refuse_set(given, "", ("storage_root",), "deltaport shares tables where they are stored")
-        contents = await run_in_threadpool(self._store.contents)
+        contents = await run_in_threadpool(self._service.contents)
         tables = _tables(contents, name)
         schemas = [schema_comment(u, f"updates[{i}].") for i, u in enumerate(given.updates)]
         plans = [
@@ -100,9 +107,6 @@ class SharesApi:
             for i, (u, schema) in enumerate(zip(given.updates, schemas, strict=True))
             if schema is None
         ]
-        for plan in plans:
-            if plan.action != "REMOVE":
-                await run_in_threadpool(self._check, name, plan)
         comments = [schema for schema in schemas if schema is not None]
         await run_in_threadpool(self._apply, name, given, plans, comments)
         return await self._answer(name, True)
@@ -131,7 +135,8 @@ class SharesApi:
                             f"{where}{field}: a recipient is granted SELECT only, "
                             f"got {str(privilege)[:100]!r}"
                         )
-        await run_in_threadpool(self._change_permissions, name, given)
+        granted = [(c.principal or "", bool(c.add)) for c in given.changes if c.add or c.remove]
+        await run_in_threadpool(self._service.change_grants, name, granted)
         if given.omit_permissions_list:
             return unity_json({})
         return await self.permissions(request)
@@ -143,29 +148,10 @@ class SharesApi:
 
     async def _view(self, name: str) -> ShareView:
         """The share ``name`` with its tables and recipients; 404 when there is none."""
-        view = await run_in_threadpool(share_view, self._store.database, name)
+        view = await run_in_threadpool(share_view, self._database, name)
         if view is None:
             raise _missing(name)
         return view
-
-    def _check(self, share: str, plan: _Plan) -> None:
-        """Refuse a table to add or change that cannot be shared (reads storage)."""
-        t = plan.merged()
-        options, _ = self._config.location_settings(t.location)
-        try:
-            check_table(
-                f"{share}.{t.schema}.{t.name}",
-                t.location,
-                history_shared=t.history_shared,
-                start_version=t.start_version,
-                partition_filter=t.partition_filter,
-                access_modes=t.access_modes,
-                auxiliary_locations=t.auxiliary_locations,
-                storage_options=options,
-                settings_for=self._config.location_settings,
-            )
-        except CatalogError as exc:
-            raise InvalidParameterError(f"{plan.where}data_object: {exc}") from None
 
     def _apply(
         self,
@@ -174,47 +160,22 @@ class SharesApi:
         plans: list[_Plan],
         comments: list[tuple[str, str | None]],
     ) -> None:
-        with self._store.batch():
-            if not isinstance(given.comment, Unset):
-                self._store.set_share_comment(share, given.comment)
-            for plan in plans:
-                t = plan.merged()
-                if plan.action == "ADD":
-                    self._store.add_table(
-                        share,
-                        t.schema,
-                        t.name,
-                        t.location,
-                        history_shared=t.history_shared,
-                        start_version=t.start_version,
-                        partition_filter=t.partition_filter,
-                        comment=t.comment,
-                    )
-                elif plan.action == "REMOVE":
-                    self._store.remove_table(share, t.schema, t.name)
-                else:
-                    self._store.update_table(
-                        share,
-                        t.schema,
-                        t.name,
-                        history_shared=t.history_shared,
-                        start_version=t.start_version,
-                        partition_filter=t.partition_filter,
-                        comment=t.comment,
-                    )
-            for schema, comment in comments:  # after the tables: a schema added with them
-                self._store.set_schema_details(
-                    share, schema, comment=KEEP if comment is None else comment
-                )
+        """Every change of the update in one transaction, each table to add or change
+        checked first (reading storage): a refusal names its entry of ``updates``."""
+        changes = [
+            TableChange(
+                _ACTIONS[plan.action], plan.table.schema, plan.table.name, plan.merged().spec
+            )
+            for plan in plans
+        ]
+        comment = KEEP if isinstance(given.comment, Unset) else given.comment
+        try:
+            self._service.change_share(share, comment, changes, comments)
+        except ChangeRefused as exc:
+            raise InvalidParameterError(f"{plans[exc.position].where}data_object: {exc}") from None
 
-    def _change_permissions(self, share: str, given: UpdatePermissions) -> None:
-        with self._store.batch():
-            for change in given.changes:
-                principal = change.principal or ""
-                if change.add:
-                    self._store.grant(share, principal)
-                elif change.remove:
-                    self._store.revoke_grant(share, principal)
+
+_ACTIONS = {"ADD": ADD, "REMOVE": REMOVE, "UPDATE": UPDATE}
 
 
 @dataclass(frozen=True)

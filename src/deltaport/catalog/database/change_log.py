@@ -18,7 +18,10 @@ older generation loads the catalog whole.
 
 from __future__ import annotations
 
-from deltaport.catalog.database.connection import Transaction
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from deltaport.catalog.database.connection import Database, Transaction
 
 KEEP_GENERATIONS = 1000
 """How many generations the log keeps: a server that fell further behind (at one poll a
@@ -98,6 +101,16 @@ def _postgres_triggers() -> tuple[str, ...]:
         for table, kind, column in _LOGGED
     )
     return (function, *triggers)
+
+
+@contextmanager
+def changing(database: Database) -> Iterator[Transaction]:
+    """A write transaction that moves the generation counter first (the change log rows
+    its triggers write carry the new generation)."""
+    with database.transaction() as tx:
+        generation = begin_change(tx)
+        yield tx
+        end_change(tx, generation)
 
 
 def begin_change(tx: Transaction) -> int:

@@ -12,9 +12,13 @@ from typing import TypeVar
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 
-from deltaport.admin.catalog_api import CatalogService
 from deltaport.admin.tokens import AdminTokens
-from deltaport.catalog.database.connection import DatabaseFullError, DatabaseUnavailableError
+from deltaport.catalog.database.connection import (
+    Database,
+    DatabaseFullError,
+    DatabaseUnavailableError,
+)
+from deltaport.catalog.provider.service import ProviderService
 from deltaport.catalog.rows import CatalogError, catalog_refusal
 from deltaport.console.auth import form
 from deltaport.console.sessions import Session, same_token
@@ -45,15 +49,18 @@ class ChangeFailed(Exception):
 class Changes:
     def __init__(
         self,
-        service: CatalogService,
+        service: ProviderService,
+        database: Database,
         tokens: AdminTokens,
         audit: AuditLog | None,
         refresh: Callable[[], None] | None = None,
     ) -> None:
         """``refresh`` reloads the sharing listener's live catalog of this process, so that
         a change takes effect there at once (other servers on the database see it within
-        their poll interval)."""
+        their poll interval). The pages read ``database`` a page at a time
+        (:mod:`deltaport.catalog.listings.summaries`); every change goes through ``service``."""
         self.service = service
+        self.database = database
         self._tokens = tokens
         self._audit = audit
         self._refresh = refresh

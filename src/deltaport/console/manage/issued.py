@@ -8,7 +8,7 @@ import base64
 import json
 from dataclasses import dataclass
 
-from deltaport.admin.catalog_api import CatalogService
+from deltaport.catalog.provider.service import ProviderService
 from deltaport.catalog.recipient_access import ActivationLink
 from deltaport.catalog.rows import IssuedToken
 
@@ -23,7 +23,7 @@ class Issued:
     expires_at: int | None = None
 
 
-def issued(service: CatalogService, made: IssuedToken | ActivationLink) -> Issued:
+def issued(service: ProviderService, made: IssuedToken | ActivationLink) -> Issued:
     if isinstance(made, ActivationLink):
         return Issued(made.recipient, activation_url=made.url, expires_at=made.expires_at)
     text = json.dumps(service.profile(made), indent=2) + "\n"

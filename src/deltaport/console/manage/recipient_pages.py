@@ -6,6 +6,8 @@ last use and latest audit records; deleting it asks first."""
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
+from datetime import timedelta
 from typing import Any
 
 from starlette.concurrency import run_in_threadpool
@@ -15,6 +17,8 @@ from starlette.responses import RedirectResponse, Response
 from deltaport.catalog.database.connection import DatabaseUnavailableError
 from deltaport.catalog.listings import summaries
 from deltaport.catalog.listings.summaries import RecipientView
+from deltaport.catalog.recipient_access import ActivationLink
+from deltaport.catalog.rows import IssuedToken
 from deltaport.catalog.tokens import AUTHENTICATION_TYPES, TOKEN
 from deltaport.config.model import ServerConfig
 from deltaport.console.manage import forms
@@ -45,12 +49,11 @@ class RecipientPages:
     def __init__(self, changes: Changes, config: ServerConfig) -> None:
         self._changes = changes
         self._service = changes.service
+        self._database = changes.database
         self._config = config
 
     async def _recipient(self, name: str) -> RecipientView:
-        found = await run_in_threadpool(
-            summaries.recipient_view, self._service.store.database, name
-        )
+        found = await run_in_threadpool(summaries.recipient_view, self._database, name)
         if found is None:
             raise ResourceNotFoundError(f"recipient {name[:300]!r} does not exist")
         return found
@@ -62,7 +65,7 @@ class RecipientPages:
         offset = max(0, int_param(request.query_params.get("offset"), "offset") or 0)
         now = int(time.time() * 1000)
         found = await run_in_threadpool(
-            summaries.recipient_page, self._service.store.database, offset, PAGE_SIZE, now
+            summaries.recipient_page, self._database, offset, PAGE_SIZE, now
         )
         return page(
             request,
@@ -102,12 +105,12 @@ class RecipientPages:
                 request,
                 ops.CREATE_RECIPIENT,
                 target,
-                lambda: self._service.create_recipient(
+                self._creation(
                     name,
                     properties,
                     lifetime,
-                    ip_access_list=entries,
-                    authentication_type=kind,
+                    entries,
+                    kind,
                     activation=forms.checked(fields, "activation"),
                 ),
             )
@@ -123,7 +126,7 @@ class RecipientPages:
         found = await self._recipient(request.path_params["recipient"])
         recipient = found.recipient
         grantable = await run_in_threadpool(
-            summaries.grantable, self._service.store.database, recipient.name, GRANTABLE_SHOWN
+            summaries.grantable, self._database, recipient.name, GRANTABLE_SHOWN
         )
         trail, trail_problem = await run_in_threadpool(self._trail, recipient.name)
         return page(
@@ -150,18 +153,18 @@ class RecipientPages:
     def _trail(self, name: str) -> tuple[list[AuditRecord], str | None]:
         """The recipient's newest audit records (its own requests), or why they are not shown."""
         try:
-            found = read_page(self._service.store.database, AuditFilter(recipient=name), TRAIL)
+            found = read_page(self._database, AuditFilter(recipient=name), TRAIL)
         except DatabaseUnavailableError:
             return [], "the audit records cannot be read at the moment"
         return found.records, None
 
     async def set_properties(self, request: Request) -> Response:
         name = request.path_params["recipient"]
-        store = self._service.store
+        service = self._service
 
         def change(fields: dict[str, str], errors: forms.FormErrors) -> Any:
             found = forms.properties(fields.get("properties", ""), errors)
-            return lambda: store.update_recipient(name, properties=found)
+            return lambda: service.update_recipient(name, properties=found)
 
         return await self._edit(request, ops.UPDATE_RECIPIENT, "properties", change)
 
@@ -214,7 +217,7 @@ class RecipientPages:
         def change(fields: dict[str, str], errors: forms.FormErrors) -> Any:
             share = forms.text(fields, "share")
             errors.check("share", None if share else "choose a share")
-            return lambda: self._service.store.grant(share, name)
+            return lambda: self._service.grant(share, name)
 
         return await self._edit(request, ops.UPDATE_PERMISSIONS, "share", change)
 
@@ -238,7 +241,7 @@ class RecipientPages:
             request,
             ops.REVOKE_RECIPIENT_TOKENS,
             Target(recipient=name),
-            lambda: self._service.store.revoke(name),
+            lambda: self._service.revoke(name),
             f"{BASE}/{q(name)}",
         )
 
@@ -261,7 +264,7 @@ class RecipientPages:
             request,
             ops.DELETE_RECIPIENT,
             Target(recipient=name),
-            lambda: self._service.store.drop_recipient(name),
+            lambda: self._service.drop_recipient(name),
             BASE,
         )
 
@@ -284,11 +287,31 @@ class RecipientPages:
             request,
             ops.UPDATE_PERMISSIONS,
             Target(share=p["share"], recipient=p["recipient"]),
-            lambda: self._service.store.revoke_grant(p["share"], p["recipient"]),
+            lambda: self._service.revoke_grant(p["share"], p["recipient"]),
             f"{BASE}/{q(p['recipient'])}",
         )
 
     # -- helpers ---------------------------------------------------------------------------
+    def _creation(
+        self,
+        name: str,
+        properties: dict[str, str],
+        lifetime: timedelta | None,
+        entries: list[str],
+        kind: str,
+        *,
+        activation: bool,
+    ) -> Callable[[], IssuedToken | ActivationLink]:
+        """The change that creates a recipient with its first credential, or
+        (``activation``) with the link that issues it."""
+        if activation:
+            return lambda: self._service.create_recipient_with_link(
+                name, properties, lifetime, ip_access_list=entries, authentication_type=kind
+            )
+        return lambda: self._service.create_recipient(
+            name, properties, lifetime, ip_access_list=entries, authentication_type=kind
+        )
+
     async def _edit(self, request: Request, operation: str, field: str, make: Any) -> Response:
         """A form of the recipient's page: ``make(fields, errors)`` checks the fields and
         gives the change; a problem is shown next to ``field`` and nothing changes."""

@@ -8,8 +8,9 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from deltaport.admin.catalog_api import CatalogService
 from deltaport.admin.tokens import AdminTokens
+from deltaport.catalog.database.connection import Database
+from deltaport.catalog.provider.service import ProviderService
 from deltaport.config.model import ServerConfig
 from deltaport.console.manage.changes import Changes
 from deltaport.console.manage.recipient_pages import RecipientPages
@@ -20,14 +21,15 @@ Handler = Callable[[Request], Awaitable[Response]]
 
 
 def manage_routes(
-    service: CatalogService,
+    service: ProviderService,
+    database: Database,
     config: ServerConfig,
     audit: AuditLog | None,
     tokens: AdminTokens,
     refresh: Callable[[], None] | None,
     signed_in: Callable[[Handler], Handler],
 ) -> list[BaseRoute]:
-    changes = Changes(service, tokens, audit, refresh)
+    changes = Changes(service, database, tokens, audit, refresh)
     shares = SharePages(changes, config)
     recipients = RecipientPages(changes, config)
     share = "/shares/{share}"

@@ -13,7 +13,7 @@ from starlette.responses import RedirectResponse, Response
 
 from deltaport.catalog.listings import summaries
 from deltaport.catalog.listings.summaries import ShareView
-from deltaport.catalog.rows import CatalogError, TableRow
+from deltaport.catalog.rows import CatalogError, TableRow, TableSpec
 from deltaport.catalog.store_checks import check_name
 from deltaport.config.model import ServerConfig
 from deltaport.console.manage import filter_check, forms
@@ -35,10 +35,11 @@ class SharePages:
     def __init__(self, changes: Changes, config: ServerConfig) -> None:
         self._changes = changes
         self._service = changes.service
+        self._database = changes.database
         self._config = config
 
     async def _share(self, name: str) -> ShareView:
-        found = await run_in_threadpool(summaries.share_view, self._service.store.database, name)
+        found = await run_in_threadpool(summaries.share_view, self._database, name)
         if found is None:
             raise ResourceNotFoundError(f"share {name[:300]!r} does not exist")
         return found
@@ -46,11 +47,7 @@ class SharePages:
     async def _table(self, request: Request) -> TableRow:
         p = request.path_params
         found = await run_in_threadpool(
-            summaries.shared_table,
-            self._service.store.database,
-            p["share"],
-            p["schema"],
-            p["table"],
+            summaries.shared_table, self._database, p["share"], p["schema"], p["table"]
         )
         if found is None:
             label = f"{p['share']}.{p['schema']}.{p['table']}"
@@ -62,9 +59,7 @@ class SharePages:
         self, request: Request, errors: forms.FormErrors | None = None, given: Any = None
     ) -> Response:
         offset = max(0, int_param(request.query_params.get("offset"), "offset") or 0)
-        found = await run_in_threadpool(
-            summaries.share_page, self._service.store.database, offset, PAGE_SIZE
-        )
+        found = await run_in_threadpool(summaries.share_page, self._database, offset, PAGE_SIZE)
         return page(
             request,
             "manage/shares.html",
@@ -88,7 +83,7 @@ class SharePages:
                 request,
                 ops.CREATE_SHARE,
                 target,
-                lambda: self._service.store.create_share(name, comment),
+                lambda: self._service.create_share(name, comment),
             )
         except ChangeFailed as exc:
             return await self.listing(request, forms.FormErrors(name=exc.error.message), fields)
@@ -174,11 +169,13 @@ class SharePages:
                 target,
                 lambda: self._service.add_table(
                     full_name,
-                    location,
-                    history_shared=forms.checked(fields, "history_shared"),
-                    start_version=start,
-                    partition_filter=text,
-                    access_modes=modes,
+                    TableSpec(
+                        location,
+                        history_shared=forms.checked(fields, "history_shared"),
+                        start_version=start,
+                        partition_filter=text,
+                        access_modes=tuple(modes),
+                    ),
                 ),
             )
         except ChangeFailed as exc:
@@ -204,7 +201,7 @@ class SharePages:
                 request,
                 ops.UPDATE_SHARE,
                 target,
-                lambda: self._service.store.set_schema_details(
+                lambda: self._service.set_schema_details(
                     share,
                     schema,
                     display_name=forms.text(fields, "display_name") or None,
@@ -290,7 +287,7 @@ class SharePages:
             request,
             ops.DELETE_SHARE,
             Target(share=share),
-            lambda: self._service.store.drop_share(share),
+            lambda: self._service.drop_share(share),
             BASE,
         )
 
@@ -338,7 +335,7 @@ class SharePages:
             request,
             ops.UPDATE_SHARE,
             Target(table=label),
-            lambda: self._service.store.remove_table(p["share"], p["schema"], p["table"]),
+            lambda: self._service.remove_table(p["share"], p["schema"], p["table"]),
             f"{BASE}/{q(p['share'])}",
         )
 

@@ -24,7 +24,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute
 
-from deltaport.catalog.commands import profile_document
+from deltaport.catalog.provider.profiles import profile_document
 from deltaport.catalog.recipient_access import IpAccessList, LinkedRecipient
 from deltaport.catalog.rows import catalog_refusal
 from deltaport.catalog.sql_store import SqlCatalog
