@@ -6,17 +6,21 @@ a recipient's properties as a plain mapping. Uses only `read/`, `delta/`, `stora
 `protocol/` below it.
 """
 
+from deltaport.views.binding import Binding, bind, bound_sql
 from deltaport.views.definition import Shape, ViewDefinition, define_view
 from deltaport.views.duckdb_engine import DuckDBEngine
 from deltaport.views.engine import Engine
 from deltaport.views.errors import Refusal, ViewDefinitionError
 
 __all__ = [
+    "Binding",
     "DuckDBEngine",
     "Engine",
     "Refusal",
     "Shape",
     "ViewDefinition",
     "ViewDefinitionError",
+    "bind",
+    "bound_sql",
     "define_view",
 ]
