@@ -129,6 +129,8 @@ def test_a_join_names_both_sources_in_order() -> None:
          "row_number"),
         ("SELECT * FROM read_parquet('/etc/passwd')", Refusal.FUNCTION, "read_parquet"),
         ("SELECT sha2(email, 512) AS h FROM raw.sales.orders", Refusal.FUNCTION, "sha2"),
+        ("SELECT sha2(email, 0) AS h FROM raw.sales.orders", Refusal.FUNCTION, "sha2"),
+        ("SELECT base64(email) AS h FROM raw.sales.orders", Refusal.FUNCTION, "base64"),
         ("SELECT id, rand() AS r FROM raw.sales.orders", Refusal.NON_DETERMINISTIC, "rand"),
         ("SELECT id, random() AS r FROM raw.sales.orders", Refusal.NON_DETERMINISTIC, "rand"),
         ("SELECT id, uuid() AS u FROM raw.sales.orders", Refusal.NON_DETERMINISTIC, "uuid"),
@@ -180,3 +182,51 @@ def test_the_schema_callback_is_asked_for_three_part_names_only() -> None:
     with pytest.raises(ViewDefinitionError):
         define_view("SELECT id FROM orders", recording)
     assert asked == ["raw.sales.orders", "raw.sales.customers"]
+
+
+FUNCTIONS = pa.schema(
+    [("s", pa.string()), ("n", pa.int64()), ("x", pa.float64()), ("d", pa.date32()),
+     ("t", pa.timestamp("us", tz="UTC"))]
+)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "expression",
+    [
+        "upper(s)", "lower(s)", "length(s)", "trim(s)", "substring(s, 1, 2)", "concat(s, s)",
+        "concat_ws('-', s, s)", "regexp_replace(s, 'a', 'b')", "regexp_extract(s, 'a', 0)",
+        "s rlike 'a'", "replace(s, 'a', 'b')", "translate(s, 'a', 'b')", "left(s, 1)",
+        "right(s, 1)", "lpad(s, 3, 'x')", "rpad(s, 3, 'x')", "initcap(s)", "instr(s, 'a')",
+        "reverse(s)", "repeat(s, 2)", "hex(s)", "sha2(s, 256)",
+        "sha1(s)", "sha(s)", "md5(s)", "CASE WHEN n > 1 THEN s END", "if(n > 1, s, 'x')",
+        "coalesce(s, 'x')", "nvl(s, 'x')", "nullif(s, 'x')", "CAST(n AS STRING)",
+        "try_cast(s AS INT)", "year(d)", "month(d)", "day(d)", "hour(t)", "minute(t)",
+        "second(t)", "dayofweek(d)", "dayofmonth(d)", "dayofyear(d)", "weekofyear(d)",
+        "quarter(d)", "date_add(d, 1)", "date_sub(d, 1)", "datediff(d, d)",
+        "add_months(d, 1)", "months_between(d, d)", "last_day(d)", "date_trunc('MONTH', t)",
+        "to_date(s)", "to_timestamp(s)", "date_format(d, 'yyyy-MM')",
+        "from_unixtime(n)", "extract(YEAR FROM d)", "n + 1", "n - 1",
+        "n * 2", "n / 2", "n % 2", "n div 2", "abs(n)", "round(x, 1)", "floor(x)", "ceil(x)",
+        "pow(x, 2)", "sqrt(x)", "sign(x)", "greatest(n, 1)", "least(n, 1)",
+        "n BETWEEN 1 AND 2", "s IN ('a', 'b')", "s LIKE 'a%'", "NOT (s IS NULL OR n <> 1)",
+        "n > 1 AND s = 'a'", "EXISTS (SELECT 1 AS one FROM raw.f.t)",
+        "current_recipient('k')",
+    ],
+)  # fmt: skip
+def test_every_function_the_page_lists_is_accepted(expression: str) -> None:
+    view = define_view(
+        f"SELECT {expression} AS out FROM raw.f.t",
+        lambda name: FUNCTIONS if name == "raw.f.t" else None,
+    )
+    assert view.output_schema.names == ["out"]
+
+
+def test_aggregates_and_star_except_are_accepted() -> None:
+    view = define_view(
+        "SELECT count(*) AS c, sum(amount) AS s, avg(amount) AS a, min(id) AS lo, "
+        "max(id) AS hi FROM raw.sales.orders",
+        schema_of,
+    )
+    assert view.output_schema.names == ["c", "s", "a", "lo", "hi"]
+    view = define_view("SELECT * EXCEPT (email) FROM raw.sales.orders", schema_of)
+    assert view.output_schema.names == ["id", "region", "amount", "placed"]

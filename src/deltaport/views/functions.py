@@ -42,7 +42,6 @@ _STRING: tuple[type[exp.Expression], ...] = (
     exp.Reverse,
     exp.Repeat,
     exp.Hex,
-    exp.ToBase64,
 )
 _HASH: tuple[type[exp.Expression], ...] = (exp.SHA, exp.SHA2, exp.MD5)
 _CONDITIONAL: tuple[type[exp.Expression], ...] = (
@@ -51,6 +50,8 @@ _CONDITIONAL: tuple[type[exp.Expression], ...] = (
     exp.Coalesce,
     exp.Nullif,
 )
+# sqlglot parses these operators into function classes
+_LOGIC: tuple[type[exp.Expression], ...] = (exp.And, exp.Or, exp.Xor, exp.Exists)
 _CAST: tuple[type[exp.Expression], ...] = (exp.Cast, exp.TryCast)
 _DATE_TIME: tuple[type[exp.Expression], ...] = (
     exp.Year,
@@ -75,8 +76,6 @@ _DATE_TIME: tuple[type[exp.Expression], ...] = (
     exp.StrToDate,
     exp.UnixToTime,
     exp.UnixToStr,
-    exp.StrToUnix,
-    exp.TimeToUnix,
     exp.DateTrunc,
     exp.TimestampTrunc,
     exp.AddMonths,
@@ -107,11 +106,11 @@ AGGREGATES: tuple[type[exp.Expression], ...] = (
 )
 
 SUPPORTED: tuple[type[exp.Expression], ...] = (
-    _STRING + _HASH + _CONDITIONAL + _CAST + _DATE_TIME + _ARITHMETIC + AGGREGATES
+    _STRING + _HASH + _CONDITIONAL + _LOGIC + _CAST + _DATE_TIME + _ARITHMETIC + AGGREGATES
 )
 
-# sha2's bit lengths the engines agree on (Spark's 0 means 256).
-SHA2_LENGTHS = frozenset({"0", "256"})
+# sha2's bit lengths every engine computes (DuckDB has SHA-256 alone).
+SHA2_LENGTHS = frozenset({"256"})
 
 
 def function_name(node: exp.Func) -> str:
