@@ -230,3 +230,15 @@ def test_aggregates_and_star_except_are_accepted() -> None:
     assert view.output_schema.names == ["c", "s", "a", "lo", "hi"]
     view = define_view("SELECT * EXCEPT (email) FROM raw.sales.orders", schema_of)
     assert view.output_schema.names == ["id", "region", "amount", "placed"]
+
+
+def test_table_names_compare_case_insensitively() -> None:
+    view = define_view(
+        "SELECT o.id FROM RAW.Sales.Orders o JOIN raw.sales.orders p ON o.id = p.id "
+        "WHERE o.Region = current_recipient('Region')",
+        schema_of,
+    )
+    assert view.sources == ("raw.sales.orders",)
+    assert view.recipient_keys == {"Region"}  # a property key is compared as written
+    with pytest.raises(ViewDefinitionError, match=r"RAW\.Sales\.Missing"):
+        define_view("SELECT id FROM RAW.Sales.Missing", schema_of)

@@ -13,6 +13,7 @@ from sqlglot import exp
 from sqlglot.errors import OptimizeError, ParseError, SqlglotError, TokenError
 from sqlglot.optimizer.qualify import qualify
 
+from deltaport.protocol.names import name_key
 from deltaport.views.duckdb_engine import DuckDBEngine
 from deltaport.views.errors import Refusal, ViewDefinitionError
 from deltaport.views.functions import (
@@ -41,7 +42,7 @@ class Shape(enum.Enum):
 @dataclasses.dataclass(frozen=True)
 class ViewDefinition:
     sql: str
-    sources: tuple[str, ...]  # `share.schema.table`, in order of first mention
+    sources: tuple[str, ...]  # `share.schema.table` casefolded, in order of first mention
     recipient_keys: frozenset[str]
     output_schema: pa.Schema
     shape: Shape
@@ -58,7 +59,9 @@ def _relations(sources: tuple[str, ...]) -> dict[str, str]:
 
 
 def define_view(sql: str, schema_of: SchemaOf) -> ViewDefinition:
-    """``sql`` checked against the tables ``schema_of`` knows, or a `ViewDefinitionError`."""
+    """``sql`` checked against the tables ``schema_of`` knows, or a `ViewDefinitionError`.
+    ``schema_of`` is asked once per source, with its ``share.schema.table`` casefolded
+    (object names compare case-insensitively)."""
     tree = _one_select(sql)
     keys = _check_functions(tree)
     schemas = _source_schemas(tree, schema_of)
@@ -127,7 +130,7 @@ def _sha2_length(node: exp.SHA2) -> str:
 
 
 def _ctes(tree: exp.Query) -> set[str]:
-    return {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
+    return {name_key(cte.alias_or_name) for cte in tree.find_all(exp.CTE)}
 
 
 def _source_schemas(tree: exp.Query, schema_of: SchemaOf) -> dict[str, pa.Schema]:
@@ -138,14 +141,15 @@ def _source_schemas(tree: exp.Query, schema_of: SchemaOf) -> dict[str, pa.Schema
             what = table.this.sql(READ_DIALECT) if table.this else table.sql(READ_DIALECT)
             raise ViewDefinitionError(Refusal.FUNCTION, f"a view reads tables only: {what}")
         name = table_name(table)
-        if not table.db and name.lower() in ctes:
+        if not table.db and name in ctes:
             continue
         if name in schemas:
             continue
         schema = schema_of(name) if table.catalog and table.db else None
         if schema is None:
+            written = ".".join(p for p in (table.catalog, table.db, table.name) if p)
             raise ViewDefinitionError(
-                Refusal.UNKNOWN_TABLE, f"unknown table {name} (a view names share.schema.table)"
+                Refusal.UNKNOWN_TABLE, f"unknown table {written} (a view names share.schema.table)"
             )
         schemas[name] = schema
     if not schemas:

@@ -9,12 +9,14 @@ from collections.abc import Mapping
 from sqlglot import exp
 from sqlglot.errors import ErrorLevel
 
+from deltaport.protocol.names import name_key
 from deltaport.views.functions import RECIPIENT_FUNCTION
 
 
 def table_name(table: exp.Table) -> str:
-    """``share.schema.table`` as written (empty parts left out)."""
-    return ".".join(part for part in (table.catalog, table.db, table.name) if part)
+    """``share.schema.table`` as compared (case-insensitively, as every object name is),
+    empty parts left out."""
+    return ".".join(name_key(part) for part in (table.catalog, table.db, table.name) if part)
 
 
 def recipient_key(node: exp.Expr) -> str | None:
