@@ -140,6 +140,8 @@ def test_a_join_names_both_sources_in_order() -> None:
          Refusal.NON_DETERMINISTIC, "current_date"),
         ("SELECT id, current_timestamp() AS t FROM raw.sales.orders", Refusal.NON_DETERMINISTIC,
          "current_timestamp"),
+        ("SELECT id FROM raw.sales.orders TABLESAMPLE (10 PERCENT)", Refusal.NON_DETERMINISTIC,
+         "TABLESAMPLE"),
         ("SELECT id FROM raw.sales.missing", Refusal.UNKNOWN_TABLE, "raw.sales.missing"),
         ("SELECT id FROM orders", Refusal.UNKNOWN_TABLE, "orders"),
         ("SELECT id FROM sales.orders", Refusal.UNKNOWN_TABLE, "sales.orders"),

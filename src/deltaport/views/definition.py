@@ -101,6 +101,11 @@ def _one_select(sql: str) -> exp.Query:
 def _check_functions(tree: exp.Query) -> set[str]:
     """The recipient property keys used; refuses any function outside the list."""
     keys: set[str] = set()
+    sample = tree.find(exp.TableSample)
+    if sample is not None:
+        raise ViewDefinitionError(
+            Refusal.NON_DETERMINISTIC, f"a sample is not deterministic: {sample.sql(READ_DIALECT)}"
+        )
     for node in tree.find_all(exp.Func):
         name = function_name(node)
         if isinstance(node, exp.Anonymous) and name == RECIPIENT_FUNCTION:
