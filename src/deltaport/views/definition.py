@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping
 import pyarrow as pa
 import sqlglot
 from sqlglot import exp
-from sqlglot.errors import OptimizeError, ParseError, SqlglotError, TokenError
+from sqlglot.errors import SqlglotError
 from sqlglot.optimizer.qualify import qualify
 
 from deltaport.protocol.names import name_key
@@ -62,6 +62,13 @@ def define_view(sql: str, schema_of: SchemaOf) -> ViewDefinition:
     """``sql`` checked against the tables ``schema_of`` knows, or a `ViewDefinitionError`.
     ``schema_of`` is asked once per source, with its ``share.schema.table`` casefolded
     (object names compare case-insensitively)."""
+    try:
+        return _checked(sql, schema_of)
+    except RecursionError:
+        raise ViewDefinitionError(Refusal.SYNTAX, "the SQL is nested too deeply") from None
+
+
+def _checked(sql: str, schema_of: SchemaOf) -> ViewDefinition:
     tree = _one_select(sql)
     keys = _check_functions(tree)
     schemas = _source_schemas(tree, schema_of)
@@ -82,7 +89,7 @@ def define_view(sql: str, schema_of: SchemaOf) -> ViewDefinition:
 def _one_select(sql: str) -> exp.Query:
     try:
         statements = [s for s in sqlglot.parse(sql, read=READ_DIALECT) if s is not None]
-    except (ParseError, TokenError) as error:
+    except SqlglotError as error:
         raise ViewDefinitionError(Refusal.SYNTAX, f"syntax error: {error}") from None
     if not statements:
         raise ViewDefinitionError(Refusal.SYNTAX, "syntax error: no statement")
@@ -186,7 +193,7 @@ def _check_columns(tree: exp.Query, schemas: Mapping[str, pa.Schema]) -> None:
     known: dict[str, object] = dict(nested)
     try:
         qualify(tree.copy(), schema=known, dialect=READ_DIALECT, validate_qualify_columns=True)
-    except OptimizeError as error:
+    except SqlglotError as error:
         raise ViewDefinitionError(Refusal.UNKNOWN_COLUMN, str(error)) from None
     for selected in tree.selects:
         if not isinstance(selected, exp.Alias | exp.Column | exp.Star):
