@@ -12,7 +12,7 @@ import pytest
 import sqlglot
 from sqlglot import exp
 
-from deltaport.views import DuckDBEngine, bind, bound_sql, define_view
+from deltaport.views import DuckDBEngine, bind, bound_sql, define_view, run_view
 
 ORDERS = pa.table(
     {
@@ -35,10 +35,8 @@ def schema_of(name: str) -> pa.Schema | None:
 
 def rows(sql: str, properties: dict[str, str]) -> list[dict[str, object]]:
     view = define_view(sql, schema_of)
-    engine = DuckDBEngine()
-    text = bound_sql(view, bind(view, properties), dialect=engine.dialect)
-    relation = view.relations["raw.sales.orders"]
-    got = engine.run(text, {relation: ORDERS}).read_all()
+    binding = bind(view, properties)
+    got = run_view(DuckDBEngine(), view, binding, {"raw.sales.orders": ORDERS}).read_all()
     return sorted(got.to_pylist(), key=lambda row: str(row["id"]))
 
 
@@ -166,3 +164,13 @@ def test_bound_sql_renames_sources_and_writes_literals_in_each_dialect() -> None
     spark = bound_sql(view, binding, dialect="spark")
     assert "`view_source_0` AS orders" in spark
     assert "CAST(NULL AS STRING) = 'gold'" in spark
+
+
+def test_a_run_takes_each_source_by_name_and_no_other() -> None:
+    view = define_view(ISSUE_EXAMPLE, schema_of)
+    binding = bind(view, {"region": "eu", "tier": "gold"})
+    got = run_view(DuckDBEngine(), view, binding, {"RAW.Sales.Orders": ORDERS}).read_all()
+    assert got["id"].to_pylist() == [1, 3]
+    for wrong in ({}, {"raw.sales.other": ORDERS}, {"raw.sales.orders": ORDERS, "x.y.z": ORDERS}):
+        with pytest.raises(ValueError, match=r"the view reads raw\.sales\.orders"):
+            run_view(DuckDBEngine(), view, binding, wrong)

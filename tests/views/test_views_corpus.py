@@ -14,7 +14,7 @@ import pytest
 from deltalake import DeltaTable
 
 from corpus import corpus_table
-from deltaport.views import DuckDBEngine, Shape, ViewDefinition, bind, bound_sql, define_view
+from deltaport.views import DuckDBEngine, Shape, ViewDefinition, bind, define_view, run_view
 
 TABLES = [
     "dat__all_primitive_types",
@@ -53,8 +53,7 @@ def _define(sql: str, table: pa.Table) -> ViewDefinition:
 
 def _run(view: ViewDefinition, properties: dict[str, str], source: pa.Table) -> pa.Table:
     engine = DuckDBEngine(memory_limit="512MB")
-    sql = bound_sql(view, bind(view, properties), dialect=engine.dialect)
-    return engine.run(sql, {view.relations[SOURCE]: source}).read_all()
+    return run_view(engine, view, bind(view, properties), {SOURCE: source}).read_all()
 
 
 def _rows(table: pa.Table) -> list[dict[str, object]]:

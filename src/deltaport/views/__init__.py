@@ -11,6 +11,7 @@ from deltaport.views.definition import Shape, ViewDefinition, define_view
 from deltaport.views.duckdb_engine import DuckDBEngine
 from deltaport.views.engine import Engine
 from deltaport.views.errors import Refusal, ViewDefinitionError
+from deltaport.views.running import run_view
 
 __all__ = [
     "Binding",
@@ -23,4 +24,5 @@ __all__ = [
     "bind",
     "bound_sql",
     "define_view",
+    "run_view",
 ]
