@@ -97,6 +97,14 @@ def test_the_shape_says_how_it_is_materialized(sql: str, shape: str) -> None:
     assert define_view(sql, schema_of).shape is Shape(shape)
 
 
+def test_a_join_using_its_key_once_keeps_every_column() -> None:
+    view = define_view(
+        "SELECT * FROM raw.sales.orders JOIN raw.sales.customers USING (id)", schema_of
+    )
+    assert view.output_schema.names == ["id", "region", "amount", "email", "placed", "name",
+                                        "tier"]  # fmt: skip
+
+
 def test_a_join_names_both_sources_in_order() -> None:
     view = define_view(
         "SELECT o.id, c.name FROM raw.sales.orders o JOIN raw.sales.customers c ON o.id = c.id "
@@ -165,6 +173,9 @@ def test_a_join_names_both_sources_in_order() -> None:
          "depth"),
         ("SELECT upper(email) FROM raw.sales.orders", Refusal.OUTPUT, "upper(email)"),
         ("SELECT id, email AS id FROM raw.sales.orders", Refusal.OUTPUT, "id"),
+        ("SELECT id, email AS ID FROM raw.sales.orders", Refusal.OUTPUT, "id"),
+        ("SELECT * FROM raw.sales.orders o JOIN raw.sales.customers c ON o.id = c.id",
+         Refusal.OUTPUT, "distinct names: id"),
         ("SELECT id + email AS x FROM raw.sales.orders", Refusal.ENGINE, "cannot run this view"),
     ],
 )  # fmt: skip

@@ -221,7 +221,7 @@ def _output_schema(
     except Exception as error:
         first_line = str(error).splitlines()[0] if str(error) else type(error).__name__
         raise ViewDefinitionError(Refusal.ENGINE, f"cannot run this view: {first_line}") from None
-    names = [field.name for field in schema]
+    names = [field.name.casefold() for field in schema]  # Delta's names ignore case
     duplicates = sorted({name for name in names if names.count(name) > 1})
     if duplicates:
         raise ViewDefinitionError(
