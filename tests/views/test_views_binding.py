@@ -174,3 +174,22 @@ def test_a_run_takes_each_source_by_name_and_no_other() -> None:
     for wrong in ({}, {"raw.sales.other": ORDERS}, {"raw.sales.orders": ORDERS, "x.y.z": ORDERS}):
         with pytest.raises(ValueError, match=r"the view reads raw\.sales\.orders"):
             run_view(DuckDBEngine(), view, binding, wrong)
+
+
+def test_masks_give_the_hashes_spark_gives() -> None:
+    """Lowercase hexadecimal digests of the UTF-8 bytes, as Spark's sha2, sha1 and md5."""
+    sql = (
+        "SELECT id, sha2(email, 256) AS sha256, sha1(email) AS sha1, md5(email) AS md5, "
+        "regexp_replace(email, '[a-z]', '*') AS starred, substring(email, 0, 3) AS head "
+        "FROM raw.sales.orders WHERE id = 1"
+    )
+    [row] = rows(sql, {})
+    email = b"a@x.io"
+    assert row == {
+        "id": 1,
+        "sha256": hashlib.sha256(email).hexdigest(),
+        "sha1": hashlib.sha1(email).hexdigest(),
+        "md5": hashlib.md5(email).hexdigest(),
+        "starred": "*@*.**",
+        "head": "a@x",
+    }
