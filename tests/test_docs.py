@@ -17,6 +17,7 @@ import pytest
 import yaml
 from mkdocs.exceptions import PluginError
 
+from deltaport.config import loading
 from deltaport.config import model as config
 from deltaport.protocol import errors
 from deltaport.protocol.profile import parse_profile
@@ -74,7 +75,7 @@ def test_the_configuration_examples_load(page: Path) -> None:
     assert blocks
     environ = {name: "x" for name in re.findall(r"\$\{(\w+)\}", page_text)}
     for block in blocks:
-        loaded = config.parse_config(yaml.safe_load(block), environ)
+        loaded = loading.parse_config(yaml.safe_load(block), environ)
         assert loaded.shares
 
 
