@@ -243,3 +243,38 @@ def test_what_the_catalog_does_not_serve_is_refused_in_its_error_shape(
     if method != "HEAD":
         kind = "NoSuchResourceException" if status == 404 else "UnsupportedOperationException"
         assert answer.json()["error"] == {"message": ANY, "type": kind, "code": status}
+
+
+def test_requests_over_the_listeners_limits_are_refused_in_the_specification_shape(
+    iceberg_server: RunningServer, catalog_uri: str
+) -> None:
+    """The body, path and header limits answer before any route: under the catalog's path
+    in the specification's error shape (as its document says), elsewhere in the sharing
+    API's own."""
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+    long_name = "t" * 800
+    table = f"{catalog_uri}/v1/shares/Sales/namespaces/d/tables"
+    refused = [
+        (httpx.get(f"{table}/{long_name}", headers=auth), 414),
+        (httpx.get(f"{table}/basic", headers={**auth, "X-Padding": "p" * 17_000}), 431),
+        (
+            httpx.post(
+                f"{table}/basic/metrics",
+                content=b"{" + b" " * (1024 * 1024 + 1) + b"}",
+                headers={**auth, "Content-Type": "application/json"},
+            ),
+            413,
+        ),
+    ]
+    for answer, status in refused:
+        assert answer.status_code == status, answer.text
+        error = msgspec.json.decode(answer.content, type=IcebergErrorResponse).error
+        assert (error.type, error.code) == ("BadRequestException", status)
+        assert error.message
+    sharing = httpx.get(f"{iceberg_server.url}/shares/{long_name}", headers=auth)
+    assert sharing.status_code == 414
+    assert sharing.json()["errorCode"] == "REQUEST_PATH_TOO_LONG"
+    document = httpx.get(catalog_uri + "/openapi.json").json()
+    table_path = "/v1/shares/{share}/namespaces/{schema}/tables/{table}"
+    assert {"414", "431"} <= set(document["paths"][table_path]["get"]["responses"])
+    assert "413" in document["paths"][table_path + "/metrics"]["post"]["responses"]

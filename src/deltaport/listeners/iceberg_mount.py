@@ -11,7 +11,7 @@ from deltaport.config.model import ServerConfig
 from deltaport.config.urls import iceberg_metadata_directory
 from deltaport.iceberg.convert.tables import IcebergTables
 from deltaport.iceberg.rest.operations import GET_OPENAPI, iceberg_document
-from deltaport.iceberg.rest.routes import IcebergCatalog
+from deltaport.iceberg.rest.routes import IcebergCatalog, before_routing_error
 from deltaport.iceberg.rest.sweeper import IcebergSweeper
 from deltaport.observe.audit_log import AuditLog
 from deltaport.server.sources.catalog_source import CatalogSource
@@ -37,6 +37,7 @@ def mount_iceberg(app: Starlette, config: ServerConfig, audit: AuditLog | None) 
     routes = [document_route(base + GET_OPENAPI.path, document), *catalog.routes(base)]
     check_documented(routes, {base: document})
     app.state.iceberg_openapi = document
+    app.state.error_shapes.add(base, before_routing_error)
     app.router.routes.extend(routes)
     minutes = config.iceberg.cleanup_interval_minutes
     if minutes > 0:

@@ -65,20 +65,25 @@ class PathLimit:
 
 
 class HeaderLimit:
-    """ASGI middleware refusing requests whose headers pass ``limit`` bytes."""
+    """ASGI middleware refusing requests whose headers pass ``limit`` bytes. ``shape`` gives
+    the error's JSON body for a path, as :class:`~deltaport.web.body_limit.BodyLimit`'s does."""
 
-    def __init__(self, app: ASGIApp, limit: int = MAX_HEADER_BYTES) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        limit: int = MAX_HEADER_BYTES,
+        shape: Callable[[str, SharingError], object] | None = None,
+    ) -> None:
         self.app = app
         self.limit = limit
+        self.shape = shape
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and _header_bytes(scope) > self.limit:
-            await refuse(
-                RequestHeaderTooLargeError(
-                    f"the request headers are larger than {self.limit} bytes"
-                ),
-                send,
+            error = RequestHeaderTooLargeError(
+                f"the request headers are larger than {self.limit} bytes"
             )
+            await refuse(error, send, self.shape(scope["path"], error) if self.shape else None)
             return
         await self.app(scope, receive, send)
 

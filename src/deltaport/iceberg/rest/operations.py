@@ -65,6 +65,12 @@ _GUARDED = (
         "TooManyRequestsException: over the recipient's rate limit, or too many failed "
         "tokens from this address; retry after the Retry-After seconds.",
     ),
+    _error(
+        414,
+        "BadRequestException (code 414): a segment of the path is longer than 767 "
+        "characters (a table's full name).",
+    ),
+    _error(431, "BadRequestException (code 431): the request's headers pass 16 KiB."),
     _error(503, "ServiceUnavailableException: the catalog cannot be read now; retry later."),
 )
 """What every route taking the recipient's token may answer, whatever it names."""
@@ -199,7 +205,12 @@ REPORT_METRICS = Operation(
     _TABLE + "/metrics",
     "icebergReportMetrics",
     "A reader's metrics report (accepted and logged)",
-    _sorted(Answer(204, "Accepted."), *_GUARDED, _NOT_FOUND),
+    _sorted(
+        Answer(204, "Accepted."),
+        *_GUARDED,
+        _NOT_FOUND,
+        _error(413, "BadRequestException (code 413): the body passes maxRequestBodyBytes."),
+    ),
     _TABLE_NAMES,
     RequestBody(Content(JSON, ReportMetricsRequest), required=True),
 )

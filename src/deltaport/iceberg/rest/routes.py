@@ -321,6 +321,13 @@ def _refusal(exc: Exception, request: Request) -> tuple[Response, str]:
     return error_response(failed), failed.kind
 
 
+def before_routing_error(error: SharingError) -> IcebergErrorResponse:
+    """A request refused before any route (a body, path or header over the listener's
+    limits) in the specification's error shape: the reader's bad request, with the status
+    it is answered with (413, 414 or 431)."""
+    return IcebergErrorResponse(ErrorModel(error.message, BadRequest.kind, error.status))
+
+
 def error_response(error: IcebergError) -> Response:
     """``error`` in the specification's error shape (with ``Retry-After`` when over a rate)."""
     body = IcebergErrorResponse(ErrorModel(str(error), error.kind, error.status))

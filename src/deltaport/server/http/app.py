@@ -85,6 +85,7 @@ from deltaport.storage import Location
 from deltaport.storage.local_urls import LocalUrlSigner
 from deltaport.web.body_limit import BodyLimit
 from deltaport.web.client_address import ClientAddresses
+from deltaport.web.error_shapes import ErrorShapes
 from deltaport.web.header_limit import HeaderLimit, PathLimit
 from deltaport.web.health import health_routes
 from deltaport.web.hsts import StrictTransport
@@ -164,15 +165,16 @@ def create_app(
         token_route = operation_route(config.endpoint, OAUTH_TOKEN, tokens.answer)
         routes += public_routes([*activation.routes(), token_route], api.audit)
     check_documented(routes, {config.endpoint: api.openapi, "/": api.root_openapi})
+    error_shapes = ErrorShapes()
     app = Starlette(
         routes=routes,
         middleware=[
             Middleware(RequestMetrics, listener="sharing"),
             Middleware(ClientAddresses, trusted_proxies=config.trusted_proxies),
-            Middleware(PathLimit, longer={"queries": MAX_QUERY_ID_LENGTH}),
-            Middleware(HeaderLimit),
+            Middleware(PathLimit, longer={"queries": MAX_QUERY_ID_LENGTH}, shape=error_shapes),
+            Middleware(HeaderLimit, shape=error_shapes),
             Middleware(StrictTransport),
-            Middleware(BodyLimit, limit=config.max_request_body_bytes),
+            Middleware(BodyLimit, limit=config.max_request_body_bytes, shape=error_shapes),
             Middleware(
                 FilesFirst,
                 signer=local_signer,
@@ -196,6 +198,7 @@ def create_app(
     app.state.root_openapi = api.root_openapi
     app.state.catalog = catalog
     app.state.resolver = resolver
+    app.state.error_shapes = error_shapes
     app.state.credentials = credentials
     app.state.limits = api.limits
     app.state.readiness = readiness
