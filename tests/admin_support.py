@@ -205,14 +205,10 @@ def catalog_admin_server(
         catalog.add_table(
             share, schema, short, TableSpec(str(admin_tables[table]), history_shared=True)
         )
-    port = free_port()
-    config = {
-        "signingKey": "a-fixed-key-for-catalog-admin-tests",
-        "admin": {"port": port, "tokens": [ADMIN_TOKEN], "failedAuthLimit": 1000},
-    }
-    sharing = start_server(config, tmp / "server", catalog=url)
-    yield CatalogAdminServer(_await_admin(sharing, port), catalog)
-    stop_server(sharing)
+    config = {"signingKey": "a-fixed-key-for-catalog-admin-tests"}
+    running = start_with_admin(config, tmp / "server", catalog=url, failedAuthLimit=1000)
+    yield CatalogAdminServer(running, catalog)
+    stop_server(running.sharing)
 
 
 def start_empty_catalog_server(tmp: Path) -> CatalogAdminServer:
@@ -220,11 +216,6 @@ def start_empty_catalog_server(tmp: Path) -> CatalogAdminServer:
     it), with the admin listener: for tests that change the catalog from the console."""
     url = f"sqlite:///{tmp}/catalog.db"
     catalog = SqlCatalog(url)
-    port = free_port()
-    config = {
-        "signingKey": "a-fixed-key-for-console-management-tests",
-        "admin": {"port": port, "tokens": [ADMIN_TOKEN], "failedAuthLimit": 1000},
-    }
-    return CatalogAdminServer(
-        _await_admin(start_server(config, tmp / "server", catalog=url), port), catalog
-    )
+    config = {"signingKey": "a-fixed-key-for-console-management-tests"}
+    running = start_with_admin(config, tmp / "server", catalog=url, failedAuthLimit=1000)
+    return CatalogAdminServer(running, catalog)

@@ -24,7 +24,7 @@ from deltaport.admin.metrics_api import metrics_routes
 from deltaport.admin.tables import ConfiguredTables
 from deltaport.admin.tokens import AdminTokens
 from deltaport.admin.unity.api import unity_routes
-from deltaport.admin.unity.errors import error_body_for, in_unity_shape, unity_error
+from deltaport.admin.unity.errors import in_unity_shape, unity_error, unity_error_shapes
 from deltaport.catalog.sql_store import SqlCatalog
 from deltaport.config.model import ServerConfig
 from deltaport.config.urls import catalog_url, public_url
@@ -106,16 +106,17 @@ def create_admin_app(
     routes += unity_routes(
         catalog, service, config, sharing_url, audited(_unity_guard(api)), limit, audit
     )
+    error_shapes = unity_error_shapes()
     app = Starlette(
         routes=routes,
         middleware=[
             Middleware(RequestMetrics, listener="admin"),
             Middleware(ClientAddresses, trusted_proxies=config.trusted_proxies),
-            Middleware(PathLimit, shape=error_body_for),
+            Middleware(PathLimit, shape=error_shapes),
             Middleware(HeaderLimit),
             Middleware(StrictTransport),
             Middleware(SecurityHeaders),
-            Middleware(BodyLimit, limit=config.max_request_body_bytes, shape=error_body_for),
+            Middleware(BodyLimit, limit=config.max_request_body_bytes, shape=error_shapes),
         ],
         exception_handlers={
             HTTPException: _http_error,

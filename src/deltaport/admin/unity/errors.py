@@ -10,6 +10,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from deltaport.protocol.errors import ResourceNotFoundError, SharingError, TooManyRequestsError
+from deltaport.web.error_shapes import ErrorShapes
 
 PREFIX = "/api/2.1/unity-catalog/"
 OPENSHARING_PREFIX = "/api/2.1/opensharing/provider/"
@@ -33,10 +34,13 @@ def unity_body(error: SharingError) -> dict[str, str]:
     return {"error_code": body.errorCode, "message": body.message}
 
 
-def error_body_for(path: str, error: SharingError) -> object:
-    """The JSON body of ``error`` on ``path``: this shape under :data:`PREFIXES`,
-    deltaport's own elsewhere (for answers made before routing, such as the body limit's)."""
-    return unity_body(error) if in_unity_shape(path) else error.body()
+def unity_error_shapes() -> ErrorShapes:
+    """The bodies of errors answered before routing (such as the body limit's): this shape
+    under :data:`PREFIXES`, deltaport's own elsewhere."""
+    shapes = ErrorShapes()
+    for prefix in PREFIXES:
+        shapes.add(prefix, unity_body)
+    return shapes
 
 
 def unity_error(error: SharingError) -> Response:
