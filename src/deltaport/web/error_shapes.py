@@ -1,7 +1,8 @@
 """The JSON body of an error answered before any route (a body, path or header over its
 limit), by the path's prefix: an API served in another error shape (the Iceberg catalog
 on the sharing listener, the provider API in Unity Catalog's shape on the admin listener)
-registers its prefix, and its clients get its shape; every other path gets deltaport's own (``{"errorCode", "message"}``)."""
+registers its prefix, and its clients get its shape; every other path gets deltaport's
+own (``{"errorCode", "message"}``)."""
 
 from __future__ import annotations
 
