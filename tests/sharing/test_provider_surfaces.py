@@ -1,8 +1,8 @@
 """The provider's surfaces ask the same resolver as the sharing API: a version past the
 latest, a timestamp before the first commit, a missing table -- the sharing API's refusal
-(status, errorCode, message) on the admin diff endpoint (JSON) and on the console's table
-pages (an error page), over real HTTP on a real server. And a console page's reads go
-through the resolver and its cache of open tables (counted, in process)."""
+(status, errorCode, message) on the admin diff endpoint (JSON), on the console's table
+pages (an error page) and on its diff page, over real HTTP on a real server. And a console
+page's reads go through the resolver and its cache of open tables (counted, in process)."""
 
 from __future__ import annotations
 
@@ -133,6 +133,19 @@ def test_the_admin_diff_refuses_a_version_past_the_latest_alike(
         answer = api.get("/api/diff", params=params)
     refusal = (answer.status_code, answer.json()["errorCode"], answer.json()["message"])
     assert refusal == sharing_refusal(server, "t", {"version": 7})
+
+
+def test_the_console_diff_page_refuses_a_version_past_the_latest_alike(
+    server: AdminServer,
+) -> None:
+    status, _, message = sharing_refusal(server, "t", {"version": 7})
+    params = {"left": "s.d.t", "right": "s.d.t", "left_version": 0, "right_version": 7}
+    with login(server) as client:
+        answer = client.get("/console/diff", params=params)
+    assert answer.status_code == status
+    found = re.search(r'<p class="error" role="alert">(.*?)</p>', answer.text)
+    assert found is not None, answer.text
+    assert html.unescape(found.group(1)) == message
 
 
 def test_the_admin_diff_still_diffs_versions_the_log_holds(server: AdminServer) -> None:
