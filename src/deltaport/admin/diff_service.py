@@ -5,6 +5,9 @@ rows and schema changes of each side), exactly what ``deltaport diff --json`` pr
 row diff answers the lines of ``deltaport diff --rows --json`` as one object. One table at
 two versions (``left`` and ``right`` the same, ``left_version`` / ``right_version``
 given) lists the commits between the two versions in the same shape.
+
+A side naming a shared table is read through the resolver's provider side, so a version
+past its latest is refused as the sharing API refuses it.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from deltaport.diff import diff_rows, diff_tables, to_json
 from deltaport.diff.base.model import OperationType
 from deltaport.diff.history.operations import operation_content, operation_type
 from deltaport.protocol.errors import InvalidParameterError, TimedOutError
+from deltaport.sharing import TableResolver
 from deltaport.storage import StorageError
 from deltaport.text.wording import count
 
@@ -70,8 +74,14 @@ class DiffService:
     paged back is answered again without reading both logs, as long as neither table has
     a new version (Delta commits never change once written)."""
 
-    def __init__(self, tables: ConfiguredTables, timeout_seconds: float = 60) -> None:
+    def __init__(
+        self,
+        tables: ConfiguredTables,
+        resolver: TableResolver | None = None,
+        timeout_seconds: float = 60,
+    ) -> None:
         self.tables = tables
+        self.resolver = resolver or TableResolver()
         self.timeout_seconds = timeout_seconds
         self._cache: OrderedDict[tuple[Any, ...], dict[str, Any]] = OrderedDict()
         self._lock = threading.Lock()
@@ -109,6 +119,8 @@ class DiffService:
         check(request)
         left = self.tables.resolve(request.left, "left")
         right = self.tables.resolve(request.right, "right")
+        self._check_version(left, request.left_version)
+        self._check_version(right, request.right_version)
         heads = (_head(left), _head(right))
         if None in heads:
             return run(request, left, right)
@@ -123,6 +135,13 @@ class DiffService:
             while len(self._cache) > CACHED_DIFFS:
                 self._cache.popitem(last=False)
         return answer
+
+    def _check_version(self, ref: TableRef, version: int | None) -> None:
+        """Refuse a version past the latest of a shared table, as the sharing API does."""
+        if version is None or ref.name is None:
+            return
+        table = self.resolver.provider_table(self.tables.shared, ref.name)
+        self.resolver.existing_version(table, version)
 
     def _commits(self, request: DiffRequest, left: TableRef, right: TableRef) -> dict[str, Any]:
         if request.one_table:
@@ -160,7 +179,12 @@ class DiffService:
         }
 
     def _between_versions(self, table: TableRef, request: DiffRequest) -> dict[str, Any]:
-        delta = open_table(table.location, table.storage_options or None)
+        if table.name is None:
+            delta = open_table(table.location, table.storage_options or None)
+        else:
+            delta = self.resolver.delta_table(
+                self.resolver.provider_table(self.tables.shared, table.name)
+            )
         right = request.right_version
         left = 0 if request.left_version is None else request.left_version
         if right is None or right < left:

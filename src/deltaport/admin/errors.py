@@ -12,6 +12,8 @@ from deltaport.protocol.errors import (
     SharingError,
 )
 from deltaport.protocol.predicates import PredicateError
+from deltaport.server.tables.errors import sharing_error
+from deltaport.sharing import TableRefusal
 from deltaport.storage import StorageError
 
 
@@ -25,6 +27,8 @@ def as_sharing_error(exc: Exception) -> SharingError | None:
     for users."""
     if isinstance(exc, SharingError):
         return exc
+    if isinstance(exc, TableRefusal):  # the resolver's: as the sharing API answers it
+        return sharing_error(exc)
     refused = catalog_refusal(exc)
     if refused is not None:
         return refused

@@ -10,12 +10,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from deltaport.catalog.listings.summaries import all_tables
+from deltaport.catalog.model import SharedTable
 from deltaport.catalog.sql_store import SqlCatalog
 from deltaport.config.model import ServerConfig
 from deltaport.protocol.echo import echo
 from deltaport.protocol.errors import ResourceNotFoundError
 from deltaport.protocol.names import name_key
-from deltaport.storage import InvalidLocationError, Storage
+from deltaport.storage import InvalidLocationError, Storage, parse_location
 
 
 @dataclass(frozen=True)
@@ -29,6 +30,8 @@ class TableRef:
     table_name: str | None = None
     """The last part of ``name``."""
     history_shared: bool = False
+    share: str | None = None
+    schema: str | None = None
 
     @property
     def label(self) -> str:
@@ -78,6 +81,22 @@ class ConfiguredTables:
             raise ResourceNotFoundError(f"no shared table {echo(name)}")
         return ref
 
+    def shared(self, name: str) -> SharedTable | None:
+        """The shared table ``share.schema.table`` for the resolver's provider side
+        (:meth:`TableResolver.provider_table`); None when there is none."""
+        self._refresh()
+        ref = self._by_name.get(name_key(name.strip()))
+        if ref is None or ref.share is None or ref.schema is None or ref.table_name is None:
+            return None
+        return SharedTable(
+            ref.share,
+            ref.schema,
+            ref.table_name,
+            parse_location(ref.location),
+            ref.storage_options,
+            history_shared=ref.history_shared,
+        )
+
     def resolve(self, text: str, side: str = "table") -> TableRef:
         """A shared table by name, else ``text`` as a location (with the options of the
         ``storage`` prefixes it falls under); 404 when it is neither a shared table nor a
@@ -115,7 +134,7 @@ class ConfiguredTables:
         for t in tables:
             options = self._config.location_settings(t.location, t.options)[0]
             name = f"{t.share}.{t.schema}.{t.name}"
-            ref = TableRef(t.location, options, name, t.name, t.history_shared)
+            ref = TableRef(t.location, options, name, t.name, t.history_shared, t.share, t.schema)
             by_schema[(name_key(t.share), name_key(t.schema))].append(ref)
             by_name[name_key(name)] = ref
         shown: dict[tuple[str, str], SchemaTables] = {}

@@ -45,7 +45,7 @@ def console_routes(
     auth = ConsoleAuth(tokens, sessions, limit, manages=manage is not None)
     overview = OverviewPage(page, tables, catalog)
     audit = AuditLogPage(page, catalog.database if catalog is not None else None)
-    pages = TablePages(tables)
+    pages = TablePages(tables, diffs.resolver)
     diff = DiffPage(tables, diffs)
     signed_in = auth.required
     table = "/tables/{name}"

@@ -1,18 +1,17 @@
-"""What the table pages show, read from the engine one page at a time: the overview and
-schema tree of a snapshot, a page of history, of active files, of change-feed actions, and
-the first rows."""
+"""What the table pages show, read one page at a time through the resolver's provider side
+(:meth:`TableResolver.provider_table`: its version and timestamp rules, its refusals and
+its cache of open tables): the overview and schema tree of a snapshot, a page of history,
+of active files, of change-feed actions, and the first rows."""
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from deltaport.admin.tables import TableRef
-from deltaport.delta import DeltaTable, Snapshot, open_table
+from deltaport.catalog.model import SharedTable
+from deltaport.delta import DeltaTable, Snapshot
 from deltaport.delta.errors import CdfNotEnabledError
-from deltaport.protocol.errors import InvalidParameterError
 from deltaport.protocol.schema import (
     ArrayType,
     DataType,
@@ -21,9 +20,9 @@ from deltaport.protocol.schema import (
     parse_schema,
     type_string,
 )
-from deltaport.protocol.timestamps import parse_timestamp as parse_protocol_timestamp
 from deltaport.read import scan_snapshot, table_arrow_schema
 from deltaport.read.scan import read_change_data
+from deltaport.sharing import TableResolver, VersionAsk
 
 HISTORY_PAGE = 25
 FILES_PAGE = 50
@@ -45,21 +44,10 @@ class SchemaNode:
     children: tuple[SchemaNode, ...] = field(default_factory=tuple)
 
 
-def table(ref: TableRef) -> DeltaTable:
-    return open_table(ref.location, ref.storage_options or None)
-
-
-def parse_timestamp(text: str | None) -> dt.datetime | None:
-    if not text:
-        return None
-    try:
-        return parse_protocol_timestamp(text)
-    except ValueError as exc:
-        raise InvalidParameterError(str(exc)) from None
-
-
-def snapshot(ref: TableRef, version: int | None, timestamp: str | None) -> Snapshot:
-    return table(ref).snapshot(version, timestamp=parse_timestamp(timestamp))
+def snapshot(
+    resolver: TableResolver, table: SharedTable, version: int | None, timestamp: str | None
+) -> Snapshot:
+    return resolver.read(table, VersionAsk(version, timestamp)).snapshot
 
 
 def schema_tree(snap: Snapshot) -> tuple[SchemaNode, ...]:
@@ -104,9 +92,9 @@ class HistoryPage:
     """The version the next (older) page starts at, or None on the last page."""
 
 
-def history_page(ref: TableRef, before: int | None) -> HistoryPage:
+def history_page(resolver: TableResolver, table: SharedTable, before: int | None) -> HistoryPage:
     """Up to :data:`HISTORY_PAGE` commits, newest first, from ``before`` down."""
-    delta = table(ref)
+    delta = resolver.delta_table(table)
     listing = delta.listing()
     latest = listing.latest_version
     top = latest if before is None else min(before, latest)
@@ -153,11 +141,13 @@ def files_page(snap: Snapshot, offset: int) -> list[dict[str, Any]]:
     return out
 
 
-def first_rows(ref: TableRef, snap: Snapshot) -> tuple[list[str], list[list[Any]]]:
+def first_rows(
+    resolver: TableResolver, table: SharedTable, snap: Snapshot
+) -> tuple[list[str], list[list[Any]]]:
     """Column names and the first :data:`ROWS` rows of ``snap`` (deleted rows left out)."""
     schema = table_arrow_schema(snap.metadata)
     rows: list[list[Any]] = []
-    for batch in scan_snapshot(snap, table(ref).storage, limit=ROWS):
+    for batch in scan_snapshot(snap, resolver.delta_table(table).storage, limit=ROWS):
         for row in batch.to_pylist():
             rows.append([row[name] for name in schema.names])
         if len(rows) >= ROWS:
@@ -179,14 +169,16 @@ class ChangesPage:
     """Why there are no feed rows (the feed is off in these versions), if so."""
 
 
-def changes_page(ref: TableRef, start: int, end: int | None) -> ChangesPage:
+def changes_page(
+    resolver: TableResolver, table: SharedTable, start: int, end: int | None
+) -> ChangesPage:
     """File actions (add, remove, cdc) of at most :data:`CHANGE_VERSIONS` versions from
-    ``start``, at most :data:`CHANGE_ACTIONS` of them."""
-    delta = table(ref)
+    ``start``, at most :data:`CHANGE_ACTIONS` of them (a range the sharing API refuses,
+    refused alike)."""
+    delta = resolver.delta_table(table)
     latest = delta.latest_version()
+    resolver.check_range(table, start, latest if end is None else end, latest)
     last = min(latest if end is None else end, start + CHANGE_VERSIONS - 1)
-    if start > last:
-        raise InvalidParameterError(f"no versions between {start} and {end}")
     files = delta.changes(start, last).files
     shown = files.slice(0, CHANGE_ACTIONS).select(
         ["version", "timestamp", "action", "path", "size", "data_change", "partition_values"]

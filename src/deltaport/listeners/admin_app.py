@@ -44,6 +44,7 @@ from deltaport.protocol.errors import (
     SharingError,
 )
 from deltaport.protocol.predicates import PredicateError
+from deltaport.sharing import TableRefusal, TableResolver
 from deltaport.storage import StorageError
 from deltaport.web.body_limit import BodyLimit
 from deltaport.web.client_address import ClientAddresses
@@ -73,7 +74,9 @@ def create_admin_app(
     database = catalog_url(config)
     catalog = SqlCatalog(database, create=False) if database is not None else None
     tables = ConfiguredTables(config, catalog)
-    diffs = DiffService(tables, admin.diff_timeout_seconds)
+    diffs = DiffService(
+        tables, TableResolver(budget_bytes=config.snapshot_cache_bytes), admin.diff_timeout_seconds
+    )
     sessions = Sessions(tokens, admin.session_seconds)
     limit = FailedAuthLimit(admin.failed_auth_limit, admin.failed_auth_window_seconds)
     api = AdminApi(tokens, diffs, limit)
@@ -83,6 +86,7 @@ def create_admin_app(
         DiffError,
         StorageError,
         PredicateError,
+        TableRefusal,
         ValueError,
     ]
     sharing_url = public_url(config) + config.endpoint

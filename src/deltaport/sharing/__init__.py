@@ -5,10 +5,11 @@ the Iceberg catalog, the console, the diff service) maps to its own error shape.
 ``catalog``, ``delta`` and below; knows no HTTP."""
 
 from deltaport.sharing.refusals import RefusalKind, TableRefusal
-from deltaport.sharing.resolver import TableHistory, TableRead, TableResolver
+from deltaport.sharing.resolver import ProviderLookup, TableHistory, TableRead, TableResolver
 from deltaport.sharing.rules import SharingRules, VersionAsk
 
 __all__ = [
+    "ProviderLookup",
     "RefusalKind",
     "SharingRules",
     "TableHistory",

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -22,11 +22,14 @@ from deltaport.delta.errors import (
     VersionNotFoundError,
 )
 from deltaport.delta.model import Metadata
+from deltaport.protocol.echo import echo
 from deltaport.protocol.errors import ResourceNotFoundError
 from deltaport.sharing.refusals import RefusalKind, TableRefusal
 from deltaport.sharing.rules import SharingRules, VersionAsk, table_name
 
 OpenTable = Callable[[str, Mapping[str, str]], DeltaTable]
+ProviderLookup = Callable[[str], SharedTable | None]
+"""A provider's own lookup of its table ``share.schema.table``: None when there is none."""
 
 
 @dataclass(frozen=True)
@@ -87,6 +90,24 @@ class TableResolver:
             return view.table(recipient, share, schema, name)
         except ResourceNotFoundError as exc:
             raise TableRefusal(RefusalKind.NOT_FOUND, exc.message) from None
+
+    def provider_table(self, lookup: ProviderLookup, name: str) -> SharedTable:
+        """The table ``share.schema.table`` as its provider reads it: any table of the
+        catalog (no grant), every version its log holds and every file (no
+        ``startVersion``, no partition filter); refused as not found when there is none."""
+        table = lookup(name)
+        if table is None:
+            raise TableRefusal(RefusalKind.NOT_FOUND, f"table {echo(name)} does not exist")
+        return replace(
+            table, history_shared=True, start_version=0, partition_filter=None, row_filter=None
+        )
+
+    def existing_version(self, table: SharedTable, version: int) -> int:
+        """``version``, refused as the sharing API refuses it when it is past the latest
+        (without reading its snapshot)."""
+        if version > self.latest_version(table):
+            raise unavailable(table)
+        return version
 
     def delta_table(self, table: SharedTable) -> DeltaTable:
         return self._open(table.location.uri, table.storage_options)
@@ -171,6 +192,13 @@ class TableResolver:
         return TableRead(table, snapshot, mask, seen.num_rows, size)
 
 
+def unavailable(table: SharedTable) -> TableRefusal:
+    return TableRefusal(
+        RefusalKind.VERSION_UNAVAILABLE,
+        f"the asked version of table {table_name(table)} is not available",
+    )
+
+
 @contextmanager
 def engine_refusals(table: SharedTable) -> Iterator[None]:
     """The engine's answers to what was asked as refusals, without storage locations;
@@ -179,9 +207,7 @@ def engine_refusals(table: SharedTable) -> Iterator[None]:
     try:
         yield
     except VersionNotFoundError:
-        raise TableRefusal(
-            RefusalKind.VERSION_UNAVAILABLE, f"the asked version of table {name} is not available"
-        ) from None
+        raise unavailable(table) from None
     except TimestampOutOfRangeError:
         raise TableRefusal(
             RefusalKind.VERSION_UNAVAILABLE,
