@@ -155,6 +155,24 @@ def _as(reference: pa.Table, schema: pa.Schema) -> pa.Table:
     return pa.table(columns, names=schema.names)
 
 
+def _check_statistics(table: deltalake.DeltaTable, got: pa.Table) -> None:
+    """The statistics deltalake parses from the log bound the rows it reads."""
+    actions = pa.table(table.get_add_actions(flatten=True))
+    assert sum(actions.column("num_records").to_pylist()) == got.num_rows
+    for field in got.schema:
+        if f"min.{field.name}" not in actions.column_names or pa.types.is_timestamp(field.type):
+            continue
+        values = [v for v in got.column(field.name).to_pylist() if v is not None]
+        lows = [v for v in actions.column(f"min.{field.name}").to_pylist() if v is not None]
+        highs = [v for v in actions.column(f"max.{field.name}").to_pylist() if v is not None]
+        if not lows:  # no bounds written (booleans, NaN, only nulls)
+            continue
+        assert values, field.name
+        assert (min(lows), max(highs)) == (min(values), max(values)), field.name
+        nulls = actions.column(f"null_count.{field.name}").to_pylist()
+        assert sum(nulls) == got.column(field.name).null_count, field.name
+
+
 @pytest.mark.parametrize(
     ("case", "tables", "view_sql", "reference_sql", "properties"),
     CASES,
@@ -182,6 +200,7 @@ def test_a_materialized_view_read_by_deltalake_equals_duckdb_over_the_source(
     )
     assert got.column_names == reference.column_names
     assert _rows(got) == _rows(_as(reference, got.schema))
+    _check_statistics(deltalake.DeltaTable(done.location), got)
     files = deltalake.DeltaTable(done.location).file_uris()
     if view.shape is Shape.ROW_LOCAL:
         assert len(files) == sources[view.sources[0]].snapshot().num_files
