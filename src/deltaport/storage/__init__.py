@@ -2,6 +2,7 @@
 
 from deltaport.storage.store import (
     FULL_ERRNOS,
+    ObjectExistsError,
     ObjectInfo,
     ObjectNotFoundError,
     Storage,
@@ -14,6 +15,7 @@ __all__ = [
     "FULL_ERRNOS",
     "InvalidLocationError",
     "Location",
+    "ObjectExistsError",
     "ObjectInfo",
     "ObjectNotFoundError",
     "Storage",

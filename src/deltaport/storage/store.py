@@ -38,6 +38,10 @@ class ObjectNotFoundError(StorageError, FileNotFoundError):
     """The object does not exist."""
 
 
+class ObjectExistsError(StorageError, FileExistsError):
+    """A write that must create its object found one there already."""
+
+
 @dataclass(frozen=True)
 class ObjectInfo:
     """One listed object. ``name`` is relative to the listed directory."""
@@ -206,6 +210,32 @@ class Storage:
         try:
             obstore.put(self.object_store(location), location.key, data)
         except Exception as exc:
+            raise _storage_error(exc, location) from exc
+
+    def write_new(self, location: Location, data: bytes) -> None:
+        """Write the whole object only if none is there (put-if-absent), else raise
+        `ObjectExistsError`: two writers of one Delta commit cannot both win."""
+        if location.kind == "local":
+            partial = f"{location.key}.{os.getpid()}.{threading.get_ident()}.partial"
+            try:
+                os.makedirs(os.path.dirname(location.key), exist_ok=True)
+                with open(partial, "wb") as fh:
+                    fh.write(data)
+                os.link(partial, location.key)  # fails if the name exists, atomically
+            except FileExistsError:
+                raise ObjectExistsError(f"already exists: {location.uri}") from None
+            except OSError as exc:
+                error = StorageFullError if exc.errno in FULL_ERRNOS else StorageError
+                raise error(f"cannot write {location.uri}: {exc.strerror}") from exc
+            finally:
+                with suppress(OSError):
+                    os.remove(partial)
+            return
+        try:
+            obstore.put(self.object_store(location), location.key, data, mode="create")
+        except Exception as exc:
+            if type(exc).__name__ == "AlreadyExistsError":
+                raise ObjectExistsError(f"already exists: {location.uri}") from None
             raise _storage_error(exc, location) from exc
 
     def delete(self, locations: Sequence[Location]) -> None:
