@@ -63,6 +63,13 @@ def test_output_types_follow_the_expressions() -> None:
     ]
 
 
+def test_an_expression_over_a_recipient_property_is_typed_as_a_string_would_make_it() -> None:
+    view = define_view(
+        "SELECT concat(id, current_recipient('tag')) AS tagged FROM raw.sales.orders", schema_of
+    )
+    assert view.output_schema == pa.schema([("tagged", pa.string())])
+
+
 def test_a_star_keeps_the_source_columns() -> None:
     view = define_view("SELECT * FROM raw.sales.orders", schema_of)
     assert view.output_schema == ORDERS

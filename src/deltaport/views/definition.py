@@ -210,9 +210,12 @@ def _output_schema(
     keys: set[str],
 ) -> pa.Schema:
     """The columns and Arrow types of the view's output: its SQL run by the embedded
-    engine over empty sources (every key NULL)."""
+    engine over empty sources. Every key is bound to a string, the type of every property:
+    the engine types an expression over a NULL constant by its other operands (DuckDB makes
+    ``int_column || CAST(NULL AS TEXT)`` an integer), so a NULL binding would give a schema
+    that no recipient with the property gets."""
     try:
-        sql = engine_sql(tree, relations, dict.fromkeys(keys), DuckDBEngine.dialect)
+        sql = engine_sql(tree, relations, dict.fromkeys(keys, ""), DuckDBEngine.dialect)
     except SqlglotError as error:
         raise ViewDefinitionError(Refusal.ENGINE, f"cannot run this view: {error}") from None
     empty = {relations[name]: schema.empty_table() for name, schema in schemas.items()}
