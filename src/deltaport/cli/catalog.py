@@ -450,14 +450,17 @@ def _shown(url: str) -> str:
 
 
 def _import(args: argparse.Namespace) -> str:
+    from deltaport.catalog.provider.service import ProviderService
+    from deltaport.catalog.provider.settings import ProviderSettings
     from deltaport.config.catalog_import import import_shares
     from deltaport.config.loading import load_config
     from deltaport.text.wording import count
 
     config = load_config(args.yaml)
     store = _local(args)
+    service = ProviderService(store, ProviderSettings(reads_tables=False))
     with store.batch():
-        import_shares(store, config)
+        import_shares(service, config)
         lines = [f"imported {count(len(config.shares), 'share')} from {args.yaml}"]
         token = config.authorization.bearer_token if config.authorization else None
         if token:
