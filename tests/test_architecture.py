@@ -146,3 +146,41 @@ def test_no_module_is_long() -> None:
         > MAX_LINES_PER_MODULE
     }
     assert long == {}
+
+
+FRONT_DOORS = ("admin", "console", "cli", "config")
+STORE = "deltaport.catalog.sql_store"
+STORE_ALLOWED = {
+    # opens the catalog database a command names (``--catalog``, ``--config``)
+    "deltaport.cli.catalog",
+    # hold the store the listener opened at start-up, for its database and link activation;
+    # to go once the provider service offers both
+    "deltaport.admin.catalog_api",
+    "deltaport.admin.tables",
+    "deltaport.admin.unity.api",
+    "deltaport.console",
+    "deltaport.console.activity.overview",
+}
+
+
+def store_users(edges: dict[str, set[str]]) -> list[str]:
+    """The front-door modules that import the store itself rather than going through
+    ``catalog/provider`` and the ``Catalog`` protocol."""
+    return sorted(
+        source
+        for source, targets in edges.items()
+        if top(source) in FRONT_DOORS and STORE in targets and source not in STORE_ALLOWED
+    )
+
+
+def test_front_doors_reach_the_store_only_through_the_provider_service() -> None:
+    assert store_users(module_edges(FOUND)) == []
+
+
+def test_the_store_rule_finds_a_front_door_importing_the_store() -> None:
+    edges = {
+        "deltaport.config.catalog_import": {STORE},
+        "deltaport.listeners.admin_app": {STORE},
+        "deltaport.cli.catalog": {STORE},
+    }
+    assert store_users(edges) == ["deltaport.config.catalog_import"]

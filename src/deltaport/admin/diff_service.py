@@ -151,7 +151,7 @@ class DiffService:
             left.location,
             right.location,
             base_version=request.base_version,
-            limit=1000 if request.limit is None else request.limit,
+            limit=request.limit,
             page_token=request.page_token,
             storage_options=options or None,
         )

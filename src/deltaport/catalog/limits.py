@@ -10,7 +10,9 @@ The bounds are listed in ``docs/server/catalog.md``.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
+from datetime import timedelta
 
 MAX_VERSION = 2**63 - 1
 """Delta versions are signed 64-bit numbers."""
@@ -91,3 +93,19 @@ def table_problem(
         if problem:
             return f"auxiliaryLocations[{i}] {problem}"
     return None
+
+
+_DURATION = re.compile(r"^(\d{1,12})\s*([smhdw])$")
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+
+
+def parse_duration(text: str) -> timedelta:
+    """``90d``, ``12h``, ``30m``, ``45s``, ``2w``: at most 100 years. Raises ValueError
+    saying why (the caller raises its own error with that text)."""
+    match = _DURATION.match(text.strip().lower())
+    if not match:
+        raise ValueError(f"not a duration: {text[:80]!r} (use e.g. 90d, 12h, 30m)")
+    seconds = int(match.group(1)) * _UNITS[match.group(2)]
+    if seconds > MAX_DURATION_SECONDS:
+        raise ValueError(f"{text[:80]!r} is longer than 100 years ({MAX_DURATION_SECONDS}s)")
+    return timedelta(seconds=seconds)

@@ -264,14 +264,14 @@ def add_details_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _share_create(args: argparse.Namespace) -> str:
-    from deltaport.catalog.commands import details_from_args
+    from deltaport.cli.catalog_text import details_from_args
 
     _service(args).create_share(args.name, args.comment, details_from_args(args))
     return f"created share {args.name}"
 
 
 def _share_list(args: argparse.Namespace) -> str:
-    from deltaport.catalog.commands import list_shares
+    from deltaport.cli.catalog_text import list_shares
 
     return list_shares(_service(args).contents())
 
@@ -292,10 +292,10 @@ def _share_revoke(args: argparse.Namespace) -> str:
 
 
 def _table_add(args: argparse.Namespace) -> str:
-    from deltaport.catalog.commands import details_from_args
     from deltaport.catalog.provider.settings import ProviderSettings
     from deltaport.catalog.provider.tables import added_text
     from deltaport.catalog.rows import TableSpec
+    from deltaport.cli.catalog_text import details_from_args
     from deltaport.storage.uri import absolute_location
 
     spec = TableSpec(
@@ -322,10 +322,10 @@ def _table_remove(args: argparse.Namespace) -> str:
 def _recipient_create(args: argparse.Namespace) -> str:
     """Everything that can fail is checked before the recipient is written: the arguments,
     the configuration, the endpoint (by the store) and the profile path."""
-    from deltaport.catalog.commands import ProfileOutput, parse_properties
     from deltaport.catalog.provider.profiles import profile_document
     from deltaport.catalog.rows import CatalogError
     from deltaport.catalog.store_checks import expiry_text
+    from deltaport.cli.catalog_text import ProfileOutput, parse_properties
 
     properties = parse_properties(args.property)
     lifetime = _lifetime(args.expires)
@@ -382,12 +382,12 @@ def _recipient_settings(args: argparse.Namespace, sharing_url: str) -> ProviderS
 
 def _recipient_rotate(args: argparse.Namespace) -> str:
     """As :func:`_recipient_create`: nothing changes unless the profile can be made."""
-    from deltaport.catalog.commands import ProfileOutput, parse_duration
     from deltaport.catalog.provider.profiles import profile_document
     from deltaport.catalog.provider.settings import ProviderSettings
     from deltaport.catalog.rows import KEEP
+    from deltaport.cli.catalog_text import ProfileOutput, duration
 
-    grace = timedelta(0) if args.now else parse_duration(args.grace)
+    grace = timedelta(0) if args.now else duration(args.grace)
     lifetime = KEEP if args.expires is None else _lifetime(args.expires)
     fallback = fallback_endpoint(args)
     service = _service(args, ProviderSettings(fallback))
@@ -423,7 +423,7 @@ def _configured(args: argparse.Namespace) -> ServerConfig:
 
 
 def _recipient_list(args: argparse.Namespace) -> str:
-    from deltaport.catalog.commands import list_recipients
+    from deltaport.cli.catalog_text import list_recipients
 
     return list_recipients(_service(args).contents())
 
@@ -450,14 +450,17 @@ def _shown(url: str) -> str:
 
 
 def _import(args: argparse.Namespace) -> str:
+    from deltaport.catalog.provider.service import ProviderService
+    from deltaport.catalog.provider.settings import ProviderSettings
     from deltaport.config.catalog_import import import_shares
     from deltaport.config.loading import load_config
     from deltaport.text.wording import count
 
     config = load_config(args.yaml)
     store = _local(args)
+    service = ProviderService(store, ProviderSettings(reads_tables=False))
     with store.batch():
-        import_shares(store, config)
+        import_shares(service, config)
         lines = [f"imported {count(len(config.shares), 'share')} from {args.yaml}"]
         token = config.authorization.bearer_token if config.authorization else None
         if token:
@@ -468,11 +471,11 @@ def _import(args: argparse.Namespace) -> str:
 
 def _lifetime(text: str | None) -> timedelta | None:
     """``--expires``: a duration, or ``never`` (also when not given)."""
-    from deltaport.catalog.commands import parse_duration
+    from deltaport.cli.catalog_text import duration
 
     if text is None or text.strip().lower() == "never":
         return None
-    return parse_duration(text)
+    return duration(text)
 
 
 def _server_storage(config_path: str | None) -> SettingsFor | None:

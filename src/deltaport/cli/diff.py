@@ -94,7 +94,7 @@ def cli_main(argv: Sequence[str] | None = None) -> int:
             args.left,
             args.right,
             base_version=args.base_version,
-            limit=1000 if args.limit is None else args.limit,
+            limit=args.limit,
             page_token=args.page_token,
             table_format=args.table_format,
             storage_options=options or None,

@@ -32,9 +32,9 @@ def add_schema_command(commands: argparse._SubParsersAction) -> None:  # type: i
 
 
 def _set(args: argparse.Namespace) -> str:
-    from deltaport.catalog.commands import parse_properties
     from deltaport.catalog.rows import KEEP, CatalogError
     from deltaport.cli.catalog import _service
+    from deltaport.cli.catalog_text import parse_properties
 
     share, dot, schema = args.name.partition(".")
     if not dot or not share or not schema or "." in schema:

@@ -2,24 +2,24 @@
 
 from __future__ import annotations
 
-from deltaport.catalog.interface import Catalog
+from deltaport.catalog.provider.service import ProviderService
 from deltaport.catalog.rows import Details
 from deltaport.config.model import ServerConfig
 
 
-def import_shares(store: Catalog, config: ServerConfig) -> None:
+def import_shares(service: ProviderService, config: ServerConfig) -> None:
     """Create each share of ``config`` with its tables and what recipients see of its
     schemas (in the caller's transaction); a schema without tables is not a schema of the
     catalog."""
     for share in config.shares:
-        store.create_share(
+        service.create_share(
             share.name, share.comment, Details.of(share.display_name, share.properties)
         )
         for schema in share.schemas:
             for t in schema.tables:
-                store.add_table(share.name, schema.name, t.name, t.spec)
+                service.add_table_to(share.name, schema.name, t.name, t.spec)
             if schema.tables:
-                store.set_schema_details(
+                service.set_schema_details(
                     share.name,
                     schema.name,
                     display_name=schema.display_name,

@@ -7,12 +7,15 @@ from collections.abc import Mapping
 from deltaport.diff.base.model import TableDiff
 from deltaport.diff.registry import detect_differ, get_differ
 
+DEFAULT_LIMIT = 1000
+"""Commits per page unless the caller says."""
+
 
 def diff_tables(
     left_uri: str,
     right_uri: str,
     base_version: int | None = None,
-    limit: int = 1000,
+    limit: int | None = None,
     page_token: str | None = None,
     *,
     table_format: str | None = None,
@@ -21,7 +24,7 @@ def diff_tables(
     """Two-dot diff ``left..right``: the commits ``right`` has and ``left`` has not.
 
     The format is detected (a location with ``_delta_log/`` is Delta) unless
-    ``table_format`` names it. ``limit`` caps the commits per page; pass the result's
+    ``table_format`` names it. ``limit`` caps the commits per page (None: 1000); pass the result's
     ``next_page_token`` as ``page_token`` for the next page.
     """
     if table_format is not None:
@@ -32,7 +35,7 @@ def diff_tables(
         left_uri,
         right_uri,
         base_version=base_version,
-        limit=limit,
+        limit=DEFAULT_LIMIT if limit is None else limit,
         page_token=page_token,
         storage_options=storage_options,
     )

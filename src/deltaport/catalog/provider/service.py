@@ -160,7 +160,11 @@ class ProviderService:
     def add_table(self, full_name: str, spec: TableSpec) -> TableRow:
         """Share the table ``spec`` describes as ``full_name`` after checking it."""
         share, schema, name = split_table_name(full_name)
-        self.check_table(full_name, spec)
+        return self.add_table_to(share, schema, name, spec)
+
+    def add_table_to(self, share: str, schema: str, name: str, spec: TableSpec) -> TableRow:
+        """:meth:`add_table` with the name in its parts."""
+        self.check_table(f"{share}.{schema}.{name}", spec)
         return self._catalog.add_table(share, schema, name, spec)
 
     def update_table(

@@ -6,10 +6,8 @@ from __future__ import annotations
 import re
 from datetime import timedelta
 
-from deltaport.catalog.commands import parse_duration
-from deltaport.catalog.limits import properties_problem
+from deltaport.catalog.limits import parse_duration, properties_problem
 from deltaport.catalog.recipient_access import ip_access_problem
-from deltaport.catalog.rows import CatalogError
 from deltaport.protocol.errors import InvalidParameterError
 
 _ENTRY_SEPARATORS = re.compile(r"[\s,]+")
@@ -64,7 +62,7 @@ def duration(raw: str, errors: FormErrors, field: str) -> timedelta | None:
         return None
     try:
         return parse_duration(raw)
-    except CatalogError as exc:
+    except ValueError as exc:
         errors.check(field, str(exc))
         return None
 

@@ -1,21 +1,20 @@
-"""The catalog commands' text: durations, properties and table names read from the
-command line, the listings of shares and recipients, and the profile file a new credential
-is written to. The argument parsing is in :mod:`deltaport.cli.catalog`; what the commands
-do is the provider service's (:mod:`deltaport.catalog.provider.service`)."""
+"""The catalog commands' text: durations and properties read from the command line, the
+listings of shares and recipients, and the profile file a new credential is written to.
+The argument parsing is in :mod:`deltaport.cli.catalog`; what the commands do is the
+provider service's (:mod:`deltaport.catalog.provider.service`)."""
 
 from __future__ import annotations
 
 import argparse
 import json
 import os
-import re
 import time
 from collections.abc import Iterable, Mapping
 from datetime import timedelta
 from pathlib import Path
 from types import TracebackType
 
-from deltaport.catalog.limits import MAX_DURATION_SECONDS
+from deltaport.catalog.limits import parse_duration
 from deltaport.catalog.rows import CatalogContents, CatalogError, Details, IssuedToken, TokenRow
 from deltaport.catalog.store_checks import expiry_text
 from deltaport.catalog.tokens import OAUTH
@@ -23,19 +22,13 @@ from deltaport.protocol.credentials import URL
 from deltaport.protocol.names import name_key
 from deltaport.text.wording import count
 
-_DURATION = re.compile(r"^(\d{1,12})\s*([smhdw])$")
-_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 
-
-def parse_duration(text: str) -> timedelta:
-    """``90d``, ``12h``, ``30m``, ``45s``, ``2w``: at most 100 years."""
-    match = _DURATION.match(text.strip().lower())
-    if not match:
-        raise CatalogError(f"not a duration: {text[:80]!r} (use e.g. 90d, 12h, 30m)")
-    seconds = int(match.group(1)) * _UNITS[match.group(2)]
-    if seconds > MAX_DURATION_SECONDS:
-        raise CatalogError(f"{text[:80]!r} is longer than 100 years ({MAX_DURATION_SECONDS}s)")
-    return timedelta(seconds=seconds)
+def duration(text: str) -> timedelta:
+    """A duration given on the command line (``90d``, ``12h``, ...)."""
+    try:
+        return parse_duration(text)
+    except ValueError as exc:
+        raise CatalogError(str(exc)) from None
 
 
 def list_shares(contents: CatalogContents) -> str:
