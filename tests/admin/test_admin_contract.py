@@ -13,8 +13,15 @@ from typing import Any
 
 import httpx
 import pytest
+from starlette.routing import Route
 
 from admin_support import CatalogAdminServer
+from deltaport.admin.openapi import document
+from deltaport.catalog.sql_store import SqlCatalog
+from deltaport.config.loading import parse_config
+from deltaport.config.model import ServerConfig
+from deltaport.listeners import admin_app
+from deltaport.protocol.openapi import Answer, Operation
 
 BEFORE = Path(__file__).with_name("admin_openapi_before.json")
 
@@ -107,3 +114,45 @@ def test_the_served_document_is_openapi_3_1(served: dict[str, Any]) -> None:
         "type": "http",
         "scheme": "bearer",
     }
+
+
+def _config(tmp_path: Path, catalog: bool = True) -> ServerConfig:
+    url = f"sqlite:///{tmp_path}/catalog.db"
+    SqlCatalog(url)
+    admin = {"admin": {"port": 9999, "tokens": ["an-admin-token-of-some-length"]}}
+    return parse_config(
+        {"catalog": url, "signingKey": "k", **admin}
+        if catalog
+        else {"signingKey": "k", "shares": [], **admin},
+        {},
+    )
+
+
+@pytest.mark.parametrize("catalog", [True, False])
+def test_the_app_builds_when_its_routes_are_documented(tmp_path: Path, catalog: bool) -> None:
+    app = admin_app.create_admin_app(_config(tmp_path, catalog))
+    paths = {r.path for r in app.routes if isinstance(r, Route)}
+    assert ("/api/catalog" in paths) is catalog
+    assert {"/api/diff", "/metrics", "/.well-known/databricks-config"} <= paths
+
+
+def test_the_app_refuses_to_build_with_a_route_the_document_lacks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    without_audit = tuple(op for op in document.WITH_CATALOG if op.path != "/api/audit")
+    monkeypatch.setattr(admin_app, "WITH_CATALOG", without_audit)
+    with pytest.raises(
+        ValueError, match=r"routes without their document entry: \[\('get', '/api/audit'\)\]"
+    ):
+        admin_app.create_admin_app(_config(tmp_path))
+
+
+def test_the_app_refuses_to_build_with_a_document_entry_without_its_route(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ghost = Operation("get", "/api/ghost", "ghost", "Nothing serves it", (Answer(200, "-"),))
+    monkeypatch.setattr(admin_app, "ALWAYS_SERVED", (*document.ALWAYS_SERVED, ghost))
+    with pytest.raises(
+        ValueError, match=r"document entries without their route: \[\('get', '/api/ghost'\)\]"
+    ):
+        admin_app.create_admin_app(_config(tmp_path, catalog=False))
