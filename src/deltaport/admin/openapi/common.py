@@ -3,9 +3,7 @@ shapes, and the note on routes that need a catalog database."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any
-
-import msgspec
+from typing import Any
 
 from deltaport.admin.unity.errors import UnityErrorBody
 from deltaport.protocol.errors import ErrorBody
@@ -18,12 +16,6 @@ CATALOG_ONLY = " Only on a server with a catalog database (404 otherwise)."
 NO_TOKEN = Answer(401, "The admin token is missing or wrong.")
 OPEN: list[dict[str, list[str]]] = []
 """The security of a route that takes no token."""
-
-
-def documented(type_: Any, **schema: Any) -> Any:
-    """``type_`` with ``schema`` added to its JSON Schema only: the decoder does not check
-    it (the provider service does, with its own messages)."""
-    return Annotated[type_, msgspec.Meta(extra_json_schema=schema)]
 
 
 def query(
