@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 from admin_support import ADMIN_TOKEN, HASHED_ADMIN_TOKEN, AdminServer
-from deltaport.admin.openapi import admin_openapi
+from deltaport.admin.openapi.document import admin_openapi
 from sharing_server import TOKEN, RunningServer
 
 DELTAPORT = str(Path(sys.executable).parent / "deltaport")

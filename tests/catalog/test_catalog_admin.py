@@ -8,6 +8,7 @@ import time
 from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import httpx
 import msgspec
@@ -16,8 +17,8 @@ import pytest
 from deltalake import write_deltalake
 
 from admin_support import start_with_admin
-from deltaport.admin import catalog_api
-from deltaport.admin.openapi import admin_openapi
+from deltaport.admin.openapi import catalog_bodies
+from deltaport.admin.openapi.document import admin_openapi
 from deltaport.cli import main as cli
 from deltaport.protocol.credentials import ACCESS_MODES
 from sharing_server import RunningServer, stop_server
@@ -183,10 +184,17 @@ def test_tables_show_their_access_modes(setup) -> None:  # type: ignore[no-untyp
     assert tables["shown.s.t"]["auxiliaryLocations"] == []
 
 
+def _request_schema(operation: dict[str, Any], document: dict[str, Any]) -> dict[str, Any]:
+    schema: dict[str, Any] = operation["requestBody"]["content"]["application/json"]["schema"]
+    name = schema["$ref"].rsplit("/", 1)[1]
+    found: dict[str, Any] = document["components"]["schemas"][name]
+    return found
+
+
 def test_the_openapi_document_describes_the_table_body_the_api_reads() -> None:
-    operation = admin_openapi()["paths"]["/api/tables"]["post"]
-    schema = operation["requestBody"]["content"]["application/json"]["schema"]
-    accepted = {field.encode_name for field in msgspec.structs.fields(catalog_api._Table)}
+    document = admin_openapi()
+    schema = _request_schema(document["paths"]["/api/tables"]["post"], document)
+    accepted = {field.encode_name for field in msgspec.structs.fields(catalog_bodies.NewTable)}
     assert set(schema["properties"]) == accepted
     assert schema["properties"]["accessModes"]["items"]["enum"] == list(ACCESS_MODES)
 
@@ -194,15 +202,15 @@ def test_the_openapi_document_describes_the_table_body_the_api_reads() -> None:
 @pytest.mark.parametrize(
     ("path", "kind"),
     [
-        ("/api/recipients", catalog_api._Recipient),
-        ("/api/recipients/{recipient}/rotate", catalog_api._Rotation),
-        ("/api/recipients/{recipient}/ip-access-list", catalog_api._IpAccessList),
+        ("/api/recipients", catalog_bodies.NewRecipient),
+        ("/api/recipients/{recipient}/rotate", catalog_bodies.Rotation),
+        ("/api/recipients/{recipient}/ip-access-list", catalog_bodies.IpAccessListChange),
     ],
 )
 def test_the_openapi_document_describes_the_recipient_bodies(path: str, kind: type) -> None:
-    operations = admin_openapi()["paths"][path]
-    operation = operations.get("post") or operations["put"]
-    schema = operation["requestBody"]["content"]["application/json"]["schema"]
+    document = admin_openapi()
+    operations = document["paths"][path]
+    schema = _request_schema(operations.get("post") or operations["put"], document)
     assert set(schema["properties"]) == {f.encode_name for f in msgspec.structs.fields(kind)}
 
 

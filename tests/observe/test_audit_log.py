@@ -12,7 +12,7 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from deltaport.admin.openapi import admin_openapi
+from deltaport.admin.openapi.document import admin_openapi
 from deltaport.catalog.database.connection import Database
 from deltaport.catalog.database.migrations import migrate
 from deltaport.observe.audit_log import DAY_MS, AuditLog
@@ -146,7 +146,11 @@ def test_the_openapi_document_names_what_the_audit_route_reads_and_answers() -> 
     names = {p["name"] for p in operation["parameters"]}
     filters = {f for f in AuditFilter.__dataclass_fields__}
     assert names == filters | {"limit", "page_token"}
-    record = operation["responses"]["200"]["content"]["application/json"]["schema"]
-    fields = set(record["properties"]["records"]["items"]["properties"])
+    schemas = admin_openapi()["components"]["schemas"]
+    page = operation["responses"]["200"]["content"]["application/json"]["schema"]
+    assert page == {"$ref": "#/components/schemas/AuditPage"}
+    entry = schemas["AuditPage"]["properties"]["records"]["items"]
+    assert entry == {"$ref": "#/components/schemas/AuditEntry"}
+    fields = set(schemas["AuditEntry"]["properties"])
     camel = {f.encode_name for f in msgspec.structs.fields(AuditRecord)} - {"timeMs"}
     assert fields == camel | {"time"}

@@ -14,7 +14,7 @@ from starlette.routing import BaseRoute, Route
 
 from deltaport.admin.diff_service import DiffRequest, DiffService
 from deltaport.admin.errors import as_sharing_error
-from deltaport.admin.openapi import admin_openapi
+from deltaport.admin.openapi.document import admin_openapi
 from deltaport.admin.tokens import AdminTokens
 from deltaport.protocol.errors import (
     InternalError,

@@ -15,13 +15,14 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
+from deltaport.admin.openapi.audit import AuditEntry, AuditPage
 from deltaport.admin.tokens import AdminTokens
 from deltaport.catalog.database.connection import Database, DatabaseUnavailableError
 from deltaport.observe import audit_record as ops
 from deltaport.observe.audit_filters import FIELDS, audit_filter, refusal
 from deltaport.observe.audit_log import AuditLog
 from deltaport.observe.audit_operations import operation_of
-from deltaport.observe.audit_record import AuditRecord, as_json
+from deltaport.observe.audit_record import AuditRecord
 from deltaport.observe.audit_store import read_page
 from deltaport.protocol.errors import InvalidParameterError, TemporarilyUnavailableError
 from deltaport.protocol.params import int_param
@@ -160,8 +161,5 @@ class AuditApi:
             ) from None
         except ValueError as exc:
             raise InvalidParameterError(str(exc)) from None
-        answer = {
-            "records": [as_json(r) for r in page.records],
-            "next_page_token": page.next_page_token,
-        }
+        answer = AuditPage([AuditEntry.of(r) for r in page.records], page.next_page_token)
         return Response(msgspec.json.encode(answer), media_type=JSON)

@@ -21,6 +21,15 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
+from deltaport.admin.openapi.catalog_bodies import (
+    IpAccessListChange,
+    NewGrant,
+    NewRecipient,
+    NewShare,
+    NewTable,
+    Rotation,
+    SchemaChange,
+)
 from deltaport.catalog.limits import grace_problem, lifetime_problem
 from deltaport.catalog.provider.service import ProviderService
 from deltaport.catalog.provider.settings import ProviderSettings
@@ -29,13 +38,10 @@ from deltaport.catalog.rows import (
     KEEP,
     Details,
     IssuedToken,
-    TableSpec,
 )
 from deltaport.catalog.sql_store import SqlCatalog
-from deltaport.catalog.tokens import TOKEN
 from deltaport.config.model import ServerConfig
 from deltaport.config.urls import iceberg_endpoint_for
-from deltaport.protocol.credentials import URL
 from deltaport.protocol.errors import (
     InvalidParameterError,
     MalformedRequestError,
@@ -43,74 +49,6 @@ from deltaport.protocol.errors import (
 
 Handler = Callable[[Request], Awaitable[Response]]
 Guard = Callable[[Handler], Handler]
-
-
-class _Share(msgspec.Struct, forbid_unknown_fields=True):
-    name: str
-    comment: str | None = None
-    displayName: str | None = None
-    properties: dict[str, str] = msgspec.field(default_factory=dict)
-
-
-class _SchemaDetails(msgspec.Struct, forbid_unknown_fields=True):
-    """What changes of a schema: a member absent stays, null removes it."""
-
-    displayName: str | msgspec.UnsetType | None = msgspec.UNSET
-    comment: str | msgspec.UnsetType | None = msgspec.UNSET
-    properties: dict[str, str] | msgspec.UnsetType | None = msgspec.UNSET
-
-
-class _Grant(msgspec.Struct, forbid_unknown_fields=True):
-    recipient: str
-
-
-class _Table(msgspec.Struct, forbid_unknown_fields=True):
-    name: str
-    location: str
-    historyShared: bool = False
-    startVersion: int = 0
-    partitionFilter: str | None = None
-    accessModes: list[str] = msgspec.field(default_factory=lambda: [URL])
-    auxiliaryLocations: list[str] = msgspec.field(default_factory=list)
-    comment: str | None = None
-    displayName: str | None = None
-    properties: dict[str, str] = msgspec.field(default_factory=dict)
-
-    @property
-    def spec(self) -> TableSpec:
-        return TableSpec(
-            self.location,
-            self.historyShared,
-            self.startVersion,
-            self.partitionFilter,
-            tuple(self.accessModes),
-            tuple(self.auxiliaryLocations),
-            self.comment,
-            Details.of(self.displayName, self.properties),
-        )
-
-
-class _Recipient(msgspec.Struct, forbid_unknown_fields=True):
-    name: str
-    properties: dict[str, str] = msgspec.field(default_factory=dict)
-    expiresInSeconds: int | None = None
-    endpoint: str | None = None
-    ipAccessList: list[str] = msgspec.field(default_factory=list)
-    activation: bool = False
-    """Answer a single-use activation link instead of the profile."""
-    authenticationType: str = TOKEN
-    """``TOKEN`` or ``OAUTH_CLIENT_CREDENTIALS``."""
-
-
-class _IpAccessList(msgspec.Struct, forbid_unknown_fields=True):
-    ipAccessList: list[str]
-
-
-class _Rotation(msgspec.Struct, forbid_unknown_fields=True):
-    graceSeconds: int = 3600
-    expiresInSeconds: int | msgspec.UnsetType | None = msgspec.UNSET
-    """Absent: the recipient's token lifetime; null: no expiry."""
-    endpoint: str | None = None
 
 
 def provider_service(store: SqlCatalog, config: ServerConfig, sharing_url: str) -> ProviderService:
@@ -195,7 +133,7 @@ class CatalogApi:
         )
 
     async def create_share(self, request: Request) -> Response:
-        body = await _body(request, _Share)
+        body = await _body(request, NewShare)
         details = Details.of(body.displayName, body.properties)
         row = await run_in_threadpool(self._service.create_share, body.name, body.comment, details)
         return _json({"name": row.name, "id": row.id}, 201)
@@ -205,7 +143,7 @@ class CatalogApi:
         return Response(status_code=204)
 
     async def set_schema(self, request: Request) -> Response:
-        body = await _body(request, _SchemaDetails)
+        body = await _body(request, SchemaChange)
         p = request.path_params
         row = await run_in_threadpool(
             lambda: self._service.set_schema_details(
@@ -219,7 +157,7 @@ class CatalogApi:
         return _json(row.as_json())
 
     async def grant(self, request: Request) -> Response:
-        body = await _body(request, _Grant)
+        body = await _body(request, NewGrant)
         await run_in_threadpool(self._service.grant, request.path_params["share"], body.recipient)
         return Response(status_code=204)
 
@@ -229,7 +167,7 @@ class CatalogApi:
         return Response(status_code=204)
 
     async def add_table(self, request: Request) -> Response:
-        body = await _body(request, _Table)
+        body = await _body(request, NewTable)
         row = await run_in_threadpool(self._service.add_table, body.name, body.spec)
         return _json({"message": added_text(row)}, 201)
 
@@ -239,7 +177,7 @@ class CatalogApi:
         return Response(status_code=204)
 
     async def create_recipient(self, request: Request) -> Response:
-        body = await _body(request, _Recipient)
+        body = await _body(request, NewRecipient)
         lifetime = _lifetime(body.expiresInSeconds)
         if body.activation:
             link = await run_in_threadpool(
@@ -267,14 +205,14 @@ class CatalogApi:
         return self._profile(issued, 201)
 
     async def set_ip_access_list(self, request: Request) -> Response:
-        body = await _body(request, _IpAccessList)
+        body = await _body(request, IpAccessListChange)
         stored = await run_in_threadpool(
             self._service.set_ip_access_list, request.path_params["recipient"], body.ipAccessList
         )
         return _json({"ipAccessList": list(stored)})
 
     async def rotate(self, request: Request) -> Response:
-        body = await _body(request, _Rotation)
+        body = await _body(request, Rotation)
         lifetime = KEEP if body.expiresInSeconds is msgspec.UNSET else body.expiresInSeconds
         issued = await run_in_threadpool(
             lambda: self._service.rotate(

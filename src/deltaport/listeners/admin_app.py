@@ -21,6 +21,7 @@ from deltaport.admin.diff_service import DiffService
 from deltaport.admin.errors import as_sharing_error
 from deltaport.admin.headers import SecurityHeaders
 from deltaport.admin.metrics_api import metrics_routes
+from deltaport.admin.openapi.document import ALWAYS_SERVED, WITH_CATALOG, admin_openapi
 from deltaport.admin.tables import ConfiguredTables
 from deltaport.admin.tokens import AdminTokens
 from deltaport.admin.unity.api import unity_routes
@@ -52,6 +53,7 @@ from deltaport.web.failed_auth import FailedAuthLimit
 from deltaport.web.header_limit import HeaderLimit, PathLimit
 from deltaport.web.health import health_routes
 from deltaport.web.hsts import StrictTransport
+from deltaport.web.operation_routes import check_documented
 from deltaport.web.request_metrics import RequestMetrics
 
 log = logging.getLogger(__name__)
@@ -97,19 +99,19 @@ def create_admin_app(
         manage = functools.partial(
             manage_routes, service, catalog.database, config, audit, tokens, refresh
         )
-    routes = [
-        *api.routes(),
-        *console_routes(tables, diffs, tokens, sessions, limit, catalog, manage),
-    ]
-    routes += [*metrics_routes(api.guard), *health_routes(readiness or Readiness())]
+    routes = [*api.routes(), *metrics_routes(api.guard), *health_routes(readiness or Readiness())]
     audited = AdminAudit(audit, tokens).audited
+    documented = ALWAYS_SERVED
     if catalog is not None and service is not None:
         guard = audited(api.guard)
         routes += CatalogApi(service).routes(guard)
         routes += AuditApi(catalog.database).routes(guard)
+        documented += WITH_CATALOG
     routes += unity_routes(
         catalog, service, config, sharing_url, audited(_unity_guard(api)), limit, audit
     )
+    check_documented(routes, {"/": admin_openapi(documented)})
+    routes += console_routes(tables, diffs, tokens, sessions, limit, catalog, manage)
     error_shapes = unity_error_shapes()
     app = Starlette(
         routes=routes,

@@ -6,7 +6,7 @@ generic "unknown field"; any other field is refused by the decoder, also by name
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
 from starlette.requests import Request
@@ -15,6 +15,10 @@ from deltaport.protocol.errors import InvalidParameterError, MalformedRequestErr
 
 UNSET = msgspec.UNSET
 Unset = msgspec.UnsetType
+Refused = Annotated[
+    Any,
+    msgspec.Meta(description="Unity Catalog's, not supported: refused with a 400 naming it."),
+]
 
 
 class PartitionValue(msgspec.Struct, forbid_unknown_fields=True):
@@ -37,12 +41,12 @@ class DataObject(msgspec.Struct, forbid_unknown_fields=True):
     partitions: list[Partition] | None = None
     comment: str | None = None
     # Unity Catalog's, not supported (refused by name)
-    cdf_enabled: Any = UNSET
-    content: Any = UNSET
-    string_shared_as: Any = UNSET
-    added_at: Any = UNSET
-    added_by: Any = UNSET
-    status: Any = UNSET
+    cdf_enabled: Refused = UNSET
+    content: Refused = UNSET
+    string_shared_as: Refused = UNSET
+    added_at: Refused = UNSET
+    added_by: Refused = UNSET
+    status: Refused = UNSET
 
 
 class ObjectUpdate(msgspec.Struct, forbid_unknown_fields=True):
@@ -53,22 +57,22 @@ class ObjectUpdate(msgspec.Struct, forbid_unknown_fields=True):
 class CreateShare(msgspec.Struct, forbid_unknown_fields=True):
     name: str
     comment: str | None = None
-    storage_root: Any = UNSET
+    storage_root: Refused = UNSET
 
 
 class UpdateShare(msgspec.Struct, forbid_unknown_fields=True):
     comment: str | Unset | None = UNSET
     updates: list[ObjectUpdate] = msgspec.field(default_factory=list)
-    new_name: Any = UNSET
-    owner: Any = UNSET
-    storage_root: Any = UNSET
+    new_name: Refused = UNSET
+    owner: Refused = UNSET
+    storage_root: Refused = UNSET
 
 
 class PermissionsChange(msgspec.Struct, forbid_unknown_fields=True):
     principal: str | None = None
     add: list[str] = msgspec.field(default_factory=list)
     remove: list[str] = msgspec.field(default_factory=list)
-    principal_id: Any = UNSET
+    principal_id: Refused = UNSET
 
 
 class UpdatePermissions(msgspec.Struct, forbid_unknown_fields=True):
@@ -111,10 +115,10 @@ class CreateRecipient(msgspec.Struct, forbid_unknown_fields=True):
     properties_kvpairs: Properties | None = None
     expiration_time: int | None = None
     ip_access_list: IpAccessList | None = None
-    id: Any = UNSET
-    owner: Any = UNSET
-    sharing_code: Any = UNSET
-    data_recipient_global_metastore_id: Any = UNSET
+    id: Refused = UNSET
+    owner: Refused = UNSET
+    sharing_code: Refused = UNSET
+    data_recipient_global_metastore_id: Refused = UNSET
 
 
 class UpdateRecipient(msgspec.Struct, forbid_unknown_fields=True):
@@ -122,10 +126,10 @@ class UpdateRecipient(msgspec.Struct, forbid_unknown_fields=True):
     properties_kvpairs: Properties | None = None
     ip_access_list: IpAccessList | Unset = UNSET
     """Replaces the list; ``{}`` empties it (requests from anywhere)."""
-    expiration_time: Any = UNSET
-    id: Any = UNSET
-    new_name: Any = UNSET
-    owner: Any = UNSET
+    expiration_time: Refused = UNSET
+    id: Refused = UNSET
+    new_name: Refused = UNSET
+    owner: Refused = UNSET
 
 
 class RotateToken(msgspec.Struct, forbid_unknown_fields=True):

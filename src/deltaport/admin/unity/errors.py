@@ -29,9 +29,16 @@ def unity_json(value: object, status: int = 200) -> Response:
     return Response(msgspec.json.encode(value), status_code=status, media_type=JSON)
 
 
-def unity_body(error: SharingError) -> dict[str, str]:
+class UnityErrorBody(msgspec.Struct):
+    """The JSON body of every error response in this shape."""
+
+    error_code: str
+    message: str
+
+
+def unity_body(error: SharingError) -> UnityErrorBody:
     body = error.body()
-    return {"error_code": body.errorCode, "message": body.message}
+    return UnityErrorBody(body.errorCode, body.message)
 
 
 def unity_error_shapes() -> ErrorShapes:
