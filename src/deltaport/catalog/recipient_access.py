@@ -34,10 +34,10 @@ from urllib.parse import urlsplit
 from deltaport.catalog.database.connection import Database, Transaction
 from deltaport.catalog.limits import MAX_DURATION_SECONDS
 from deltaport.catalog.rows import (
-    CatalogConflictError,
     CatalogError,
     CatalogNotFoundError,
     capped,
+    insert_new,
 )
 from deltaport.protocol.errors import PermissionDeniedError
 from deltaport.protocol.names import name_key
@@ -284,9 +284,8 @@ def insert_recipient(
     comment: str | None = None,
 ) -> None:
     """A recipient's row, refused when the name is taken."""
-    if tx.execute("SELECT 1 FROM recipients WHERE name_key = ?", (name_key(name),)):
-        raise CatalogConflictError(f"recipient {name!r} exists already")
-    tx.execute(
+    insert_new(
+        tx,
         "INSERT INTO recipients (name_key, name, properties, created_at, endpoint, "
         "token_lifetime_seconds, comment) VALUES (?,?,?,?,?,?,?)",
         (
@@ -298,6 +297,7 @@ def insert_recipient(
             lifetime_seconds,
             comment,
         ),
+        f"recipient {name!r} exists already",
     )
 
 

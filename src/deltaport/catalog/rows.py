@@ -4,7 +4,7 @@ whole contents of one read, a token just issued; and the errors of a change refu
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
 from enum import Enum
@@ -13,6 +13,7 @@ from deltaport.catalog.database.connection import (
     Database,
     DatabaseFullError,
     DatabaseUnavailableError,
+    DuplicateKeyError,
     Row,
     Transaction,
 )
@@ -39,6 +40,17 @@ class CatalogNotFoundError(CatalogError):
 
 class CatalogConflictError(CatalogError):
     """The name is taken already."""
+
+
+def insert_new(tx: Transaction, sql: str, params: Sequence[object], taken: str) -> None:
+    """Insert a row whose key says it is new (a share, table or recipient name): a key
+    taken, even by a writer that committed a moment ago, is :class:`CatalogConflictError`
+    with the message ``taken``. The database's key decides, so two writers cannot both
+    create the same name."""
+    try:
+        tx.execute(sql, params)
+    except DuplicateKeyError:
+        raise CatalogConflictError(taken) from None
 
 
 def catalog_refusal(exc: Exception) -> SharingError | None:

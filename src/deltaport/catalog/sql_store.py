@@ -40,7 +40,6 @@ from deltaport.catalog.recipient_access import (
 from deltaport.catalog.rows import (
     KEEP,
     NO_DETAILS,
-    CatalogConflictError,
     CatalogContents,
     CatalogError,
     CatalogNotFoundError,
@@ -52,6 +51,7 @@ from deltaport.catalog.rows import (
     ShareRow,
     TableRow,
     TableSpec,
+    insert_new,
     read_contents,
 )
 from deltaport.catalog.schemas import forget_empty_schemas, set_details
@@ -119,12 +119,12 @@ class SqlCatalog:
         details.check()
         row = ShareRow(name, str(uuid.uuid4()), comment, *details.fields)
         with self._change() as tx:
-            if tx.execute("SELECT 1 FROM shares WHERE name_key = ?", (name_key(name),)):
-                raise CatalogConflictError(f"share {name!r} exists already")
-            tx.execute(
+            insert_new(
+                tx,
                 "INSERT INTO shares (name_key, name, id, comment, created_at, display_name, "
                 "properties) VALUES (?,?,?,?,?,?,?)",
                 (name_key(name), name, row.id, comment, _now(), *details.columns),
+                f"share {name!r} exists already",
             )
         return row
 
@@ -151,15 +151,15 @@ class SqlCatalog:
         row = TableRow.shared(share, schema, name, str(uuid.uuid4()), spec)
         with self._change() as tx:
             share_key = self._share_key(tx, share)
-            if tx.execute("SELECT 1 FROM shared_tables WHERE name_key = ?", (key,)):
-                raise CatalogConflictError(f"table {share}.{schema}.{name} exists already")
             ordinal = tx.execute("SELECT COALESCE(MAX(ordinal), 0) + 1 FROM shared_tables")[0][0]
-            tx.execute(
+            insert_new(
+                tx,
                 "INSERT INTO shared_tables (name_key, share_key, schema_name, name, location, id, "
                 "history_shared, start_version, partition_filter, access_modes, "
                 "auxiliary_locations, ordinal, comment, display_name, properties) "
                 "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 row.insert_values(key, share_key, ordinal),
+                f"table {share}.{schema}.{name} exists already",
             )
         return row
 
@@ -440,14 +440,11 @@ class SqlCatalog:
         with self._change() as tx:
             share_key = self._share_key(tx, share)
             recipient_key = self._recipient_key(tx, recipient)
-            if not tx.execute(
-                "SELECT 1 FROM grants WHERE share_key = ? AND recipient_key = ?",
-                (share_key, recipient_key),
-            ):
-                tx.execute(
-                    "INSERT INTO grants (share_key, recipient_key, created_at) VALUES (?,?,?)",
-                    (share_key, recipient_key, _now()),
-                )
+            tx.execute(  # granted already: unchanged, whichever writer came first
+                "INSERT INTO grants (share_key, recipient_key, created_at) VALUES (?,?,?) "
+                "ON CONFLICT (share_key, recipient_key) DO NOTHING",
+                (share_key, recipient_key, _now()),
+            )
 
     def revoke_grant(self, share: str, recipient: str) -> None:
         with self._change() as tx:
