@@ -24,6 +24,7 @@ from deltaport.catalog.rows import (
     CatalogNotFoundError,
     Details,
     RecipientRow,
+    SchemaDetails,
     TableSpec,
 )
 from deltaport.catalog.sql_store import SqlCatalog
@@ -123,11 +124,13 @@ def test_what_recipients_see_of_a_schema(catalog: Catalog, location: str) -> Non
     share = _unique("schemas")
     catalog.create_share(share)
     with pytest.raises(CatalogNotFoundError):
-        catalog.set_schema_details(share, "sc", comment="no tables yet")
+        catalog.set_schema_details(share, "sc", SchemaDetails(comment="no tables yet"))
     catalog.add_table(share, "sc", "t", TableSpec(location))
-    row = catalog.set_schema_details(share, "sc", display_name="Schema", properties={"a": "1"})
+    row = catalog.set_schema_details(
+        share, "sc", SchemaDetails(display_name="Schema", properties={"a": "1"})
+    )
     assert (row.comment, row.display_name, row.properties) == (None, "Schema", (("a", "1"),))
-    row = catalog.set_schema_details(share, "sc", comment="kept the rest")
+    row = catalog.set_schema_details(share, "sc", SchemaDetails(comment="kept the rest"))
     assert (row.comment, row.display_name, row.properties) == (
         "kept the rest",
         "Schema",

@@ -29,6 +29,7 @@ from deltaport.catalog.rows import (
     KEEP,
     Details,
     IssuedToken,
+    SchemaDetails,
     TableSpec,
 )
 from deltaport.catalog.sql_store import SqlCatalog
@@ -58,6 +59,14 @@ class _SchemaDetails(msgspec.Struct, forbid_unknown_fields=True):
     displayName: str | msgspec.UnsetType | None = msgspec.UNSET
     comment: str | msgspec.UnsetType | None = msgspec.UNSET
     properties: dict[str, str] | msgspec.UnsetType | None = msgspec.UNSET
+
+    @property
+    def given(self) -> SchemaDetails:
+        return SchemaDetails(
+            KEEP if self.displayName is msgspec.UNSET else self.displayName,
+            KEEP if self.comment is msgspec.UNSET else self.comment,
+            KEEP if self.properties is msgspec.UNSET else self.properties or {},
+        )
 
 
 class _Grant(msgspec.Struct, forbid_unknown_fields=True):
@@ -208,13 +217,7 @@ class CatalogApi:
         body = await _body(request, _SchemaDetails)
         p = request.path_params
         row = await run_in_threadpool(
-            lambda: self._service.set_schema_details(
-                p["share"],
-                p["schema"],
-                display_name=KEEP if body.displayName is msgspec.UNSET else body.displayName,
-                comment=KEEP if body.comment is msgspec.UNSET else body.comment,
-                properties=KEEP if body.properties is msgspec.UNSET else body.properties or {},
-            )
+            lambda: self._service.set_schema_details(p["share"], p["schema"], body.given)
         )
         return _json(row.as_json())
 

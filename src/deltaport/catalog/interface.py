@@ -27,6 +27,7 @@ from deltaport.catalog.rows import (
     Details,
     IssuedToken,
     Keep,
+    SchemaDetails,
     SchemaRow,
     ShareRow,
     TableRow,
@@ -65,15 +66,7 @@ class Catalog(Protocol):
 
     def remove_table(self, share: str, schema: str, name: str) -> None: ...
 
-    def set_schema_details(
-        self,
-        share: str,
-        schema: str,
-        *,
-        display_name: str | Keep | None = KEEP,
-        comment: str | Keep | None = KEEP,
-        properties: Mapping[str, str] | Keep = KEEP,
-    ) -> SchemaRow:
+    def set_schema_details(self, share: str, schema: str, given: SchemaDetails) -> SchemaRow:
         """Replace what is given of what recipients see of a schema holding tables."""
         ...
 

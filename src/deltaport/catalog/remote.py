@@ -35,6 +35,7 @@ from deltaport.catalog.rows import (
     IssuedToken,
     Keep,
     RecipientRow,
+    SchemaDetails,
     SchemaRow,
     ShareRow,
     TableRow,
@@ -149,19 +150,15 @@ class RemoteCatalog:
             "catalog database, not through --server"
         )
 
-    def set_schema_details(
-        self,
-        share: str,
-        schema: str,
-        *,
-        display_name: str | Keep | None = KEEP,
-        comment: str | Keep | None = KEEP,
-        properties: Mapping[str, str] | Keep = KEEP,
-    ) -> SchemaRow:
+    def set_schema_details(self, share: str, schema: str, given: SchemaDetails) -> SchemaRow:
         """As :meth:`SqlCatalog.set_schema_details` (``PATCH /api/shares/{share}/schemas/
         {schema}``, with the members given)."""
-        given = {"displayName": display_name, "comment": comment, "properties": properties}
-        body = {k: dict(v) if isinstance(v, Mapping) else v for k, v in given.items()}
+        members = {
+            "displayName": given.display_name,
+            "comment": given.comment,
+            "properties": given.properties,
+        }
+        body = {k: dict(v) if isinstance(v, Mapping) else v for k, v in members.items()}
         path = f"/api/shares/{_q(share)}/schemas/{_q(schema)}"
         answer = self._call("PATCH", path, {k: v for k, v in body.items() if v is not KEEP})
         return SchemaRow(

@@ -153,6 +153,16 @@ NO_SCHEMA_DETAILS = SchemaRow()
 
 
 @dataclass(frozen=True)
+class SchemaDetails:
+    """A change of what recipients see of a schema: a field left KEEP stays, None clears a
+    display name or a comment, an empty mapping the properties."""
+
+    display_name: str | Keep | None = KEEP
+    comment: str | Keep | None = KEEP
+    properties: Mapping[str, str] | Keep = KEEP
+
+
+@dataclass(frozen=True)
 class ShareRow:
     name: str
     id: str

@@ -47,6 +47,7 @@ from deltaport.catalog.rows import (
     IssuedToken,
     Keep,
     LastRows,
+    SchemaDetails,
     SchemaRow,
     ShareRow,
     TableRow,
@@ -209,27 +210,12 @@ class SqlCatalog:
             tx.execute("DELETE FROM shared_tables WHERE name_key = ?", (key,))
             forget_empty_schemas(tx, name_key(share))
 
-    def set_schema_details(
-        self,
-        share: str,
-        schema: str,
-        *,
-        display_name: str | Keep | None = KEEP,
-        comment: str | Keep | None = KEEP,
-        properties: Mapping[str, str] | Keep = KEEP,
-    ) -> SchemaRow:
-        """Replace what is given of the schema ``share.schema`` (see
+    def set_schema_details(self, share: str, schema: str, given: SchemaDetails) -> SchemaRow:
+        """Replace what is ``given`` of the schema ``share.schema`` (see
         :func:`~deltaport.catalog.schemas.set_details`); returns what it has then."""
         with self._change() as tx:
             self._share_key(tx, share)
-            return set_details(
-                tx,
-                share,
-                schema,
-                display_name=display_name,
-                comment=comment,
-                properties=properties,
-            )
+            return set_details(tx, share, schema, given)
 
     # -- recipients and tokens -----------------------------------------------------------
     def create_recipient(

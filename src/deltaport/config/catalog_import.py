@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from deltaport.catalog.interface import Catalog
-from deltaport.catalog.rows import Details
+from deltaport.catalog.rows import Details, SchemaDetails
 from deltaport.config.model import ServerConfig
 
 
@@ -19,10 +19,5 @@ def import_shares(store: Catalog, config: ServerConfig) -> None:
             for t in schema.tables:
                 store.add_table(share.name, schema.name, t.name, t.spec)
             if schema.tables:
-                store.set_schema_details(
-                    share.name,
-                    schema.name,
-                    display_name=schema.display_name,
-                    comment=schema.comment,
-                    properties=schema.properties or {},
-                )
+                given = SchemaDetails(schema.display_name, schema.comment, schema.properties or {})
+                store.set_schema_details(share.name, schema.name, given)

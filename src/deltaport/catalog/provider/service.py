@@ -25,6 +25,7 @@ from deltaport.catalog.rows import (
     Details,
     IssuedToken,
     Keep,
+    SchemaDetails,
     SchemaRow,
     ShareRow,
     TableRow,
@@ -88,18 +89,8 @@ class ProviderService:
     def drop_share(self, name: str) -> None:
         self._catalog.drop_share(name)
 
-    def set_schema_details(
-        self,
-        share: str,
-        schema: str,
-        *,
-        display_name: str | Keep | None = KEEP,
-        comment: str | Keep | None = KEEP,
-        properties: Mapping[str, str] | Keep = KEEP,
-    ) -> SchemaRow:
-        return self._catalog.set_schema_details(
-            share, schema, display_name=display_name, comment=comment, properties=properties
-        )
+    def set_schema_details(self, share: str, schema: str, given: SchemaDetails) -> SchemaRow:
+        return self._catalog.set_schema_details(share, schema, given)
 
     def drop_schema(self, share: str, schema: str) -> int:
         """Remove every table of ``share.schema`` in one transaction (a schema exists while
@@ -143,8 +134,9 @@ class ProviderService:
                 else:
                     self._catalog.update_table(share, change.schema, change.name, change.spec)
             for schema, schema_comment in schema_comments:  # after the tables: a new schema
+                comment_given = KEEP if schema_comment is None else schema_comment
                 self._catalog.set_schema_details(
-                    share, schema, comment=KEEP if schema_comment is None else schema_comment
+                    share, schema, SchemaDetails(comment=comment_given)
                 )
 
     # -- tables ----------------------------------------------------------------------------
