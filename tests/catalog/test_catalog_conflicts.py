@@ -14,7 +14,7 @@ import httpx
 import pytest
 
 from admin_support import start_with_admin
-from deltaport.catalog.rows import CatalogConflictError, Details, TableSpec
+from deltaport.catalog.rows import CatalogConflictError, Details, RecipientSpec, TableSpec
 from deltaport.catalog.sql_store import SqlCatalog
 from deltaport.cli import main as cli
 from postgres import postgres_server, postgres_url  # noqa: F401
@@ -75,8 +75,10 @@ def test_a_share_created_twice_at_once(url: str) -> None:
 def test_a_recipient_created_twice_at_once(url: str) -> None:
     raised = _race(
         url,
-        lambda c: c.create_recipient("acme", {"region": "eu"}),
-        lambda c: c.create_recipient("ACME", {"region": "us"}, ip_access_list=["10.0.0.0/8"]),
+        lambda c: c.create_recipient("acme", RecipientSpec(properties={"region": "eu"})),
+        lambda c: c.create_recipient(
+            "ACME", RecipientSpec(properties={"region": "us"}, ip_access_list=["10.0.0.0/8"])
+        ),
     )
     assert isinstance(raised, CatalogConflictError)
     assert str(raised) == "recipient 'ACME' exists already"
@@ -93,7 +95,9 @@ def test_a_recipient_created_twice_at_once(url: str) -> None:
 
 def test_a_recipient_with_a_link_created_twice_at_once(url: str) -> None:
     def link(c: SqlCatalog) -> object:
-        return c.create_recipient_with_link("acme", endpoint="https://sharing.example/ds")
+        return c.create_recipient_with_link(
+            "acme", RecipientSpec(endpoint="https://sharing.example/ds")
+        )
 
     raised = _race(url, link, link)
     assert isinstance(raised, CatalogConflictError)

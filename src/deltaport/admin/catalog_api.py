@@ -29,6 +29,7 @@ from deltaport.catalog.rows import (
     KEEP,
     Details,
     IssuedToken,
+    RecipientSpec,
     SchemaDetails,
     TableSpec,
 )
@@ -243,30 +244,20 @@ class CatalogApi:
 
     async def create_recipient(self, request: Request) -> Response:
         body = await _body(request, _Recipient)
-        lifetime = _lifetime(body.expiresInSeconds)
+        spec = RecipientSpec(
+            body.properties,
+            _lifetime(body.expiresInSeconds),
+            body.endpoint,
+            ip_access_list=body.ipAccessList,
+            authentication_type=body.authenticationType,
+        )
         if body.activation:
             link = await run_in_threadpool(
-                lambda: self._service.create_recipient_with_link(
-                    body.name,
-                    body.properties,
-                    lifetime,
-                    endpoint=body.endpoint,
-                    ip_access_list=body.ipAccessList,
-                    authentication_type=body.authenticationType,
-                )
+                self._service.create_recipient_with_link, body.name, spec
             )
             activation = {"url": link.url, "token": link.token, "expiresAt": link.expires_at}
             return _json({"recipient": link.recipient, "activation": activation}, 201)
-        issued = await run_in_threadpool(
-            lambda: self._service.create_recipient(
-                body.name,
-                body.properties,
-                lifetime,
-                endpoint=body.endpoint,
-                ip_access_list=body.ipAccessList,
-                authentication_type=body.authenticationType,
-            )
-        )
+        issued = await run_in_threadpool(self._service.create_recipient, body.name, spec)
         return self._profile(issued, 201)
 
     async def set_ip_access_list(self, request: Request) -> Response:

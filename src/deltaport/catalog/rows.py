@@ -133,6 +133,35 @@ NO_DETAILS = Details()
 
 
 @dataclass(frozen=True)
+class RecipientSpec:
+    """What a new recipient is: its properties, how long its tokens live (None: no expiry),
+    where its profiles point, its comment, the addresses its requests may come from (empty:
+    anywhere), how it authenticates and when it ends (ms since the epoch). Every front door
+    builds one; the activation link (or not) is the operation chosen."""
+
+    properties: Mapping[str, str] = field(default_factory=dict)
+    token_lifetime: timedelta | None = None
+    endpoint: str | None = None
+    comment: str | None = None
+    ip_access_list: Sequence[str] = ()
+    authentication_type: str = "TOKEN"
+    expires_at: int | None = None
+
+
+@dataclass(frozen=True)
+class RecipientChange:
+    """What changes of a recipient: a field left KEEP stays (a comment of None clears it)."""
+
+    properties: Mapping[str, str] | Keep = KEEP
+    comment: str | Keep | None = KEEP
+    ip_access_list: Sequence[str] | Keep = KEEP
+
+
+NEW = RecipientSpec()
+"""A recipient with no properties, comment or IP access list, whose tokens do not expire."""
+
+
+@dataclass(frozen=True)
 class SchemaRow:
     """What recipients see of a schema besides its name. A schema exists through its
     tables; this is kept on its share's row (see :mod:`deltaport.catalog.schemas`)."""
