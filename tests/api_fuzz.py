@@ -43,7 +43,7 @@ from schemathesis.specs.openapi.checks import (
 
 from admin_support import ADMIN_TOKEN, _await_admin
 from corpus import corpus_table
-from deltaport.catalog.rows import TableSpec
+from deltaport.catalog.rows import RecipientSpec, TableSpec
 from deltaport.catalog.sql_store import SqlCatalog
 from sharing_server import free_port, start_server, stop_server, write_partitioned_table
 
@@ -152,7 +152,9 @@ def fuzz_server(tmp: Path) -> Iterator[FuzzServer]:
     token = catalog.create_recipient("acme").token
     catalog.grant("sales", "acme")
     catalog.grant("lab", "acme")
-    oauth = catalog.create_recipient("partner", authentication_type="OAUTH_CLIENT_CREDENTIALS")
+    oauth = catalog.create_recipient(
+        "partner", RecipientSpec(authentication_type="OAUTH_CLIENT_CREDENTIALS")
+    )
     catalog.grant("lab", "partner")
     basic = base64.b64encode(f"{oauth.client_id}:{oauth.token}".encode()).decode()
     port = free_port()

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from admin_support import ADMIN_TOKEN, AdminServer, _await_admin
-from deltaport.catalog.rows import TableSpec
+from deltaport.catalog.rows import RecipientSpec, TableSpec
 from deltaport.catalog.sql_store import SqlCatalog
 from deltaport.observe import audit_record as ops
 from deltaport.observe.audit_record import AuditRecord
@@ -133,15 +133,20 @@ def activity_server(
     catalog.add_table("sales", "eu", "orders", TableSpec(str(admin_tables["left"])))
     catalog.add_table("sales", "eu", "orders_v2", TableSpec(str(admin_tables["right"])))
     catalog.add_table("lab", "corpus", "dvcm", TableSpec(str(admin_tables["dvcm"])))
-    soon = catalog.create_recipient("acme", expires_in=timedelta(days=3))
-    later = catalog.create_recipient("globex", expires_in=timedelta(days=30))
-    revoked = catalog.create_recipient("initech", expires_in=timedelta(days=1))
+    soon = catalog.create_recipient("acme", RecipientSpec(token_lifetime=timedelta(days=3)))
+    later = catalog.create_recipient("globex", RecipientSpec(token_lifetime=timedelta(days=30)))
+    revoked = catalog.create_recipient("initech", RecipientSpec(token_lifetime=timedelta(days=1)))
     catalog.revoke("initech")
     client = catalog.create_recipient(
-        "umbrella", expires_in=timedelta(days=60), authentication_type="OAUTH_CLIENT_CREDENTIALS"
+        "umbrella",
+        RecipientSpec(
+            token_lifetime=timedelta(days=60), authentication_type="OAUTH_CLIENT_CREDENTIALS"
+        ),
     )
     link = catalog.create_recipient_with_link(
-        "hooli", endpoint="http://127.0.0.1:1/delta-sharing", link_lifetime=timedelta(days=2)
+        "hooli",
+        RecipientSpec(endpoint="http://127.0.0.1:1/delta-sharing"),
+        link_lifetime=timedelta(days=2),
     )
     now = int(time.time() * 1000)
     write(catalog.database, records(now))

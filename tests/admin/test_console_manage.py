@@ -16,7 +16,7 @@ import pytest
 
 from admin_support import CatalogAdminServer, login, start_empty_catalog_server
 from corpus import corpus_table
-from deltaport.catalog.rows import TableSpec
+from deltaport.catalog.rows import RecipientSpec, TableSpec
 from sharing_server import stop_server
 from waiting import wait_until
 
@@ -98,8 +98,8 @@ def test_the_filter_check_names_the_recipients_lacking_a_property(
 ) -> None:
     catalog = server.catalog
     catalog.create_share("checked")
-    catalog.create_recipient("has-letter", {"letter": "a"})
-    catalog.create_recipient("no-letter", {"other": "x"})
+    catalog.create_recipient("has-letter", RecipientSpec(properties={"letter": "a"}))
+    catalog.create_recipient("no-letter", RecipientSpec(properties={"other": "x"}))
     catalog.create_recipient("not-granted")
     catalog.grant("checked", "has-letter")
     catalog.grant("checked", "no-letter")

@@ -20,7 +20,7 @@ from test_console_browser import browser as browser
 
 from admin_support import ADMIN_TOKEN, CatalogAdminServer, start_empty_catalog_server
 from corpus import corpus_table
-from deltaport.catalog.rows import TableSpec
+from deltaport.catalog.rows import RecipientSpec, TableSpec
 from emulators import official_call, official_client_python, official_client_results  # noqa: F401
 from sharing_server import stop_server
 from waiting import wait_until
@@ -342,7 +342,7 @@ def test_every_field_has_a_label_and_every_page_fits(
     share, recipient = f"labels-{width}", f"reader-{width}"
     catalog.create_share(share)
     catalog.add_table(share, "s", "t", TableSpec(str(corpus_table(PARTITIONED).path)))
-    catalog.create_recipient(recipient, {"letter": "a"})
+    catalog.create_recipient(recipient, RecipientSpec(properties={"letter": "a"}))
     catalog.grant(share, recipient)
     paths = [
         "/console/shares",

@@ -17,7 +17,7 @@ import httpx
 import pytest
 
 from deltaport.catalog.database.connection import Database, Row, Transaction
-from deltaport.catalog.rows import TableSpec
+from deltaport.catalog.rows import RecipientSpec, TableSpec
 from deltaport.catalog.sql_store import SqlCatalog
 from deltaport.config.loading import parse_config
 from deltaport.console import table_pages
@@ -149,7 +149,9 @@ def test_the_pages_of_shares_and_recipients_list_each_once_in_order(
 ) -> None:
     store, app = catalog
     grow(store, range(0, 250), range(0, 230), range(0, 10))
-    store.create_recipient("r00007-oauth", authentication_type="OAUTH_CLIENT_CREDENTIALS")
+    store.create_recipient(
+        "r00007-oauth", RecipientSpec(authentication_type="OAUTH_CLIENT_CREDENTIALS")
+    )
     store.revoke("r00003")
     store.rotate("r00004", timedelta(hours=1))
     store.rotate("r00005", timedelta(0))

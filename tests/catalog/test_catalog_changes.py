@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from deltaport.catalog.database import change_log
 from deltaport.catalog.live.live_catalog import LiveCatalog
-from deltaport.catalog.rows import CatalogError, TableSpec
+from deltaport.catalog.rows import CatalogError, RecipientChange, RecipientSpec, TableSpec
 from deltaport.catalog.sql_store import SqlCatalog
 from deltaport.catalog.tokens import OAUTH
 from deltaport.protocol.errors import ResourceNotFoundError, UnauthenticatedError
@@ -111,12 +111,18 @@ def _apply(store: SqlCatalog, links: list[str], operation: tuple[Any, ...]) -> N
             store.remove_table(args[0], args[1], args[2])
         elif kind == "create_recipient":
             kind_name = OAUTH if args[1] else "TOKEN"
-            store.create_recipient(args[0], {"region": "eu"}, authentication_type=kind_name)
+            store.create_recipient(
+                args[0], RecipientSpec(properties={"region": "eu"}, authentication_type=kind_name)
+            )
         elif kind == "create_with_link":
-            link = store.create_recipient_with_link(args[0], endpoint="https://x.example/ds")
+            link = store.create_recipient_with_link(
+                args[0], RecipientSpec(endpoint="https://x.example/ds")
+            )
             links.append(link.token)
         elif kind == "update_recipient":
-            store.update_recipient(args[0], properties={"region": args[1]}, comment=args[1])
+            store.update_recipient(
+                args[0], RecipientChange(properties={"region": args[1]}, comment=args[1])
+            )
         elif kind == "drop_recipient":
             store.drop_recipient(args[0])
         elif kind == "grant":

@@ -31,6 +31,7 @@ import pytest
 
 from admin_support import start_with_admin
 from corpus import corpus_table
+from deltaport.catalog.rows import RecipientSpec
 from deltaport.catalog.sql_store import SqlCatalog
 from deltaport.catalog.tokens import OAUTH, credential_id
 from deltaport.cli import main as cli
@@ -208,9 +209,9 @@ def _issue(served: Served) -> Genuine:
     """A recipient of each kind, and a credential of each kind issued to them."""
     server = served.server
     store = SqlCatalog(f"sqlite:///{served.database}")
-    bearer = store.create_recipient("b", endpoint=ENDPOINT)
-    oauth = store.create_recipient("o", endpoint=ENDPOINT, authentication_type=OAUTH)
-    link = store.create_recipient_with_link("l", endpoint=ENDPOINT)
+    bearer = store.create_recipient("b", RecipientSpec(endpoint=ENDPOINT))
+    oauth = store.create_recipient("o", RecipientSpec(endpoint=ENDPOINT, authentication_type=OAUTH))
+    link = store.create_recipient_with_link("l", RecipientSpec(endpoint=ENDPOINT))
     for share in ("s", "s2"):
         for name in ("b", "o", "l"):
             store.grant(share, name)

@@ -24,7 +24,7 @@ from deltalake import write_deltalake
 
 from admin_support import start_with_admin
 from deltaport.catalog.database.connection import sqlite_path
-from deltaport.catalog.rows import TableSpec
+from deltaport.catalog.rows import RecipientSpec, TableSpec
 from deltaport.catalog.sql_store import SqlCatalog
 from deltaport.catalog.tokens import OAUTH
 from postgres import new_database, postgres_server  # noqa: F401
@@ -59,7 +59,7 @@ def _seed(url: str, table: Path) -> dict[str, Any]:
     store.create_share("s")
     store.add_table("s", "sc", "t", TableSpec(str(table)))
     token = store.create_recipient("a").token
-    oauth = store.create_recipient("o", authentication_type=OAUTH)
+    oauth = store.create_recipient("o", RecipientSpec(authentication_type=OAUTH))
     for name in ("a", "o"):
         store.grant("s", name)
     store.database.close()

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from deltaport.catalog.listings import by_name, summaries
-from deltaport.catalog.rows import CatalogContents, TableSpec, TokenRow
+from deltaport.catalog.rows import CatalogContents, RecipientSpec, TableSpec, TokenRow
 from deltaport.catalog.sql_store import SqlCatalog
 from deltaport.catalog.tokens import OAUTH
 from deltaport.protocol.names import name_key
@@ -42,13 +42,16 @@ def filled(catalog: SqlCatalog) -> CatalogContents:
                     f"Share{i:02}", f"sch{t % 2}", f"t{t}", TableSpec(f"/nowhere/{i}/{t}")
                 )
         for i in range(15):
-            catalog.create_recipient(f"Rec{i:02}", {"n": str(i)}, expires_in=timedelta(days=1))
+            catalog.create_recipient(
+                f"Rec{i:02}",
+                RecipientSpec(properties={"n": str(i)}, token_lifetime=timedelta(days=1)),
+            )
             for s in range(i % 4):
                 catalog.grant(f"Share{(i + s) % 12:02}", f"Rec{i:02}")
     catalog.revoke("Rec03")
     catalog.rotate("Rec04", timedelta(hours=1))
     catalog.rotate("Rec05", timedelta(0), expires_in=None)
-    catalog.create_recipient("Oauth", authentication_type=OAUTH)
+    catalog.create_recipient("Oauth", RecipientSpec(authentication_type=OAUTH))
     catalog.grant("Share01", "Oauth")
     return catalog.contents()
 
@@ -140,7 +143,7 @@ def test_pages_by_name_say_what_the_whole_catalog_holds(catalog: SqlCatalog) -> 
         for name in ("a_b", "aB-c", "Ab-d", "é1", "z"):
             catalog.create_share(name)
             catalog.create_recipient(name)
-    catalog.create_recipient_with_link("linked", endpoint="https://example.com/ds")
+    catalog.create_recipient_with_link("linked", RecipientSpec(endpoint="https://example.com/ds"))
     contents = catalog.contents()
     now = int(time.time() * 1000) + 10_000
     unused = catalog.unused_links()

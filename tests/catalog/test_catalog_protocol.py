@@ -23,7 +23,10 @@ from deltaport.catalog.rows import (
     CatalogError,
     CatalogNotFoundError,
     Details,
+    RecipientChange,
     RecipientRow,
+    RecipientSpec,
+    SchemaDetails,
     TableSpec,
 )
 from deltaport.catalog.sql_store import SqlCatalog
@@ -123,11 +126,13 @@ def test_what_recipients_see_of_a_schema(catalog: Catalog, location: str) -> Non
     share = _unique("schemas")
     catalog.create_share(share)
     with pytest.raises(CatalogNotFoundError):
-        catalog.set_schema_details(share, "sc", comment="no tables yet")
+        catalog.set_schema_details(share, "sc", SchemaDetails(comment="no tables yet"))
     catalog.add_table(share, "sc", "t", TableSpec(location))
-    row = catalog.set_schema_details(share, "sc", display_name="Schema", properties={"a": "1"})
+    row = catalog.set_schema_details(
+        share, "sc", SchemaDetails(display_name="Schema", properties={"a": "1"})
+    )
     assert (row.comment, row.display_name, row.properties) == (None, "Schema", (("a", "1"),))
-    row = catalog.set_schema_details(share, "sc", comment="kept the rest")
+    row = catalog.set_schema_details(share, "sc", SchemaDetails(comment="kept the rest"))
     assert (row.comment, row.display_name, row.properties) == (
         "kept the rest",
         "Schema",
@@ -140,7 +145,13 @@ def test_a_recipient_with_a_token_granted_a_share(catalog: Catalog) -> None:
     catalog.create_share(share)
     before = time.time() * 1000
     issued = catalog.create_recipient(
-        name, {"region": "eu"}, timedelta(days=1), ENDPOINT, ip_access_list=["10.0.0.0/8"]
+        name,
+        RecipientSpec(
+            properties={"region": "eu"},
+            token_lifetime=timedelta(days=1),
+            endpoint=ENDPOINT,
+            ip_access_list=["10.0.0.0/8"],
+        ),
     )
     assert (issued.recipient, issued.endpoint, issued.client_id) == (name, ENDPOINT, None)
     assert issued.token and issued.expires_at is not None
@@ -164,7 +175,9 @@ def test_a_recipient_with_a_token_granted_a_share(catalog: Catalog) -> None:
 
 def test_an_oauth_recipient_gets_a_client(catalog: Catalog) -> None:
     name = _unique("machine")
-    issued = catalog.create_recipient(name, endpoint=ENDPOINT, authentication_type=OAUTH)
+    issued = catalog.create_recipient(
+        name, RecipientSpec(endpoint=ENDPOINT, authentication_type=OAUTH)
+    )
     assert issued.client_id and issued.token
     contents = catalog.contents()
     assert contents.recipients[name_key(name)].authentication_type == OAUTH
@@ -173,7 +186,9 @@ def test_an_oauth_recipient_gets_a_client(catalog: Catalog) -> None:
 
 def test_a_recipient_with_an_activation_link(catalog: Catalog) -> None:
     name = _unique("linked")
-    link = catalog.create_recipient_with_link(name, {"a": "1"}, endpoint=ENDPOINT)
+    link = catalog.create_recipient_with_link(
+        name, RecipientSpec(properties={"a": "1"}, endpoint=ENDPOINT)
+    )
     assert link.recipient == name
     assert (
         link.url
@@ -189,8 +204,8 @@ def test_a_recipient_with_an_activation_link(catalog: Catalog) -> None:
 
 def test_a_recipient_changed_rotated_revoked_and_dropped(catalog: Catalog) -> None:
     name = _unique("changing")
-    first = catalog.create_recipient(name, {"a": "1"}, endpoint=ENDPOINT)
-    catalog.update_recipient(name, properties={"b": "2"})
+    first = catalog.create_recipient(name, RecipientSpec(properties={"a": "1"}, endpoint=ENDPOINT))
+    catalog.update_recipient(name, RecipientChange(properties={"b": "2"}))
     assert _recipient(catalog, name).properties == {"b": "2"}
     stored = catalog.set_ip_access_list(name, ["2001:DB8::/32", "192.0.2.7"])
     assert stored == ("2001:db8::/32", "192.0.2.7")
@@ -208,7 +223,7 @@ def test_a_recipient_changed_rotated_revoked_and_dropped(catalog: Catalog) -> No
     assert name_key(name) not in catalog.contents().recipients
     for change in (
         lambda: catalog.revoke(name),
-        lambda: catalog.update_recipient(name, properties={}),
+        lambda: catalog.update_recipient(name, RecipientChange(properties={})),
         lambda: catalog.rotate(name, timedelta(0)),
         lambda: catalog.drop_recipient(name),
     ):
@@ -222,7 +237,7 @@ def test_what_only_the_database_changes(catalog: Catalog, location: str) -> None
     share, name = _unique("updated"), _unique("relinked")
     catalog.create_share(share)
     row = catalog.add_table(share, "sc", "t", TableSpec(location))
-    catalog.create_recipient_with_link(name, endpoint=ENDPOINT)
+    catalog.create_recipient_with_link(name, RecipientSpec(endpoint=ENDPOINT))
     changed = TableSpec(location, history_shared=True, comment="now with history")
     if isinstance(catalog, RemoteCatalog):
         with pytest.raises(CatalogError, match="not through --server"):

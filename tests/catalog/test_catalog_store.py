@@ -14,7 +14,7 @@ from deltaport.catalog.database.connection import Database
 from deltaport.catalog.database.migrations import MIGRATIONS, SCHEMA_VERSION, CatalogSchemaError
 from deltaport.catalog.live.live_catalog import LiveCatalog
 from deltaport.catalog.model import Recipient, TableAccess
-from deltaport.catalog.rows import CatalogError, TableSpec
+from deltaport.catalog.rows import CatalogError, RecipientSpec, TableSpec
 from deltaport.catalog.sql_store import SqlCatalog
 from deltaport.catalog.tokens import credential_id
 from deltaport.protocol.errors import (
@@ -70,7 +70,7 @@ def test_recipients_see_only_granted_shares(url: str) -> None:
     for share in ("sales", "hr"):
         store.create_share(share)
         store.add_table(share, "s", "t", TableSpec(f"/data/{share}"))
-    acme = store.create_recipient("acme", {"country": "FR"})
+    acme = store.create_recipient("acme", RecipientSpec(properties={"country": "FR"}))
     store.grant("sales", "acme")
     live = _live(url)
     recipient = live.authenticate(_bearer(acme.token))
@@ -107,7 +107,7 @@ def test_tokens_are_random_hashed_and_shown_once(url: str) -> None:
 def test_expired_revoked_and_unknown_tokens(url: str) -> None:
     store = SqlCatalog(url)
     now = [time.time()]  # before the token is issued: it expires 1 s after this at the least
-    short = store.create_recipient("short", expires_in=timedelta(seconds=1))
+    short = store.create_recipient("short", RecipientSpec(token_lifetime=timedelta(seconds=1)))
     kept = store.create_recipient("kept")
     live = LiveCatalog(store, lambda location: {}, poll_seconds=0, wall_clock=lambda: now[0])
     assert live.authenticate(_bearer(short.token)).name == "short"

@@ -10,7 +10,13 @@ import pyarrow as pa
 import pytest
 from deltalake import write_deltalake
 
-from deltaport.catalog.rows import CatalogError, CatalogNotFoundError, TableSpec
+from deltaport.catalog.rows import (
+    CatalogError,
+    CatalogNotFoundError,
+    RecipientChange,
+    RecipientSpec,
+    TableSpec,
+)
 from deltaport.catalog.sql_store import SqlCatalog
 from postgres import postgres_server, postgres_url  # noqa: F401
 
@@ -57,17 +63,17 @@ def test_comments_and_a_table_changed_in_place(store: SqlCatalog, location: str)
 
 
 def test_a_recipient_changed_in_place(store: SqlCatalog) -> None:
-    store.create_recipient("r", {"a": "1"}, comment="partner")
-    store.update_recipient("r", properties={"b": "2"})
+    store.create_recipient("r", RecipientSpec(properties={"a": "1"}, comment="partner"))
+    store.update_recipient("r", RecipientChange(properties={"b": "2"}))
     (recipient,) = store.contents().recipients.values()
     assert (recipient.properties, recipient.comment) == ({"b": "2"}, "partner")
-    store.update_recipient("r", comment=None)
+    store.update_recipient("r", RecipientChange(comment=None))
     (recipient,) = store.contents().recipients.values()
     assert (recipient.properties, recipient.comment) == ({"b": "2"}, None)
     with pytest.raises(CatalogNotFoundError):
-        store.update_recipient("ghost", comment="x")
+        store.update_recipient("ghost", RecipientChange(comment="x"))
     with pytest.raises(CatalogError, match="properties"):
-        store.update_recipient("r", properties={"": "empty name"})
+        store.update_recipient("r", RecipientChange(properties={"": "empty name"}))
 
 
 def test_a_batch_that_fails_half_way_changes_nothing(store: SqlCatalog, location: str) -> None:

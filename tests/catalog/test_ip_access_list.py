@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from deltaport.catalog.recipient_access import IpAccessList, ip_access_problem, normalised
-from deltaport.catalog.rows import CatalogError
+from deltaport.catalog.rows import CatalogError, RecipientSpec
 from deltaport.catalog.sql_store import SqlCatalog
 from deltaport.cli import main as cli
 from deltaport.config.loading import parse_config
@@ -54,11 +54,11 @@ def test_a_list_admits_only_its_addresses() -> None:
 def test_the_store_refuses_a_bad_list_before_writing(tmp_path: Path) -> None:
     store = SqlCatalog(f"sqlite:///{tmp_path}/c.db")
     with pytest.raises(CatalogError, match="IP access list"):
-        store.create_recipient("r", ip_access_list=["10.0.0.0/8", "nope"])
+        store.create_recipient("r", RecipientSpec(ip_access_list=["10.0.0.0/8", "nope"]))
     with pytest.raises(CatalogError, match="at most 1"):
-        store.create_recipient("r", ip_access_list=["::1", "::2"], max_ip_entries=1)
+        store.create_recipient("r", RecipientSpec(ip_access_list=["::1", "::2"]), max_ip_entries=1)
     assert store.contents().recipients == {}
-    store.create_recipient("r", ip_access_list=["10.0.0.1/32"])
+    store.create_recipient("r", RecipientSpec(ip_access_list=["10.0.0.1/32"]))
     assert store.contents().recipients["r"].ip_access_list == ("10.0.0.1",)
     assert store.set_ip_access_list("R", []) == ()
     assert store.contents().recipients["r"].ip_access_list == ()

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from deltaport.catalog.live.live_catalog import LiveCatalog
-from deltaport.catalog.rows import CatalogNotFoundError
+from deltaport.catalog.rows import CatalogNotFoundError, RecipientSpec
 from deltaport.catalog.sql_store import SqlCatalog
 from deltaport.catalog.tokens import OAUTH
 from deltaport.protocol.errors import PermissionDeniedError, UnauthenticatedError
@@ -34,7 +34,9 @@ def _dump(store: SqlCatalog) -> str:
 
 
 def test_a_link_is_used_once(store: SqlCatalog) -> None:
-    link = store.create_recipient_with_link("r", endpoint=ENDPOINT, ip_access_list=["10.0.0.0/8"])
+    link = store.create_recipient_with_link(
+        "r", RecipientSpec(endpoint=ENDPOINT, ip_access_list=["10.0.0.0/8"])
+    )
     assert (
         link.url
         == f"https://sharing.example.com{'/api/2.1/unity-catalog/public/data_sharing_activation'}/{link.token}"
@@ -58,7 +60,7 @@ def test_a_link_is_used_once(store: SqlCatalog) -> None:
 
 
 def test_oauth_clients_live_like_tokens(store: SqlCatalog) -> None:
-    first = store.create_recipient("o", endpoint=ENDPOINT, authentication_type=OAUTH)
+    first = store.create_recipient("o", RecipientSpec(endpoint=ENDPOINT, authentication_type=OAUTH))
     assert first.client_id is not None
     live = LiveCatalog(store, lambda _: {})
     recipient, access, lifetime = live.client_credentials(first.client_id, first.token, 3600)
@@ -85,7 +87,7 @@ def test_oauth_clients_live_like_tokens(store: SqlCatalog) -> None:
 
 def test_a_client_with_a_lifetime_cuts_its_access_tokens(store: SqlCatalog) -> None:
     issued = store.create_recipient(
-        "short", expires_in=timedelta(seconds=600), authentication_type=OAUTH
+        "short", RecipientSpec(token_lifetime=timedelta(seconds=600), authentication_type=OAUTH)
     )
     assert issued.client_id is not None and issued.expires_at is not None
     issued_at = issued.expires_at / 1000 - 600

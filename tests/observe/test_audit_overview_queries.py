@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from deltaport.catalog.rows import TableSpec, counts
+from deltaport.catalog.rows import RecipientSpec, TableSpec, counts
 from deltaport.catalog.sql_store import SqlCatalog
 from deltaport.catalog.tokens import expiring
 from deltaport.console.activity import export
@@ -80,16 +80,21 @@ def test_newest_errors_are_the_newest_of_status_400_and_up(store: SqlCatalog) ->
 def test_counts_and_the_credentials_that_expire_soon(store: SqlCatalog) -> None:
     store.create_share("sales")
     store.add_table("sales", "eu", "orders", TableSpec("/data/orders"))
-    store.create_recipient("acme", expires_in=timedelta(days=2))
-    store.create_recipient("globex", expires_in=timedelta(days=20))
+    store.create_recipient("acme", RecipientSpec(token_lifetime=timedelta(days=2)))
+    store.create_recipient("globex", RecipientSpec(token_lifetime=timedelta(days=20)))
     store.create_recipient("never")
-    store.create_recipient("initech", expires_in=timedelta(days=1))
+    store.create_recipient("initech", RecipientSpec(token_lifetime=timedelta(days=1)))
     store.revoke("initech")
     store.create_recipient(
-        "oauth", expires_in=timedelta(days=3), authentication_type="OAUTH_CLIENT_CREDENTIALS"
+        "oauth",
+        RecipientSpec(
+            token_lifetime=timedelta(days=3), authentication_type="OAUTH_CLIENT_CREDENTIALS"
+        ),
     )
     store.create_recipient_with_link(
-        "hooli", endpoint="https://x.test/delta-sharing", link_lifetime=timedelta(hours=5)
+        "hooli",
+        RecipientSpec(endpoint="https://x.test/delta-sharing"),
+        link_lifetime=timedelta(hours=5),
     )
     now = int(time.time() * 1000)
     week = 7 * 86_400_000

@@ -19,6 +19,7 @@ import pytest
 from deltalake import write_deltalake
 
 from async_support import Gate, Lake, lines, poll, poll_until_ready, query_id, running, submit
+from deltaport.catalog.rows import RecipientChange
 from deltaport.catalog.sql_store import SqlCatalog
 from deltaport.cli import main as cli
 from waiting import wait_until
@@ -72,7 +73,9 @@ def _eventually(check: Callable[[], bool]) -> None:
 
 
 def _move_to_de(lake: Lake, *clients: httpx.Client) -> None:
-    SqlCatalog(lake.catalog).update_recipient("alice", properties={"country": "DE"})
+    SqlCatalog(lake.catalog).update_recipient(
+        "alice", RecipientChange(properties={"country": "DE"})
+    )
     for client in clients:
         _eventually(functools.partial(_lists_only_de, client))
 

@@ -38,6 +38,7 @@ from deltaport.catalog.rows import (
     KEEP,
     Details,
     IssuedToken,
+    RecipientSpec,
 )
 from deltaport.catalog.sql_store import SqlCatalog
 from deltaport.config.model import ServerConfig
@@ -146,13 +147,7 @@ class CatalogApi:
         body = await _body(request, SchemaChange)
         p = request.path_params
         row = await run_in_threadpool(
-            lambda: self._service.set_schema_details(
-                p["share"],
-                p["schema"],
-                display_name=KEEP if body.displayName is msgspec.UNSET else body.displayName,
-                comment=KEEP if body.comment is msgspec.UNSET else body.comment,
-                properties=KEEP if body.properties is msgspec.UNSET else body.properties or {},
-            )
+            lambda: self._service.set_schema_details(p["share"], p["schema"], body.given)
         )
         return _json(row.as_json())
 
@@ -178,30 +173,20 @@ class CatalogApi:
 
     async def create_recipient(self, request: Request) -> Response:
         body = await _body(request, NewRecipient)
-        lifetime = _lifetime(body.expiresInSeconds)
+        spec = RecipientSpec(
+            body.properties,
+            _lifetime(body.expiresInSeconds),
+            body.endpoint,
+            ip_access_list=body.ipAccessList,
+            authentication_type=body.authenticationType,
+        )
         if body.activation:
             link = await run_in_threadpool(
-                lambda: self._service.create_recipient_with_link(
-                    body.name,
-                    body.properties,
-                    lifetime,
-                    endpoint=body.endpoint,
-                    ip_access_list=body.ipAccessList,
-                    authentication_type=body.authenticationType,
-                )
+                self._service.create_recipient_with_link, body.name, spec
             )
             activation = {"url": link.url, "token": link.token, "expiresAt": link.expires_at}
             return _json({"recipient": link.recipient, "activation": activation}, 201)
-        issued = await run_in_threadpool(
-            lambda: self._service.create_recipient(
-                body.name,
-                body.properties,
-                lifetime,
-                endpoint=body.endpoint,
-                ip_access_list=body.ipAccessList,
-                authentication_type=body.authenticationType,
-            )
-        )
+        issued = await run_in_threadpool(self._service.create_recipient, body.name, spec)
         return self._profile(issued, 201)
 
     async def set_ip_access_list(self, request: Request) -> Response:

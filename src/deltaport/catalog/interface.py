@@ -11,7 +11,7 @@ one taken.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from datetime import timedelta
 from typing import Protocol
 
@@ -22,17 +22,20 @@ from deltaport.catalog.recipient_access import (
 )
 from deltaport.catalog.rows import (
     KEEP,
+    NEW,
     NO_DETAILS,
     CatalogContents,
     Details,
     IssuedToken,
     Keep,
+    RecipientChange,
+    RecipientSpec,
+    SchemaDetails,
     SchemaRow,
     ShareRow,
     TableRow,
     TableSpec,
 )
-from deltaport.catalog.tokens import TOKEN
 
 
 class Catalog(Protocol):
@@ -65,30 +68,13 @@ class Catalog(Protocol):
 
     def remove_table(self, share: str, schema: str, name: str) -> None: ...
 
-    def set_schema_details(
-        self,
-        share: str,
-        schema: str,
-        *,
-        display_name: str | Keep | None = KEEP,
-        comment: str | Keep | None = KEEP,
-        properties: Mapping[str, str] | Keep = KEEP,
-    ) -> SchemaRow:
+    def set_schema_details(self, share: str, schema: str, given: SchemaDetails) -> SchemaRow:
         """Replace what is given of what recipients see of a schema holding tables."""
         ...
 
     # -- recipients and their credentials -------------------------------------------------
     def create_recipient(
-        self,
-        name: str,
-        properties: Mapping[str, str] | None = None,
-        expires_in: timedelta | None = None,
-        endpoint: str | None = None,
-        comment: str | None = None,
-        *,
-        ip_access_list: Sequence[str] = (),
-        max_ip_entries: int = DEFAULT_MAX_ENTRIES,
-        authentication_type: str = TOKEN,
+        self, name: str, spec: RecipientSpec = NEW, *, max_ip_entries: int = DEFAULT_MAX_ENTRIES
     ) -> IssuedToken:
         """A recipient and its first credential (a bearer token or an OAuth client)."""
         ...
@@ -96,28 +82,20 @@ class Catalog(Protocol):
     def create_recipient_with_link(
         self,
         name: str,
-        properties: Mapping[str, str] | None = None,
-        expires_in: timedelta | None = None,
+        spec: RecipientSpec = NEW,
         *,
-        endpoint: str | None = None,
         link_lifetime: timedelta = DEFAULT_LINK_LIFETIME,
-        ip_access_list: Sequence[str] = (),
         max_ip_entries: int = DEFAULT_MAX_ENTRIES,
-        authentication_type: str = TOKEN,
-        comment: str | None = None,
-        expires_at: int | None = None,
     ) -> ActivationLink:
         """A recipient without a credential yet, and the link whose first download issues
         it."""
         ...
 
     def update_recipient(
-        self,
-        name: str,
-        *,
-        properties: Mapping[str, str] | None = None,
-        comment: str | Keep | None = KEEP,
-    ) -> None: ...
+        self, name: str, change: RecipientChange, *, max_ip_entries: int = DEFAULT_MAX_ENTRIES
+    ) -> None:
+        """Replace what ``change`` gives, in one change."""
+        ...
 
     def set_ip_access_list(
         self, name: str, entries: Sequence[str], max_entries: int = DEFAULT_MAX_ENTRIES

@@ -26,7 +26,7 @@ import ipaddress
 import json
 import secrets
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from urllib.parse import urlsplit
@@ -34,10 +34,11 @@ from urllib.parse import urlsplit
 from deltaport.catalog.database.connection import Database, Transaction
 from deltaport.catalog.limits import MAX_DURATION_SECONDS
 from deltaport.catalog.rows import (
-    CatalogConflictError,
     CatalogError,
     CatalogNotFoundError,
+    RecipientSpec,
     capped,
+    insert_new,
 )
 from deltaport.protocol.errors import PermissionDeniedError
 from deltaport.protocol.names import name_key
@@ -245,17 +246,6 @@ def _now() -> int:
 
 
 # -- the store's writes -------------------------------------------------------------------
-@dataclass(frozen=True)
-class Access:
-    """How a new recipient authenticates and where from."""
-
-    ip_access_list: Sequence[str] = ()
-    max_ip_entries: int = DEFAULT_MAX_ENTRIES
-    authentication_type: str = "TOKEN"
-    expires_at: int | None = None
-    """When the recipient ends (ms since the epoch): no credential of it lives past it."""
-
-
 def unused_links(database: Database) -> dict[str, int]:
     """The recipients (name keys) with an unused, unexpired link, each with when its last
     one expires (milliseconds since the epoch)."""
@@ -275,35 +265,30 @@ def checked_ip_access_list(entries: Sequence[str], max_entries: int) -> tuple[st
     return normalised(entries)
 
 
-def insert_recipient(
-    tx: Transaction,
-    name: str,
-    properties: Mapping[str, str],
-    endpoint: str | None,
-    lifetime_seconds: int | None,
-    comment: str | None = None,
-) -> None:
+def insert_recipient(tx: Transaction, name: str, spec: RecipientSpec) -> None:
     """A recipient's row, refused when the name is taken."""
-    if tx.execute("SELECT 1 FROM recipients WHERE name_key = ?", (name_key(name),)):
-        raise CatalogConflictError(f"recipient {name!r} exists already")
-    tx.execute(
+    insert_new(
+        tx,
         "INSERT INTO recipients (name_key, name, properties, created_at, endpoint, "
         "token_lifetime_seconds, comment) VALUES (?,?,?,?,?,?,?)",
         (
             name_key(name),
             name,
-            json.dumps(dict(properties)),
+            json.dumps(dict(spec.properties)),
             _now(),
-            endpoint,
-            lifetime_seconds,
-            comment,
+            spec.endpoint,
+            None if spec.token_lifetime is None else int(spec.token_lifetime.total_seconds()),
+            spec.comment,
         ),
+        f"recipient {name!r} exists already",
     )
 
 
-def set_access(tx: Transaction, name: str, access: Access, kind_names: Sequence[str]) -> None:
+def set_access(
+    tx: Transaction, name: str, access: RecipientSpec, max_entries: int, kind_names: Sequence[str]
+) -> None:
     """Store a new recipient's IP access list, authentication type (checked) and end."""
-    stored = checked_ip_access_list(access.ip_access_list, access.max_ip_entries)
+    stored = checked_ip_access_list(access.ip_access_list, max_entries)
     if access.authentication_type not in kind_names:
         raise CatalogError(
             f"authentication type {access.authentication_type[:80]!r}: use one of "

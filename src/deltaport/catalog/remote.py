@@ -25,6 +25,7 @@ from deltaport.catalog.recipient_access import (
 )
 from deltaport.catalog.rows import (
     KEEP,
+    NEW,
     NO_DETAILS,
     CatalogConflictError,
     CatalogContents,
@@ -34,7 +35,10 @@ from deltaport.catalog.rows import (
     Details,
     IssuedToken,
     Keep,
+    RecipientChange,
     RecipientRow,
+    RecipientSpec,
+    SchemaDetails,
     SchemaRow,
     ShareRow,
     TableRow,
@@ -149,19 +153,15 @@ class RemoteCatalog:
             "catalog database, not through --server"
         )
 
-    def set_schema_details(
-        self,
-        share: str,
-        schema: str,
-        *,
-        display_name: str | Keep | None = KEEP,
-        comment: str | Keep | None = KEEP,
-        properties: Mapping[str, str] | Keep = KEEP,
-    ) -> SchemaRow:
+    def set_schema_details(self, share: str, schema: str, given: SchemaDetails) -> SchemaRow:
         """As :meth:`SqlCatalog.set_schema_details` (``PATCH /api/shares/{share}/schemas/
         {schema}``, with the members given)."""
-        given = {"displayName": display_name, "comment": comment, "properties": properties}
-        body = {k: dict(v) if isinstance(v, Mapping) else v for k, v in given.items()}
+        members = {
+            "displayName": given.display_name,
+            "comment": given.comment,
+            "properties": given.properties,
+        }
+        body = {k: dict(v) if isinstance(v, Mapping) else v for k, v in members.items()}
         path = f"/api/shares/{_q(share)}/schemas/{_q(schema)}"
         answer = self._call("PATCH", path, {k: v for k, v in body.items() if v is not KEEP})
         return SchemaRow(
@@ -172,60 +172,40 @@ class RemoteCatalog:
         self._call("DELETE", f"/api/tables/{_q(f'{share}.{schema}.{name}')}")
 
     def create_recipient(
-        self,
-        name: str,
-        properties: Mapping[str, str] | None = None,
-        expires_in: timedelta | None = None,
-        endpoint: str | None = None,
-        comment: str | None = None,
-        *,
-        ip_access_list: Sequence[str] = (),
-        max_ip_entries: int = DEFAULT_MAX_ENTRIES,
-        authentication_type: str = TOKEN,
+        self, name: str, spec: RecipientSpec = NEW, *, max_ip_entries: int = DEFAULT_MAX_ENTRIES
     ) -> IssuedToken:
-        """As :meth:`SqlCatalog.create_recipient`; without ``endpoint``, the profile points
+        """As :meth:`SqlCatalog.create_recipient`; without an endpoint, the profile points
         where the server says recipients reach it (``max_ip_entries`` is the server's)."""
-        _refuse_given(comment=comment)
-        body = _recipient_body(name, properties, expires_in, endpoint, ip_access_list)
-        body["authenticationType"] = authentication_type
+        body = _recipient_body(name, spec)
         return self._issued(self._call("POST", "/api/recipients", body))
 
     def create_recipient_with_link(
         self,
         name: str,
-        properties: Mapping[str, str] | None = None,
-        expires_in: timedelta | None = None,
+        spec: RecipientSpec = NEW,
         *,
-        endpoint: str | None = None,
         link_lifetime: timedelta = DEFAULT_LINK_LIFETIME,
-        ip_access_list: Sequence[str] = (),
         max_ip_entries: int = DEFAULT_MAX_ENTRIES,
-        authentication_type: str = TOKEN,
-        comment: str | None = None,
-        expires_at: int | None = None,
     ) -> ActivationLink:
         """As :meth:`SqlCatalog.create_recipient_with_link`; the server's link lifetime
         (``activationLinkLifetimeSeconds``) and IP list bound apply, and its sharing URL
-        unless ``endpoint`` is given."""
-        _refuse_given(comment=comment, expires_at=expires_at)
-        body = _recipient_body(name, properties, expires_in, endpoint, ip_access_list)
-        body |= {"authenticationType": authentication_type, "activation": True}
+        unless the spec gives an endpoint."""
+        body = _recipient_body(name, spec) | {"activation": True}
         answer = self._call("POST", "/api/recipients", body)
         link = answer["activation"]
         return ActivationLink(answer["recipient"], link["token"], link["expiresAt"], link["url"])
 
     def update_recipient(
-        self,
-        name: str,
-        *,
-        properties: Mapping[str, str] | None = None,
-        comment: str | Keep | None = KEEP,
+        self, name: str, change: RecipientChange, *, max_ip_entries: int = DEFAULT_MAX_ENTRIES
     ) -> None:
+        """As :meth:`SqlCatalog.update_recipient` (the server's IP list bound applies)."""
         body: dict[str, Any] = {}
-        if properties is not None:
-            body["properties_kvpairs"] = {"properties": dict(properties)}
-        if not isinstance(comment, Keep):
-            body["comment"] = comment
+        if not isinstance(change.properties, Keep):
+            body["properties_kvpairs"] = {"properties": dict(change.properties)}
+        if not isinstance(change.comment, Keep):
+            body["comment"] = change.comment
+        if not isinstance(change.ip_access_list, Keep):
+            body["ip_access_list"] = {"allowed_ip_addresses": list(change.ip_access_list)}
         self._call("PATCH", f"{UNITY}/recipients/{_q(name)}", body)
 
     def drop_recipient(self, name: str) -> None:
@@ -333,21 +313,19 @@ def _table(t: Mapping[str, Any]) -> TableRow:
     )
 
 
-def _recipient_body(
-    name: str,
-    properties: Mapping[str, str] | None,
-    expires_in: timedelta | None,
-    endpoint: str | None,
-    ip_access_list: Sequence[str],
-) -> dict[str, Any]:
+def _recipient_body(name: str, spec: RecipientSpec) -> dict[str, Any]:
+    """The admin API's body of a new recipient; what it cannot carry (a comment, an end) is
+    refused before anything changes."""
+    _refuse_given(comment=spec.comment, expires_at=spec.expires_at)
     body: dict[str, Any] = {
         "name": name,
-        "properties": dict(properties or {}),
-        "expiresInSeconds": _seconds(expires_in),
-        "ipAccessList": list(ip_access_list),
+        "properties": dict(spec.properties),
+        "expiresInSeconds": _seconds(spec.token_lifetime),
+        "ipAccessList": list(spec.ip_access_list),
+        "authenticationType": spec.authentication_type,
     }
-    if endpoint is not None:
-        body["endpoint"] = endpoint
+    if spec.endpoint is not None:
+        body["endpoint"] = spec.endpoint
     return body
 
 

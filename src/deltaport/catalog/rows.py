@@ -4,7 +4,7 @@ whole contents of one read, a token just issued; and the errors of a change refu
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
 from enum import Enum
@@ -13,6 +13,7 @@ from deltaport.catalog.database.connection import (
     Database,
     DatabaseFullError,
     DatabaseUnavailableError,
+    DuplicateKeyError,
     Row,
     Transaction,
 )
@@ -39,6 +40,17 @@ class CatalogNotFoundError(CatalogError):
 
 class CatalogConflictError(CatalogError):
     """The name is taken already."""
+
+
+def insert_new(tx: Transaction, sql: str, params: Sequence[object], taken: str) -> None:
+    """Insert a row whose key says it is new (a share, table or recipient name): a key
+    taken, even by a writer that committed a moment ago, is :class:`CatalogConflictError`
+    with the message ``taken``. The database's key decides, so two writers cannot both
+    create the same name."""
+    try:
+        tx.execute(sql, params)
+    except DuplicateKeyError:
+        raise CatalogConflictError(taken) from None
 
 
 def catalog_refusal(exc: Exception) -> SharingError | None:
@@ -121,6 +133,35 @@ NO_DETAILS = Details()
 
 
 @dataclass(frozen=True)
+class RecipientSpec:
+    """What a new recipient is: its properties, how long its tokens live (None: no expiry),
+    where its profiles point, its comment, the addresses its requests may come from (empty:
+    anywhere), how it authenticates and when it ends (ms since the epoch). Every front door
+    builds one; the activation link (or not) is the operation chosen."""
+
+    properties: Mapping[str, str] = field(default_factory=dict)
+    token_lifetime: timedelta | None = None
+    endpoint: str | None = None
+    comment: str | None = None
+    ip_access_list: Sequence[str] = ()
+    authentication_type: str = "TOKEN"
+    expires_at: int | None = None
+
+
+@dataclass(frozen=True)
+class RecipientChange:
+    """What changes of a recipient: a field left KEEP stays (a comment of None clears it)."""
+
+    properties: Mapping[str, str] | Keep = KEEP
+    comment: str | Keep | None = KEEP
+    ip_access_list: Sequence[str] | Keep = KEEP
+
+
+NEW = RecipientSpec()
+"""A recipient with no properties, comment or IP access list, whose tokens do not expire."""
+
+
+@dataclass(frozen=True)
 class SchemaRow:
     """What recipients see of a schema besides its name. A schema exists through its
     tables; this is kept on its share's row (see :mod:`deltaport.catalog.schemas`)."""
@@ -138,6 +179,16 @@ class SchemaRow:
 
 
 NO_SCHEMA_DETAILS = SchemaRow()
+
+
+@dataclass(frozen=True)
+class SchemaDetails:
+    """A change of what recipients see of a schema: a field left KEEP stays, None clears a
+    display name or a comment, an empty mapping the properties."""
+
+    display_name: str | Keep | None = KEEP
+    comment: str | Keep | None = KEEP
+    properties: Mapping[str, str] | Keep = KEEP
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ from deltaport.catalog.rows import (
     CatalogNotFoundError,
     Details,
     Keep,
+    SchemaDetails,
     SchemaRow,
     schema_rows,
 )
@@ -25,18 +26,10 @@ from deltaport.catalog.store_checks import check
 from deltaport.protocol.names import name_key
 
 
-def set_details(
-    tx: Transaction,
-    share: str,
-    schema: str,
-    *,
-    display_name: str | Keep | None,
-    comment: str | Keep | None,
-    properties: Mapping[str, str] | Keep,
-) -> SchemaRow:
-    """Replace, in ``tx``, what is given (None clears a display name or a comment, an empty
-    mapping the properties) of the schema ``share.schema``, which must hold a table;
-    returns what the schema has then. The share is known to exist."""
+def set_details(tx: Transaction, share: str, schema: str, given: SchemaDetails) -> SchemaRow:
+    """Replace, in ``tx``, what is ``given`` of the schema ``share.schema``, which must hold
+    a table; returns what the schema has then. The share is known to exist."""
+    display_name, comment, properties = given.display_name, given.comment, given.properties
     if not isinstance(comment, Keep):
         check("comment", text_problem(comment))
     share_key = name_key(share)

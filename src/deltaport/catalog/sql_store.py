@@ -13,7 +13,7 @@ import json
 import sqlite3
 import threading
 import uuid
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from datetime import timedelta
 
@@ -24,7 +24,6 @@ from deltaport.catalog.limits import grace_problem, properties_problem, text_pro
 from deltaport.catalog.recipient_access import (
     DEFAULT_LINK_LIFETIME,
     DEFAULT_MAX_ENTRIES,
-    Access,
     ActivationLink,
     LinkedRecipient,
     checked_ip_access_list,
@@ -39,8 +38,8 @@ from deltaport.catalog.recipient_access import (
 )
 from deltaport.catalog.rows import (
     KEEP,
+    NEW,
     NO_DETAILS,
-    CatalogConflictError,
     CatalogContents,
     CatalogError,
     CatalogNotFoundError,
@@ -48,10 +47,14 @@ from deltaport.catalog.rows import (
     IssuedToken,
     Keep,
     LastRows,
+    RecipientChange,
+    RecipientSpec,
+    SchemaDetails,
     SchemaRow,
     ShareRow,
     TableRow,
     TableSpec,
+    insert_new,
     read_contents,
 )
 from deltaport.catalog.schemas import forget_empty_schemas, set_details
@@ -62,10 +65,8 @@ from deltaport.catalog.store_checks import check_name as _check_name
 from deltaport.catalog.store_checks import check_table_fields
 from deltaport.catalog.store_checks import expiry_text as expiry_text
 from deltaport.catalog.store_checks import now_ms as _now
-from deltaport.catalog.store_checks import seconds as _seconds
 from deltaport.catalog.tokens import (
     AUTHENTICATION_TYPES,
-    TOKEN,
     issue,
     revoke_all,
     rotation,
@@ -119,12 +120,12 @@ class SqlCatalog:
         details.check()
         row = ShareRow(name, str(uuid.uuid4()), comment, *details.fields)
         with self._change() as tx:
-            if tx.execute("SELECT 1 FROM shares WHERE name_key = ?", (name_key(name),)):
-                raise CatalogConflictError(f"share {name!r} exists already")
-            tx.execute(
+            insert_new(
+                tx,
                 "INSERT INTO shares (name_key, name, id, comment, created_at, display_name, "
                 "properties) VALUES (?,?,?,?,?,?,?)",
                 (name_key(name), name, row.id, comment, _now(), *details.columns),
+                f"share {name!r} exists already",
             )
         return row
 
@@ -151,15 +152,15 @@ class SqlCatalog:
         row = TableRow.shared(share, schema, name, str(uuid.uuid4()), spec)
         with self._change() as tx:
             share_key = self._share_key(tx, share)
-            if tx.execute("SELECT 1 FROM shared_tables WHERE name_key = ?", (key,)):
-                raise CatalogConflictError(f"table {share}.{schema}.{name} exists already")
             ordinal = tx.execute("SELECT COALESCE(MAX(ordinal), 0) + 1 FROM shared_tables")[0][0]
-            tx.execute(
+            insert_new(
+                tx,
                 "INSERT INTO shared_tables (name_key, share_key, schema_name, name, location, id, "
                 "history_shared, start_version, partition_filter, access_modes, "
                 "auxiliary_locations, ordinal, comment, display_name, properties) "
                 "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 row.insert_values(key, share_key, ordinal),
+                f"table {share}.{schema}.{name} exists already",
             )
         return row
 
@@ -209,119 +210,86 @@ class SqlCatalog:
             tx.execute("DELETE FROM shared_tables WHERE name_key = ?", (key,))
             forget_empty_schemas(tx, name_key(share))
 
-    def set_schema_details(
-        self,
-        share: str,
-        schema: str,
-        *,
-        display_name: str | Keep | None = KEEP,
-        comment: str | Keep | None = KEEP,
-        properties: Mapping[str, str] | Keep = KEEP,
-    ) -> SchemaRow:
-        """Replace what is given of the schema ``share.schema`` (see
+    def set_schema_details(self, share: str, schema: str, given: SchemaDetails) -> SchemaRow:
+        """Replace what is ``given`` of the schema ``share.schema`` (see
         :func:`~deltaport.catalog.schemas.set_details`); returns what it has then."""
         with self._change() as tx:
             self._share_key(tx, share)
-            return set_details(
-                tx,
-                share,
-                schema,
-                display_name=display_name,
-                comment=comment,
-                properties=properties,
-            )
+            return set_details(tx, share, schema, given)
 
     # -- recipients and tokens -----------------------------------------------------------
     def create_recipient(
-        self,
-        name: str,
-        properties: Mapping[str, str] | None = None,
-        expires_in: timedelta | None = None,
-        endpoint: str | None = None,
-        comment: str | None = None,
-        *,
-        ip_access_list: Sequence[str] = (),
-        max_ip_entries: int = DEFAULT_MAX_ENTRIES,
-        authentication_type: str = TOKEN,
+        self, name: str, spec: RecipientSpec = NEW, *, max_ip_entries: int = DEFAULT_MAX_ENTRIES
     ) -> IssuedToken:
-        """A recipient and its first credential (a token, or an OAuth client): ``expires_in``
-        becomes its lifetime and ``endpoint`` where its profiles point (see :meth:`rotate`);
-        requests from outside ``ip_access_list`` (when not empty) are refused."""
-        access = Access(ip_access_list, max_ip_entries, authentication_type)
-        with self._creating(name, properties, expires_in, endpoint, comment, access) as tx:
-            return self._issue(tx, name, expires_in, endpoint)
+        """A recipient and its first credential (a token, or an OAuth client): the spec's
+        token lifetime becomes its lifetime and its endpoint where its profiles point (see
+        :meth:`rotate`); requests from outside its IP access list (when not empty) are
+        refused."""
+        with self._creating(name, spec, max_ip_entries) as tx:
+            return self._issue(tx, name, spec.token_lifetime, spec.endpoint)
 
     def create_recipient_with_link(
         self,
         name: str,
-        properties: Mapping[str, str] | None = None,
-        expires_in: timedelta | None = None,
+        spec: RecipientSpec = NEW,
         *,
-        endpoint: str | None = None,
         link_lifetime: timedelta = DEFAULT_LINK_LIFETIME,
-        ip_access_list: Sequence[str] = (),
         max_ip_entries: int = DEFAULT_MAX_ENTRIES,
-        authentication_type: str = TOKEN,
-        comment: str | None = None,
-        expires_at: int | None = None,
     ) -> ActivationLink:
         """A recipient without a credential yet, and the activation link whose first
-        download issues it; ``expires_at`` (ms since the epoch) ends the recipient: no
-        credential of it (its link, its tokens after activation or any rotation) lives past
-        it."""
-        access = Access(ip_access_list, max_ip_entries, authentication_type, expires_at)
-        with self._creating(name, properties, expires_in, endpoint, comment, access) as tx:
-            return new_link(tx, self.hash_token, name, link_lifetime, endpoint or "")
+        download issues it; the spec's ``expires_at`` ends the recipient: no credential of
+        it (its link, its tokens after activation or any rotation) lives past it."""
+        with self._creating(name, spec, max_ip_entries) as tx:
+            return new_link(tx, self.hash_token, name, link_lifetime, spec.endpoint or "")
 
     @contextmanager
     def _creating(
-        self,
-        name: str,
-        properties: Mapping[str, str] | None,
-        expires_in: timedelta | None,
-        endpoint: str | None,
-        comment: str | None,
-        access: Access,
+        self, name: str, spec: RecipientSpec, max_ip_entries: int
     ) -> Iterator[Transaction]:
         """The change that writes a new recipient, open for its first credential."""
-        _check("properties", properties_problem(properties or {}))
-        _check("comment", text_problem(comment))
-        _check_lifetime(expires_in)
-        _check_endpoint(endpoint)
+        _check("properties", properties_problem(spec.properties))
+        _check("comment", text_problem(spec.comment))
+        _check_lifetime(spec.token_lifetime)
+        _check_endpoint(spec.endpoint)
         _check_name(name, "recipient")
         with self._change() as tx:
-            insert_recipient(tx, name, properties or {}, endpoint, _seconds(expires_in), comment)
-            set_access(tx, name, access, AUTHENTICATION_TYPES)
+            insert_recipient(tx, name, spec)
+            set_access(tx, name, spec, max_ip_entries, AUTHENTICATION_TYPES)
             yield tx
 
     def update_recipient(
-        self,
-        name: str,
-        *,
-        properties: Mapping[str, str] | None = None,
-        comment: str | Keep | None = KEEP,
+        self, name: str, change: RecipientChange, *, max_ip_entries: int = DEFAULT_MAX_ENTRIES
     ) -> None:
-        """Replace the recipient's properties (when given) and its comment (unless KEEP)."""
-        if properties is not None:
+        """Replace what the change gives (KEEP: kept), in one transaction."""
+        properties, comment, entries = change.properties, change.comment, change.ip_access_list
+        if not isinstance(properties, Keep):
             _check("properties", properties_problem(properties))
-        if comment is not KEEP:
+        if not isinstance(comment, Keep):
             _check("comment", text_problem(comment))
+        stored = (
+            None if isinstance(entries, Keep) else checked_ip_access_list(entries, max_ip_entries)
+        )
         with self._change() as tx:
             key = self._recipient_key(tx, name)
-            if properties is not None:
+            if not isinstance(properties, Keep):
                 tx.execute(
                     "UPDATE recipients SET properties = ? WHERE name_key = ?",
                     (json.dumps(dict(properties)), key),
                 )
-            if comment is not KEEP:
+            if not isinstance(comment, Keep):
                 tx.execute("UPDATE recipients SET comment = ? WHERE name_key = ?", (comment, key))
+            if stored is not None:
+                tx.execute(
+                    "UPDATE recipients SET ip_access_list = ? WHERE name_key = ?",
+                    (json.dumps(list(stored)), key),
+                )
 
     def import_recipient(self, name: str, token: str, shares: list[str]) -> None:
         """A recipient holding an existing token (a YAML bearer token being imported),
         granted ``shares``."""
         with self._change() as tx:
             _check_name(name, "recipient")
-            insert_recipient(tx, name, {}, None, None)
+            insert_recipient(tx, name, NEW)
             tx.execute(
                 "INSERT INTO tokens (hash, recipient_key, created_at) VALUES (?,?,?)",
                 (self.hash_token(token), name_key(name), _now()),
@@ -440,14 +408,11 @@ class SqlCatalog:
         with self._change() as tx:
             share_key = self._share_key(tx, share)
             recipient_key = self._recipient_key(tx, recipient)
-            if not tx.execute(
-                "SELECT 1 FROM grants WHERE share_key = ? AND recipient_key = ?",
-                (share_key, recipient_key),
-            ):
-                tx.execute(
-                    "INSERT INTO grants (share_key, recipient_key, created_at) VALUES (?,?,?)",
-                    (share_key, recipient_key, _now()),
-                )
+            tx.execute(  # granted already: unchanged, whichever writer came first
+                "INSERT INTO grants (share_key, recipient_key, created_at) VALUES (?,?,?) "
+                "ON CONFLICT (share_key, recipient_key) DO NOTHING",
+                (share_key, recipient_key, _now()),
+            )
 
     def revoke_grant(self, share: str, recipient: str) -> None:
         with self._change() as tx:

@@ -323,44 +323,33 @@ def _recipient_create(args: argparse.Namespace) -> str:
     """Everything that can fail is checked before the recipient is written: the arguments,
     the configuration, the endpoint (by the store) and the profile path."""
     from deltaport.catalog.provider.profiles import profile_document
-    from deltaport.catalog.rows import CatalogError
+    from deltaport.catalog.rows import CatalogError, RecipientSpec
     from deltaport.catalog.store_checks import expiry_text
     from deltaport.cli.catalog_text import ProfileOutput, parse_properties
 
-    properties = parse_properties(args.property)
-    lifetime = _lifetime(args.expires)
-    kind = "OAUTH_CLIENT_CREDENTIALS" if args.oauth else "TOKEN"
+    spec = RecipientSpec(
+        parse_properties(args.property),
+        _lifetime(args.expires),
+        # through --server, the server says where recipients reach it
+        explicit_endpoint(args),
+        ip_access_list=args.ip,
+        authentication_type="OAUTH_CLIENT_CREDENTIALS" if args.oauth else "TOKEN",
+    )
     fallback = fallback_endpoint(args)
     service = _service(args, _recipient_settings(args, fallback))
-    # through --server, the server says where recipients reach it
-    endpoint = explicit_endpoint(args)
     if args.activation:
         if args.output:
             raise CatalogError(
                 "--activation prints a link; it takes no -o (the link's first "
                 "download is the profile)"
             )
-        link = service.create_recipient_with_link(
-            args.name,
-            properties,
-            lifetime,
-            endpoint=endpoint,
-            ip_access_list=args.ip,
-            authentication_type=kind,
-        )
+        link = service.create_recipient_with_link(args.name, spec)
         return (
             f"{link.url}\n(the activation link of {link.recipient}: its first download is the "
             f"profile; it cannot be used again, and expires {expiry_text(link.expires_at)})"
         )
     with ProfileOutput(args.output) as profile:
-        issued = service.create_recipient(
-            args.name,
-            properties,
-            lifetime,
-            endpoint=endpoint,
-            ip_access_list=args.ip,
-            authentication_type=kind,
-        )
+        issued = service.create_recipient(args.name, spec)
         endpoint = issued.endpoint or fallback
         return profile.write(
             issued, profile_document(issued, endpoint, iceberg_endpoint(args, endpoint))

@@ -6,7 +6,6 @@ find them."""
 from __future__ import annotations
 
 import argparse
-from typing import Any
 
 
 def add_schema_command(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -32,7 +31,7 @@ def add_schema_command(commands: argparse._SubParsersAction) -> None:  # type: i
 
 
 def _set(args: argparse.Namespace) -> str:
-    from deltaport.catalog.rows import KEEP, CatalogError
+    from deltaport.catalog.rows import KEEP, CatalogError, Keep, SchemaDetails
     from deltaport.cli.catalog import _service
     from deltaport.cli.catalog_text import parse_properties
 
@@ -41,14 +40,17 @@ def _set(args: argparse.Namespace) -> str:
         raise CatalogError(f"a schema is named SHARE.SCHEMA, got {args.name!r}")
     if args.property and args.no_properties:
         raise CatalogError("give --property or --no-properties, not both")
-    changes: dict[str, Any] = {}
-    for option, value in (("display_name", args.display_name), ("comment", args.comment)):
-        changes[option] = KEEP if value is None else value or None
+    properties: dict[str, str] | Keep = KEEP
     if args.property:
-        changes["properties"] = parse_properties(args.property)
+        properties = parse_properties(args.property)
     elif args.no_properties:
-        changes["properties"] = {}
-    row = _service(args).set_schema_details(share, schema, **changes)
+        properties = {}
+    given = SchemaDetails(
+        KEEP if args.display_name is None else args.display_name or None,
+        KEEP if args.comment is None else args.comment or None,
+        properties,
+    )
+    row = _service(args).set_schema_details(share, schema, given)
     shown = [
         f"display name {row.display_name!r}" if row.display_name else "no display name",
         f"comment {row.comment!r}" if row.comment else "no comment",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from deltaport.catalog.provider.service import ProviderService
-from deltaport.catalog.rows import Details
+from deltaport.catalog.rows import Details, SchemaDetails
 from deltaport.config.model import ServerConfig
 
 
@@ -19,10 +19,5 @@ def import_shares(service: ProviderService, config: ServerConfig) -> None:
             for t in schema.tables:
                 service.add_table_to(share.name, schema.name, t.name, t.spec)
             if schema.tables:
-                service.set_schema_details(
-                    share.name,
-                    schema.name,
-                    display_name=schema.display_name,
-                    comment=schema.comment,
-                    properties=schema.properties or {},
-                )
+                given = SchemaDetails(schema.display_name, schema.comment, schema.properties or {})
+                service.set_schema_details(share.name, schema.name, given)

@@ -16,7 +16,7 @@ from deltaport.catalog.limits import (
     MAX_TEXT_LENGTH,
     MAX_VERSION,
 )
-from deltaport.catalog.rows import MAX_DISPLAY_NAME_LENGTH, Details, TableSpec
+from deltaport.catalog.rows import KEEP, MAX_DISPLAY_NAME_LENGTH, Details, SchemaDetails, TableSpec
 from deltaport.catalog.tokens import AUTHENTICATION_TYPES, TOKEN
 from deltaport.protocol.credentials import ACCESS_MODES, URL
 
@@ -60,6 +60,14 @@ class SchemaChange(msgspec.Struct, forbid_unknown_fields=True):
     displayName: DisplayName | msgspec.UnsetType | None = msgspec.UNSET
     comment: Text | msgspec.UnsetType | None = msgspec.UNSET
     properties: Properties | msgspec.UnsetType | None = msgspec.UNSET
+
+    @property
+    def given(self) -> SchemaDetails:
+        return SchemaDetails(
+            KEEP if self.displayName is msgspec.UNSET else self.displayName,
+            KEEP if self.comment is msgspec.UNSET else self.comment,
+            KEEP if self.properties is msgspec.UNSET else self.properties or {},
+        )
 
 
 class NewGrant(msgspec.Struct, forbid_unknown_fields=True):

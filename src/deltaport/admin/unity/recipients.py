@@ -41,7 +41,7 @@ from deltaport.catalog.listings.by_name import (
 from deltaport.catalog.listings.summaries import recipient_view
 from deltaport.catalog.provider.service import ProviderService
 from deltaport.catalog.recipient_access import ActivationLink, ip_access_problem
-from deltaport.catalog.rows import KEEP, TokenRow
+from deltaport.catalog.rows import KEEP, RecipientChange, RecipientSpec, TokenRow
 from deltaport.catalog.store_checks import now_ms
 from deltaport.catalog.tokens import AUTHENTICATION_TYPES, TOKEN, credential_id
 from deltaport.protocol.errors import InvalidParameterError, ResourceNotFoundError
@@ -83,16 +83,14 @@ class RecipientsApi:
         ips = self._ips(given.ip_access_list) if given.ip_access_list else []
         properties = given.properties_kvpairs.as_dict() if given.properties_kvpairs else {}
         _check_expiration(given.expiration_time)
-        link = await run_in_threadpool(
-            lambda: self._service.create_recipient_with_link(
-                given.name,
-                properties,
-                expires_at=given.expiration_time,
-                ip_access_list=ips,
-                authentication_type=kind,
-                comment=given.comment,
-            )
+        spec = RecipientSpec(
+            properties,
+            comment=given.comment,
+            ip_access_list=ips,
+            authentication_type=kind,
+            expires_at=given.expiration_time,
         )
+        link = await run_in_threadpool(self._service.create_recipient_with_link, given.name, spec)
         return await self._answer(given.name, link)
 
     async def listing(self, request: Request) -> Response:
@@ -117,15 +115,12 @@ class RecipientsApi:
             ("expiration_time",),
             "a token's expiry is set when it is made (create, rotate-token)",
         )
-        ips = None if isinstance(given.ip_access_list, Unset) else self._ips(given.ip_access_list)
-        properties = given.properties_kvpairs.as_dict() if given.properties_kvpairs else None
-        comment = KEEP if given.comment is UNSET else given.comment
-
-        await run_in_threadpool(
-            lambda: self._service.update_recipient(
-                name, properties=properties, comment=comment, ip_access_list=ips
-            )
+        change = RecipientChange(
+            given.properties_kvpairs.as_dict() if given.properties_kvpairs else KEEP,
+            KEEP if given.comment is UNSET else given.comment,
+            KEEP if isinstance(given.ip_access_list, Unset) else self._ips(given.ip_access_list),
         )
+        await run_in_threadpool(self._service.update_recipient, name, change)
         return await self._answer(name)
 
     async def delete(self, request: Request) -> Response:

@@ -45,6 +45,11 @@ class DatabaseUnavailableError(Exception):
     restarting). The connection is opened again on the next use."""
 
 
+class DuplicateKeyError(Exception):
+    """A row was refused because its key is taken (a primary or unique key): the
+    database's own answer to two writers creating the same thing."""
+
+
 class DatabaseFullError(Exception):
     """The database's disk (or its quota) is full: the write was refused and rolled back,
     and writes succeed again once space is freed, without a restart."""
@@ -198,7 +203,14 @@ class Transaction:
         self._cursor = cursor
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
-        self._cursor.execute(self._database._dialect(sql), tuple(params))
+        """The rows ``sql`` answers; :class:`DuplicateKeyError` when it would write a row
+        whose key is taken (the transaction is then to be rolled back)."""
+        try:
+            self._cursor.execute(self._database._dialect(sql), tuple(params))
+        except Exception as exc:
+            if _duplicate_key(exc):
+                raise DuplicateKeyError(first_line(exc)) from exc
+            raise
         return [tuple(r) for r in self._cursor.fetchall()] if self._cursor.description else []
 
     def execute_many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
@@ -310,6 +322,15 @@ def _full(exc: Exception) -> bool:
     if isinstance(exc, sqlite3.Error):
         return getattr(exc, "sqlite_errorname", "") == "SQLITE_FULL"
     return getattr(exc, "sqlstate", None) == "53100"  # PostgreSQL's disk_full
+
+
+def _duplicate_key(exc: Exception) -> bool:
+    if isinstance(exc, sqlite3.IntegrityError):
+        return getattr(exc, "sqlite_errorname", "") in (
+            "SQLITE_CONSTRAINT_PRIMARYKEY",
+            "SQLITE_CONSTRAINT_UNIQUE",
+        )
+    return getattr(exc, "sqlstate", None) == "23505"  # PostgreSQL's unique_violation
 
 
 def _read_only(exc: Exception) -> bool:

@@ -6,7 +6,7 @@ door turns them into its answer (an HTTP error, a form's message, a command's li
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, replace
 from datetime import timedelta
@@ -18,6 +18,7 @@ from deltaport.catalog.provider.tables import check_table, split_table_name
 from deltaport.catalog.recipient_access import ActivationLink
 from deltaport.catalog.rows import (
     KEEP,
+    NEW,
     NO_DETAILS,
     CatalogContents,
     CatalogError,
@@ -25,12 +26,14 @@ from deltaport.catalog.rows import (
     Details,
     IssuedToken,
     Keep,
+    RecipientChange,
+    RecipientSpec,
+    SchemaDetails,
     SchemaRow,
     ShareRow,
     TableRow,
     TableSpec,
 )
-from deltaport.catalog.tokens import TOKEN
 from deltaport.protocol.names import name_key
 
 Batch = Callable[[], AbstractContextManager[object]]
@@ -88,18 +91,8 @@ class ProviderService:
     def drop_share(self, name: str) -> None:
         self._catalog.drop_share(name)
 
-    def set_schema_details(
-        self,
-        share: str,
-        schema: str,
-        *,
-        display_name: str | Keep | None = KEEP,
-        comment: str | Keep | None = KEEP,
-        properties: Mapping[str, str] | Keep = KEEP,
-    ) -> SchemaRow:
-        return self._catalog.set_schema_details(
-            share, schema, display_name=display_name, comment=comment, properties=properties
-        )
+    def set_schema_details(self, share: str, schema: str, given: SchemaDetails) -> SchemaRow:
+        return self._catalog.set_schema_details(share, schema, given)
 
     def drop_schema(self, share: str, schema: str) -> int:
         """Remove every table of ``share.schema`` in one transaction (a schema exists while
@@ -143,8 +136,9 @@ class ProviderService:
                 else:
                     self._catalog.update_table(share, change.schema, change.name, change.spec)
             for schema, schema_comment in schema_comments:  # after the tables: a new schema
+                comment_given = KEEP if schema_comment is None else schema_comment
                 self._catalog.set_schema_details(
-                    share, schema, comment=KEEP if schema_comment is None else schema_comment
+                    share, schema, SchemaDetails(comment=comment_given)
                 )
 
     # -- tables ----------------------------------------------------------------------------
@@ -201,68 +195,29 @@ class ProviderService:
         self._catalog.remove_table(share, schema, name)
 
     # -- recipients ------------------------------------------------------------------------
-    def create_recipient(
-        self,
-        name: str,
-        properties: Mapping[str, str] | None = None,
-        lifetime: timedelta | None = None,
-        *,
-        endpoint: str | None = None,
-        ip_access_list: Sequence[str] = (),
-        authentication_type: str = TOKEN,
-    ) -> IssuedToken:
-        """A recipient and its first credential; its profiles point to ``endpoint`` or,
-        without one, where the settings say."""
+    def create_recipient(self, name: str, spec: RecipientSpec = NEW) -> IssuedToken:
+        """A recipient and its first credential; its profiles point to the spec's endpoint
+        or, without one, where the settings say."""
         return self._catalog.create_recipient(
-            name,
-            properties,
-            lifetime,
-            endpoint or self._settings.sharing_url,
-            ip_access_list=ip_access_list,
-            authentication_type=authentication_type,
-            max_ip_entries=self._settings.max_ip_entries,
+            name, self._pointed(spec), max_ip_entries=self._settings.max_ip_entries
         )
 
-    def create_recipient_with_link(
-        self,
-        name: str,
-        properties: Mapping[str, str] | None = None,
-        lifetime: timedelta | None = None,
-        *,
-        endpoint: str | None = None,
-        ip_access_list: Sequence[str] = (),
-        authentication_type: str = TOKEN,
-        comment: str | None = None,
-        expires_at: int | None = None,
-    ) -> ActivationLink:
+    def create_recipient_with_link(self, name: str, spec: RecipientSpec = NEW) -> ActivationLink:
         """A recipient and the activation link whose first download issues its credential
         (the link lasting as long as the settings say)."""
         return self._catalog.create_recipient_with_link(
             name,
-            properties,
-            lifetime,
-            endpoint=endpoint or self._settings.sharing_url,
+            self._pointed(spec),
             link_lifetime=self._settings.link_lifetime,
-            ip_access_list=ip_access_list,
             max_ip_entries=self._settings.max_ip_entries,
-            authentication_type=authentication_type,
-            comment=comment,
-            expires_at=expires_at,
         )
 
-    def update_recipient(
-        self,
-        name: str,
-        *,
-        properties: Mapping[str, str] | None = None,
-        comment: str | Keep | None = KEEP,
-        ip_access_list: Sequence[str] | None = None,
-    ) -> None:
-        """Replace what is given (None, KEEP: kept) in one transaction."""
-        with self._batch():
-            self._catalog.update_recipient(name, properties=properties, comment=comment)
-            if ip_access_list is not None:
-                self.set_ip_access_list(name, ip_access_list)
+    def _pointed(self, spec: RecipientSpec) -> RecipientSpec:
+        return replace(spec, endpoint=spec.endpoint or self._settings.sharing_url)
+
+    def update_recipient(self, name: str, change: RecipientChange) -> None:
+        """Replace what ``change`` gives (KEEP: kept) in one change."""
+        self._catalog.update_recipient(name, change, max_ip_entries=self._settings.max_ip_entries)
 
     def set_ip_access_list(self, name: str, entries: Sequence[str]) -> tuple[str, ...]:
         return self._catalog.set_ip_access_list(name, entries, self._settings.max_ip_entries)

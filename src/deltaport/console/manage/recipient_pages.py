@@ -18,7 +18,7 @@ from deltaport.catalog.database.connection import DatabaseUnavailableError
 from deltaport.catalog.listings import summaries
 from deltaport.catalog.listings.summaries import RecipientView
 from deltaport.catalog.recipient_access import ActivationLink
-from deltaport.catalog.rows import IssuedToken
+from deltaport.catalog.rows import IssuedToken, RecipientChange, RecipientSpec
 from deltaport.catalog.tokens import AUTHENTICATION_TYPES, TOKEN
 from deltaport.config.model import ServerConfig
 from deltaport.console.manage import forms
@@ -164,7 +164,7 @@ class RecipientPages:
 
         def change(fields: dict[str, str], errors: forms.FormErrors) -> Any:
             found = forms.properties(fields.get("properties", ""), errors)
-            return lambda: service.update_recipient(name, properties=found)
+            return lambda: service.update_recipient(name, RecipientChange(properties=found))
 
         return await self._edit(request, ops.UPDATE_RECIPIENT, "properties", change)
 
@@ -304,13 +304,10 @@ class RecipientPages:
     ) -> Callable[[], IssuedToken | ActivationLink]:
         """The change that creates a recipient with its first credential, or
         (``activation``) with the link that issues it."""
+        spec = RecipientSpec(properties, lifetime, ip_access_list=entries, authentication_type=kind)
         if activation:
-            return lambda: self._service.create_recipient_with_link(
-                name, properties, lifetime, ip_access_list=entries, authentication_type=kind
-            )
-        return lambda: self._service.create_recipient(
-            name, properties, lifetime, ip_access_list=entries, authentication_type=kind
-        )
+            return lambda: self._service.create_recipient_with_link(name, spec)
+        return lambda: self._service.create_recipient(name, spec)
 
     async def _edit(self, request: Request, operation: str, field: str, make: Any) -> Response:
         """A form of the recipient's page: ``make(fields, errors)`` checks the fields and

@@ -13,7 +13,7 @@ from starlette.responses import RedirectResponse, Response
 
 from deltaport.catalog.listings import summaries
 from deltaport.catalog.listings.summaries import ShareView
-from deltaport.catalog.rows import CatalogError, TableRow, TableSpec
+from deltaport.catalog.rows import CatalogError, SchemaDetails, TableRow, TableSpec
 from deltaport.catalog.store_checks import check_name
 from deltaport.config.model import ServerConfig
 from deltaport.console.manage import filter_check, forms
@@ -204,9 +204,11 @@ class SharePages:
                 lambda: self._service.set_schema_details(
                     share,
                     schema,
-                    display_name=forms.text(fields, "display_name") or None,
-                    comment=forms.text(fields, "comment") or None,
-                    properties=properties,
+                    SchemaDetails(
+                        forms.text(fields, "display_name") or None,
+                        forms.text(fields, "comment") or None,
+                        properties,
+                    ),
                 ),
             )
         except ChangeFailed as exc:
