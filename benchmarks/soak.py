@@ -59,7 +59,7 @@ import pyarrow.parquet as pq
 import yaml
 from deltalake import write_deltalake
 
-from deltaport.catalog.rows import TableSpec
+from deltaport.catalog.rows import RotationSpec, TableSpec
 from deltaport.catalog.sql_store import SqlCatalog
 
 TABLE = "/shares/soak/schemas/s/tables/t"
@@ -554,7 +554,7 @@ def soak(
             watch(pid, began + seconds / 2, samples)
             store = SqlCatalog(url)
             run.changed_at["rotated"] = time.perf_counter()
-            store.rotate("rotated", timedelta(0))
+            store.rotate("rotated", RotationSpec(timedelta(0)))
             run.changed_at["revoked"] = time.perf_counter()
             store.revoke_grant("soak", "revoked")
             watch(pid, began + seconds, samples)

@@ -17,7 +17,7 @@ import httpx
 import pytest
 
 from deltaport.catalog.database.connection import Database, Row, Transaction
-from deltaport.catalog.rows import RecipientSpec, TableSpec
+from deltaport.catalog.rows import RecipientSpec, RotationSpec, TableSpec
 from deltaport.catalog.sql_store import SqlCatalog
 from deltaport.config.loading import parse_config
 from deltaport.console import table_pages
@@ -153,8 +153,8 @@ def test_the_pages_of_shares_and_recipients_list_each_once_in_order(
         "r00007-oauth", RecipientSpec(authentication_type="OAUTH_CLIENT_CREDENTIALS")
     )
     store.revoke("r00003")
-    store.rotate("r00004", timedelta(hours=1))
-    store.rotate("r00005", timedelta(0))
+    store.rotate("r00004", RotationSpec(timedelta(hours=1)))
+    store.rotate("r00005", RotationSpec(timedelta(0)))
     shares = listed(app, "/console/shares", share_pages.PAGE_SIZE, 250)
     assert [s[0] for s in shares] == [f"/console/shares/s{i:04}" for i in range(250)]
     # a table each; the first ten shares granted to 23 recipients each (230 modulo 10)

@@ -17,7 +17,13 @@ from hypothesis import strategies as st
 
 from deltaport.catalog.database import change_log
 from deltaport.catalog.live.live_catalog import LiveCatalog
-from deltaport.catalog.rows import CatalogError, RecipientChange, RecipientSpec, TableSpec
+from deltaport.catalog.rows import (
+    CatalogError,
+    RecipientChange,
+    RecipientSpec,
+    RotationSpec,
+    TableSpec,
+)
 from deltaport.catalog.sql_store import SqlCatalog
 from deltaport.catalog.tokens import OAUTH
 from deltaport.protocol.errors import ResourceNotFoundError, UnauthenticatedError
@@ -130,7 +136,7 @@ def _apply(store: SqlCatalog, links: list[str], operation: tuple[Any, ...]) -> N
         elif kind == "revoke_grant":
             store.revoke_grant(args[0], args[1])
         elif kind == "rotate":
-            store.rotate(args[0], timedelta(seconds=args[1]))
+            store.rotate(args[0], RotationSpec(timedelta(seconds=args[1])))
         elif kind == "revoke":
             store.revoke(args[0])
         elif kind == "ip_list":

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from deltaport.catalog.listings import by_name, summaries
-from deltaport.catalog.rows import CatalogContents, RecipientSpec, TableSpec, TokenRow
+from deltaport.catalog.rows import CatalogContents, RecipientSpec, RotationSpec, TableSpec, TokenRow
 from deltaport.catalog.sql_store import SqlCatalog
 from deltaport.catalog.tokens import OAUTH
 from deltaport.protocol.names import name_key
@@ -49,8 +49,8 @@ def filled(catalog: SqlCatalog) -> CatalogContents:
             for s in range(i % 4):
                 catalog.grant(f"Share{(i + s) % 12:02}", f"Rec{i:02}")
     catalog.revoke("Rec03")
-    catalog.rotate("Rec04", timedelta(hours=1))
-    catalog.rotate("Rec05", timedelta(0), expires_in=None)
+    catalog.rotate("Rec04", RotationSpec(timedelta(hours=1)))
+    catalog.rotate("Rec05", RotationSpec(timedelta(0), expires_in=None))
     catalog.create_recipient("Oauth", RecipientSpec(authentication_type=OAUTH))
     catalog.grant("Share01", "Oauth")
     return catalog.contents()

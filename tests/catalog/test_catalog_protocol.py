@@ -26,6 +26,7 @@ from deltaport.catalog.rows import (
     RecipientChange,
     RecipientRow,
     RecipientSpec,
+    RotationSpec,
     SchemaDetails,
     TableSpec,
 )
@@ -212,7 +213,7 @@ def test_a_recipient_changed_rotated_revoked_and_dropped(catalog: Catalog) -> No
     assert _recipient(catalog, name).ip_access_list == stored
     with pytest.raises(CatalogError, match="IP access list"):
         catalog.set_ip_access_list(name, ["10.1.2.3/8"])
-    second = catalog.rotate(name, timedelta(hours=1), timedelta(days=2))
+    second = catalog.rotate(name, RotationSpec(timedelta(hours=1), timedelta(days=2)))
     assert second.token != first.token and second.endpoint == ENDPOINT
     tokens = [t for t in catalog.contents().tokens.values() if t.recipient_key == name_key(name)]
     assert len(tokens) == 2 and all(t.expires_at is not None for t in tokens)
@@ -224,7 +225,7 @@ def test_a_recipient_changed_rotated_revoked_and_dropped(catalog: Catalog) -> No
     for change in (
         lambda: catalog.revoke(name),
         lambda: catalog.update_recipient(name, RecipientChange(properties={})),
-        lambda: catalog.rotate(name, timedelta(0)),
+        lambda: catalog.rotate(name, RotationSpec(timedelta(0))),
         lambda: catalog.drop_recipient(name),
     ):
         with pytest.raises(CatalogNotFoundError):

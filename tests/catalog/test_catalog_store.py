@@ -14,7 +14,7 @@ from deltaport.catalog.database.connection import Database
 from deltaport.catalog.database.migrations import MIGRATIONS, SCHEMA_VERSION, CatalogSchemaError
 from deltaport.catalog.live.live_catalog import LiveCatalog
 from deltaport.catalog.model import Recipient, TableAccess
-from deltaport.catalog.rows import CatalogError, RecipientSpec, TableSpec
+from deltaport.catalog.rows import CatalogError, RecipientSpec, RotationSpec, TableSpec
 from deltaport.catalog.sql_store import SqlCatalog
 from deltaport.catalog.tokens import credential_id
 from deltaport.protocol.errors import (
@@ -128,11 +128,11 @@ def test_expired_revoked_and_unknown_tokens(url: str) -> None:
 def test_rotation_keeps_the_old_token_until_its_deadline(url: str) -> None:
     store = SqlCatalog(url)
     first = store.create_recipient("acme")
-    second = store.rotate("acme", timedelta(hours=1))
+    second = store.rotate("acme", RotationSpec(timedelta(hours=1)))
     live = _live(url)
     assert live.authenticate(_bearer(first.token)).name == "acme"
     assert live.authenticate(_bearer(second.token)).name == "acme"
-    third = store.rotate("acme", timedelta(0))
+    third = store.rotate("acme", RotationSpec(timedelta(0)))
     live.refresh()
     with pytest.raises(UnauthenticatedError, match="expired"):
         live.authenticate(_bearer(first.token))
@@ -320,11 +320,13 @@ def test_a_version_2_database_keeps_each_recipients_token_lifetime(url: str) -> 
     assert recipients["open"].token_lifetime is None
     assert recipients["acme"].endpoint is None
     before = int(time.time() * 1000)
-    rotated = store.rotate("acme", timedelta(0), default_endpoint="https://x.example.com/ds")
+    rotated = store.rotate(
+        "acme", RotationSpec(timedelta(0)), default_endpoint="https://x.example.com/ds"
+    )
     assert rotated.expires_at is not None
     assert before + 90 * day <= rotated.expires_at <= time.time() * 1000 + 90 * day
     assert rotated.endpoint == "https://x.example.com/ds"
-    assert store.rotate("open", timedelta(0)).expires_at is None
+    assert store.rotate("open", RotationSpec(timedelta(0))).expires_at is None
     assert SqlCatalog(url).contents().recipients["acme"].endpoint == "https://x.example.com/ds"
 
 

@@ -18,7 +18,7 @@ from typing import Any
 import httpx
 import pytest
 
-from deltaport.catalog.rows import TableSpec
+from deltaport.catalog.rows import RotationSpec, TableSpec
 from deltaport.catalog.sql_store import SqlCatalog
 from sharing_server import RunningServer, start_server, stop_server, write_partitioned_table
 from waiting import wait_until
@@ -140,7 +140,7 @@ def test_file_urls_stay_dead_after_revoke_and_reissue(catalog: CatalogServer) ->
         assert httpx.get(url).status_code == 200
         store.revoke("leaked")
         _eventually(lambda: httpx.get(url).status_code == 404)
-    reissued = store.rotate("leaked", timedelta(0)).token
+    reissued = store.rotate("leaked", RotationSpec(timedelta(0))).token
     with server.client(reissued) as new:
         _eventually(lambda: new.get("/shares").status_code == 200)
         assert httpx.get(url).status_code == 404
@@ -151,7 +151,7 @@ def test_file_urls_end_with_their_token_after_a_rotation(catalog: CatalogServer)
     server, store = catalog.server, catalog.store
     with server.client(catalog.recipient("rotated")) as old:
         url = _file_url(old.post(f"{TABLE}/query", json={}))
-        store.rotate("rotated", timedelta(seconds=2))
+        store.rotate("rotated", RotationSpec(timedelta(seconds=2)))
         _eventually(lambda: old.get("/shares").status_code == 401)
     assert httpx.get(url).status_code == 404
     # the URL moved to the recipient's new token is refused (the MAC covers it)
@@ -169,7 +169,7 @@ def test_page_and_refresh_tokens_are_bound_to_their_bearer_token(catalog: Catalo
         ranged = {"startingVersion": 0, "maxFiles": 1}
         range_page = _end(first.post(f"{TABLE}/query", json=ranged))["nextPageToken"]
         listing = first.get("/shares", params={"maxResults": 1}).json()["nextPageToken"]
-        second_token = store.rotate("twice", timedelta(hours=1)).token
+        second_token = store.rotate("twice", RotationSpec(timedelta(hours=1))).token
         with server.client(second_token) as second:
             _eventually(lambda: second.get("/shares").status_code == 200)
             for client, status in ((first, 200), (second, 400)):

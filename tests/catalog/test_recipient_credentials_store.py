@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from deltaport.catalog.live.live_catalog import LiveCatalog
-from deltaport.catalog.rows import CatalogNotFoundError, RecipientSpec
+from deltaport.catalog.rows import CatalogNotFoundError, RecipientSpec, RotationSpec
 from deltaport.catalog.sql_store import SqlCatalog
 from deltaport.catalog.tokens import OAUTH
 from deltaport.protocol.errors import PermissionDeniedError, UnauthenticatedError
@@ -68,7 +68,7 @@ def test_oauth_clients_live_like_tokens(store: SqlCatalog) -> None:
     assert live.authenticate(f"Bearer {access}").name == "o"
     with pytest.raises(UnauthenticatedError):
         live.client_credentials(first.client_id, "dps_wrong", 3600)
-    second = store.rotate("o", timedelta(0))
+    second = store.rotate("o", RotationSpec(timedelta(0)))
     assert second.client_id not in (None, first.client_id)
     live.refresh()
     with pytest.raises(UnauthenticatedError):

@@ -39,6 +39,7 @@ from deltaport.catalog.rows import (
     Details,
     IssuedToken,
     RecipientSpec,
+    RotationSpec,
 )
 from deltaport.catalog.sql_store import SqlCatalog
 from deltaport.config.model import ServerConfig
@@ -202,9 +203,11 @@ class CatalogApi:
         issued = await run_in_threadpool(
             lambda: self._service.rotate(
                 request.path_params["recipient"],
-                _duration("graceSeconds", body.graceSeconds, grace_problem),
-                lifetime if lifetime is KEEP else _lifetime(lifetime),
-                body.endpoint,
+                RotationSpec(
+                    _duration("graceSeconds", body.graceSeconds, grace_problem),
+                    lifetime if lifetime is KEEP else _lifetime(lifetime),
+                    body.endpoint,
+                ),
             )
         )
         return self._profile(issued, 200)

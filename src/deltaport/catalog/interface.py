@@ -21,15 +21,14 @@ from deltaport.catalog.recipient_access import (
     ActivationLink,
 )
 from deltaport.catalog.rows import (
-    KEEP,
     NEW,
     NO_DETAILS,
     CatalogContents,
     Details,
     IssuedToken,
-    Keep,
     RecipientChange,
     RecipientSpec,
+    RotationSpec,
     SchemaDetails,
     SchemaRow,
     ShareRow,
@@ -104,13 +103,7 @@ class Catalog(Protocol):
         ...
 
     def rotate(
-        self,
-        name: str,
-        old_valid_for: timedelta,
-        expires_in: timedelta | Keep | None = KEEP,
-        *,
-        endpoint: str | None = None,
-        default_endpoint: str | None = None,
+        self, name: str, rotation: RotationSpec, *, default_endpoint: str | None = None
     ) -> IssuedToken:
         """A new credential; the current ones stay valid ``old_valid_for`` more."""
         ...

@@ -38,6 +38,7 @@ from deltaport.catalog.rows import (
     RecipientChange,
     RecipientRow,
     RecipientSpec,
+    RotationSpec,
     SchemaDetails,
     SchemaRow,
     ShareRow,
@@ -220,21 +221,15 @@ class RemoteCatalog:
         return tuple(answer["ipAccessList"])
 
     def rotate(
-        self,
-        name: str,
-        old_valid_for: timedelta,
-        expires_in: timedelta | Keep | None = KEEP,
-        *,
-        endpoint: str | None = None,
-        default_endpoint: str | None = None,
+        self, name: str, rotation: RotationSpec, *, default_endpoint: str | None = None
     ) -> IssuedToken:
         """As :meth:`SqlCatalog.rotate`; the server's own sharing URL is the default
         endpoint (``default_endpoint`` is not used)."""
-        body: dict[str, Any] = {"graceSeconds": int(old_valid_for.total_seconds())}
-        if not isinstance(expires_in, Keep):
-            body["expiresInSeconds"] = _seconds(expires_in)
-        if endpoint is not None:
-            body["endpoint"] = endpoint
+        body: dict[str, Any] = {"graceSeconds": int(rotation.old_valid_for.total_seconds())}
+        if not isinstance(rotation.expires_in, Keep):
+            body["expiresInSeconds"] = _seconds(rotation.expires_in)
+        if rotation.endpoint is not None:
+            body["endpoint"] = rotation.endpoint
         return self._issued(self._call("POST", f"/api/recipients/{_q(name)}/rotate", body))
 
     def rotate_with_link(

@@ -157,6 +157,17 @@ class RecipientChange:
     ip_access_list: Sequence[str] | Keep = KEEP
 
 
+@dataclass(frozen=True)
+class RotationSpec:
+    """A rotation of a recipient's token: how long its current tokens stay valid (zero: they
+    end now), the new token's lifetime (KEEP: the recipient's; None: no expiry) and where
+    its profile points (None: where the last one did)."""
+
+    old_valid_for: timedelta
+    expires_in: timedelta | Keep | None = KEEP
+    endpoint: str | None = None
+
+
 NEW = RecipientSpec()
 """A recipient with no properties, comment or IP access list, whose tokens do not expire."""
 

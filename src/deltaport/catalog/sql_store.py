@@ -37,7 +37,6 @@ from deltaport.catalog.recipient_access import (
     use_link,
 )
 from deltaport.catalog.rows import (
-    KEEP,
     NEW,
     NO_DETAILS,
     CatalogContents,
@@ -49,6 +48,7 @@ from deltaport.catalog.rows import (
     LastRows,
     RecipientChange,
     RecipientSpec,
+    RotationSpec,
     SchemaDetails,
     SchemaRow,
     ShareRow,
@@ -301,21 +301,15 @@ class SqlCatalog:
                 )
 
     def rotate(
-        self,
-        name: str,
-        old_valid_for: timedelta,
-        expires_in: timedelta | Keep | None = KEEP,
-        *,
-        endpoint: str | None = None,
-        default_endpoint: str | None = None,
+        self, name: str, rotation: RotationSpec, *, default_endpoint: str | None = None
     ) -> IssuedToken:
-        """A new token; the recipient's current ones stay valid ``old_valid_for`` more (zero:
-        they end now). The new token lives as long as the recipient's tokens do unless
-        ``expires_in`` says otherwise (None: no expiry), which then becomes the recipient's
-        lifetime. Its profile points to ``endpoint`` if given, else where the recipient's
+        """A new token; the recipient's current ones stay valid ``rotation.old_valid_for``
+        more. The new token lives as long as the recipient's tokens do unless
+        ``rotation.expires_in`` says otherwise, which then becomes the recipient's lifetime.
+        Its profile points to ``rotation.endpoint`` if given, else where the recipient's
         last profile pointed, else to ``default_endpoint``; that becomes the recipient's. An
         unused activation link of the recipient ends now (it would issue a second token)."""
-        with self._rotating(name, old_valid_for, expires_in, endpoint, default_endpoint) as (
+        with self._rotating(name, rotation, default_endpoint) as (
             tx,
             lifetime,
             points_to,
@@ -333,27 +327,22 @@ class SqlCatalog:
         """A rotation (see :meth:`rotate`, the new token keeping the recipient's lifetime
         and endpoint) whose new credential is issued by the first download of the link it
         answers."""
-        with self._rotating(name, old_valid_for, KEEP, None, default_endpoint) as (tx, _, to):
+        with self._rotating(name, RotationSpec(old_valid_for), default_endpoint) as (tx, _, to):
             return new_link(tx, self.hash_token, name, link_lifetime, to or "")
 
     @contextmanager
     def _rotating(
-        self,
-        name: str,
-        old_valid_for: timedelta,
-        expires_in: timedelta | Keep | None,
-        endpoint: str | None,
-        default_endpoint: str | None,
+        self, name: str, spec: RotationSpec, default_endpoint: str | None
     ) -> Iterator[tuple[Transaction, timedelta | None, str | None]]:
         """The change of a rotation (see :meth:`rotate`), open for the new credential: with
         the lifetime it gets and where its profile points."""
-        _check("the grace period", grace_problem(old_valid_for.total_seconds()))
-        _check_lifetime(expires_in if isinstance(expires_in, timedelta) else None)
-        _check_endpoint(endpoint)
+        _check("the grace period", grace_problem(spec.old_valid_for.total_seconds()))
+        _check_lifetime(spec.expires_in if isinstance(spec.expires_in, timedelta) else None)
+        _check_endpoint(spec.endpoint)
         _check_endpoint(default_endpoint)
         with self._change() as tx:
             lifetime, points_to = rotation(
-                tx, name, old_valid_for, expires_in, endpoint, default_endpoint
+                tx, name, spec.old_valid_for, spec.expires_in, spec.endpoint, default_endpoint
             )
             end_links(tx, name)
             yield tx, lifetime, points_to

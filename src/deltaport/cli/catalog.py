@@ -373,7 +373,7 @@ def _recipient_rotate(args: argparse.Namespace) -> str:
     """As :func:`_recipient_create`: nothing changes unless the profile can be made."""
     from deltaport.catalog.provider.profiles import profile_document
     from deltaport.catalog.provider.settings import ProviderSettings
-    from deltaport.catalog.rows import KEEP
+    from deltaport.catalog.rows import KEEP, RotationSpec
     from deltaport.cli.catalog_text import ProfileOutput, duration
 
     grace = timedelta(0) if args.now else duration(args.grace)
@@ -381,7 +381,7 @@ def _recipient_rotate(args: argparse.Namespace) -> str:
     fallback = fallback_endpoint(args)
     service = _service(args, ProviderSettings(fallback))
     with ProfileOutput(args.output) as profile:
-        issued = service.rotate(args.name, grace, lifetime, explicit_endpoint(args))
+        issued = service.rotate(args.name, RotationSpec(grace, lifetime, explicit_endpoint(args)))
         endpoint = issued.endpoint or fallback
         return profile.write(
             issued, profile_document(issued, endpoint, iceberg_endpoint(args, endpoint))

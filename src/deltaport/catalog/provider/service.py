@@ -28,6 +28,7 @@ from deltaport.catalog.rows import (
     Keep,
     RecipientChange,
     RecipientSpec,
+    RotationSpec,
     SchemaDetails,
     SchemaRow,
     ShareRow,
@@ -222,16 +223,8 @@ class ProviderService:
     def set_ip_access_list(self, name: str, entries: Sequence[str]) -> tuple[str, ...]:
         return self._catalog.set_ip_access_list(name, entries, self._settings.max_ip_entries)
 
-    def rotate(
-        self,
-        name: str,
-        grace: timedelta,
-        lifetime: timedelta | Keep | None = KEEP,
-        endpoint: str | None = None,
-    ) -> IssuedToken:
-        return self._catalog.rotate(
-            name, grace, lifetime, endpoint=endpoint, default_endpoint=self._settings.sharing_url
-        )
+    def rotate(self, name: str, rotation: RotationSpec) -> IssuedToken:
+        return self._catalog.rotate(name, rotation, default_endpoint=self._settings.sharing_url)
 
     def rotate_with_link(self, name: str, grace: timedelta) -> ActivationLink:
         return self._catalog.rotate_with_link(

@@ -18,7 +18,7 @@ from deltaport.catalog.database.connection import DatabaseUnavailableError
 from deltaport.catalog.listings import summaries
 from deltaport.catalog.listings.summaries import RecipientView
 from deltaport.catalog.recipient_access import ActivationLink
-from deltaport.catalog.rows import IssuedToken, RecipientChange, RecipientSpec
+from deltaport.catalog.rows import IssuedToken, RecipientChange, RecipientSpec, RotationSpec
 from deltaport.catalog.tokens import AUTHENTICATION_TYPES, TOKEN
 from deltaport.config.model import ServerConfig
 from deltaport.console.manage import forms
@@ -203,7 +203,7 @@ class RecipientPages:
                 request,
                 ops.ROTATE_RECIPIENT_TOKEN,
                 target,
-                lambda: self._service.rotate(name, grace),
+                lambda: self._service.rotate(name, RotationSpec(grace)),
             )
         except ChangeFailed as exc:
             return await self.show(request, forms.FormErrors(grace=exc.error.message), fields)
