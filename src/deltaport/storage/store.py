@@ -5,7 +5,7 @@ from __future__ import annotations
 import errno
 import os
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import suppress
 from dataclasses import dataclass
 from datetime import timedelta
@@ -195,17 +195,7 @@ class Storage:
         """Write the whole object at once: a reader sees it whole or not at all (a local
         file is written beside and renamed; an object store's put is atomic)."""
         if location.kind == "local":
-            partial = f"{location.key}.{os.getpid()}.{threading.get_ident()}.partial"
-            try:
-                os.makedirs(os.path.dirname(location.key), exist_ok=True)
-                with open(partial, "wb") as fh:
-                    fh.write(data)
-                os.replace(partial, location.key)
-            except OSError as exc:
-                with suppress(OSError):
-                    os.remove(partial)
-                error = StorageFullError if exc.errno in FULL_ERRNOS else StorageError
-                raise error(f"cannot write {location.uri}: {exc.strerror}") from exc
+            _write_local(location, data, os.replace)
             return
         try:
             obstore.put(self.object_store(location), location.key, data)
@@ -216,20 +206,7 @@ class Storage:
         """Write the whole object only if none is there (put-if-absent), else raise
         `ObjectExistsError`: two writers of one Delta commit cannot both win."""
         if location.kind == "local":
-            partial = f"{location.key}.{os.getpid()}.{threading.get_ident()}.partial"
-            try:
-                os.makedirs(os.path.dirname(location.key), exist_ok=True)
-                with open(partial, "wb") as fh:
-                    fh.write(data)
-                os.link(partial, location.key)  # fails if the name exists, atomically
-            except FileExistsError:
-                raise ObjectExistsError(f"already exists: {location.uri}") from None
-            except OSError as exc:
-                error = StorageFullError if exc.errno in FULL_ERRNOS else StorageError
-                raise error(f"cannot write {location.uri}: {exc.strerror}") from exc
-            finally:
-                with suppress(OSError):
-                    os.remove(partial)
+            _write_local(location, data, os.link)  # a link fails if the name exists
             return
         try:
             obstore.put(self.object_store(location), location.key, data, mode="create")
@@ -332,3 +309,23 @@ def _storage_error(exc: Exception, location: Location) -> StorageError:
         return ObjectNotFoundError(f"not found: {location.uri}")
     # obstore messages can echo request details; keep only the error kind and location.
     return StorageError(f"storage error ({type(exc).__name__}) on {location.uri}")
+
+
+def _write_local(location: Location, data: bytes, publish: Callable[[str, str], None]) -> None:
+    """``data`` written beside ``location`` and then put in its place by ``publish``
+    (``os.replace``, or ``os.link``, which refuses an existing name), atomically; the
+    partial file never stays."""
+    partial = f"{location.key}.{os.getpid()}.{threading.get_ident()}.partial"
+    try:
+        os.makedirs(os.path.dirname(location.key), exist_ok=True)
+        with open(partial, "wb") as fh:
+            fh.write(data)
+        publish(partial, location.key)
+    except FileExistsError:
+        raise ObjectExistsError(f"already exists: {location.uri}") from None
+    except OSError as exc:
+        error = StorageFullError if exc.errno in FULL_ERRNOS else StorageError
+        raise error(f"cannot write {location.uri}: {exc.strerror}") from exc
+    finally:
+        with suppress(OSError):
+            os.remove(partial)

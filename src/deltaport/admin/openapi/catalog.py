@@ -5,8 +5,13 @@ handlers decode."""
 from __future__ import annotations
 
 from deltaport.admin.openapi import catalog_bodies as bodies
-from deltaport.admin.openapi.common import CATALOG_ONLY, ERROR, JSON, NO_TOKEN, path_name
-from deltaport.protocol.openapi import Answer, Content, Operation, Parameter, RequestBody
+from deltaport.admin.openapi.common import (
+    ERROR,
+    NO_TOKEN,
+    catalog_operation,
+    path_name,
+)
+from deltaport.protocol.openapi import Answer, Operation, Parameter
 
 _ERRORS = tuple(
     Answer(status, text, ERROR)
@@ -33,16 +38,8 @@ def _op(
     parameters: tuple[Parameter, ...] = (),
     body: type | None = None,
 ) -> Operation:
-    request = RequestBody(Content(JSON, body), required=True) if body is not None else None
-    return Operation(
-        method,
-        path,
-        op_id,
-        summary + "." + CATALOG_ONLY,
-        (Answer(ok, "Done."), *_ERRORS),
-        parameters,
-        request,
-    )
+    answers = (Answer(ok, "Done."), *_ERRORS)
+    return catalog_operation(method, path, op_id, summary, answers, parameters, body)
 
 
 CATALOG_OPERATIONS = (

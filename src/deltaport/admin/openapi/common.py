@@ -7,7 +7,7 @@ from typing import Any
 
 from deltaport.admin.unity.errors import UnityErrorBody
 from deltaport.protocol.errors import ErrorBody
-from deltaport.protocol.openapi import Answer, Content, Parameter
+from deltaport.protocol.openapi import Answer, Content, Operation, Parameter, RequestBody
 
 JSON = "application/json"
 ERROR = Content(JSON, ErrorBody)
@@ -26,3 +26,19 @@ def query(
 
 def path_name(name: str) -> Parameter:
     return Parameter(name, "path", str)
+
+
+def catalog_operation(
+    method: str,
+    path: str,
+    op_id: str,
+    summary: str,
+    answers: tuple[Answer, ...],
+    parameters: tuple[Parameter, ...] = (),
+    body: type | None = None,
+) -> Operation:
+    """An operation served only with a catalog database, taking ``body`` as JSON if any."""
+    request = RequestBody(Content(JSON, body), required=True) if body is not None else None
+    return Operation(
+        method, path, op_id, summary + "." + CATALOG_ONLY, answers, parameters, request
+    )

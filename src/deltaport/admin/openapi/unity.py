@@ -9,17 +9,17 @@ from dataclasses import replace
 
 from deltaport.admin.openapi.common import (
     CATALOG_ONLY,
-    JSON,
     NO_TOKEN,
     OPEN,
     UNITY_ERROR,
+    catalog_operation,
     path_name,
     query,
 )
 from deltaport.admin.unity import bodies
 from deltaport.admin.unity.errors import OPENSHARING_ACTIVATION, OPENSHARING_PREFIX, PREFIX
 from deltaport.catalog.recipient_access import ACTIVATION_INFO_PATH, ACTIVATION_PATH
-from deltaport.protocol.openapi import Answer, Content, Operation, Parameter, RequestBody
+from deltaport.protocol.openapi import Answer, Operation, Parameter
 
 UC = PREFIX.rstrip("/")
 OS = OPENSHARING_PREFIX.rstrip("/")
@@ -58,10 +58,7 @@ def _op(
     parameters: tuple[Parameter, ...] = (),
     body: type | None = None,
 ) -> Operation:
-    request = RequestBody(Content(JSON, body), required=True) if body is not None else None
-    return Operation(
-        method, UC + path, op_id, summary + "." + CATALOG_ONLY, _ANSWERS, parameters, request
-    )
+    return catalog_operation(method, UC + path, op_id, summary, _ANSWERS, parameters, body)
 
 
 _UNITY = (
