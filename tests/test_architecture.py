@@ -153,13 +153,13 @@ STORE = "deltaport.catalog.sql_store"
 STORE_ALLOWED = {
     # opens the catalog database a command names (``--catalog``, ``--config``)
     "deltaport.cli.catalog",
-    # hold the store the listener opened at start-up, for its database and link activation;
-    # to go once the provider service offers both
+    # the provider service over the store the listener opened, with its batches
     "deltaport.admin.catalog_api",
+    # the shared tables' listing read from the database, at the catalog's generation
     "deltaport.admin.tables",
+    # link activation: a recipient redeeming its link, the recipient plane's credential
+    # check (as a bearer token's), not a provider change
     "deltaport.admin.unity.api",
-    "deltaport.console",
-    "deltaport.console.activity.overview",
 }
 
 

@@ -157,7 +157,7 @@ def test_the_overview_at_a_given_moment(store: SqlCatalog) -> None:
             _record(NOW),  # not yet
         ],
     )
-    found = activity(store, NOW)
+    found = activity(store.database, NOW)
     assert (found.hour, found.day) == (Volume(1, 10, 0), Volume(3, 30, 1))
     assert [bar.label.split(": ")[1] for bar in found.chart.bars] == (
         ["1 request"] + ["0 requests"] * 21 + ["1 request, 1 error", "1 request"]

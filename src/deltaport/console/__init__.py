@@ -13,7 +13,7 @@ from starlette.staticfiles import StaticFiles
 from deltaport.admin.diff_service import DiffService
 from deltaport.admin.tables import ConfiguredTables
 from deltaport.admin.tokens import AdminTokens
-from deltaport.catalog.sql_store import SqlCatalog
+from deltaport.catalog.database.connection import Database
 from deltaport.console.activity.audit_page import AuditLogPage
 from deltaport.console.activity.overview import OverviewPage
 from deltaport.console.auth import PREFIX, ConsoleAuth, Handler
@@ -36,15 +36,15 @@ def console_routes(
     tokens: AdminTokens,
     sessions: Sessions,
     limit: FailedAuthLimit,
-    catalog: SqlCatalog | None = None,
+    database: Database | None = None,
     manage: Callable[[Guard], list[BaseRoute]] | None = None,
 ) -> list[BaseRoute]:
-    """``catalog``: the catalog database the overview and the audit pages read;
+    """``database``: the catalog database the overview and the audit pages read;
     ``manage``: the management pages of a catalog server (``console.manage``), given the
     session check to put in front of each."""
     auth = ConsoleAuth(tokens, sessions, limit, manages=manage is not None)
-    overview = OverviewPage(page, tables, catalog)
-    audit = AuditLogPage(page, catalog.database if catalog is not None else None)
+    overview = OverviewPage(page, tables, database)
+    audit = AuditLogPage(page, database)
     pages = TablePages(tables, diffs.resolver)
     diff = DiffPage(tables, diffs)
     signed_in = auth.required

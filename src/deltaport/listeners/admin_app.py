@@ -111,7 +111,8 @@ def create_admin_app(
         catalog, service, config, sharing_url, audited(_unity_guard(api)), limit, audit
     )
     check_documented(routes, {"/": admin_openapi(documented)})
-    routes += console_routes(tables, diffs, tokens, sessions, limit, catalog, manage)
+    catalog_database = catalog.database if catalog is not None else None
+    routes += console_routes(tables, diffs, tokens, sessions, limit, catalog_database, manage)
     error_shapes = unity_error_shapes()
     app = Starlette(
         routes=routes,

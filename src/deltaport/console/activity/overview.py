@@ -19,9 +19,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from deltaport.admin.tables import ConfiguredTables
-from deltaport.catalog.database.connection import DatabaseUnavailableError
+from deltaport.catalog.database.connection import Database, DatabaseUnavailableError
 from deltaport.catalog.rows import Counts, counts
-from deltaport.catalog.sql_store import SqlCatalog
 from deltaport.catalog.tokens import Expiring, expiring
 from deltaport.console.activity.chart import Chart, bars
 from deltaport.observe.audit_record import AuditRecord
@@ -56,16 +55,16 @@ class OverviewPage:
         self,
         render: Render,
         tables: ConfiguredTables,
-        catalog: SqlCatalog | None,
+        database: Database | None,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self._render = render
         self._tables = tables
-        self._catalog = catalog
+        self._database = database
         self._clock = clock
 
     async def show(self, request: Request) -> Response:
-        if self._catalog is None:
+        if self._database is None:
             groups = self._tables.groups
             shares = len({g.share for g in groups})
             tables = sum(len(g.tables) for g in groups)
@@ -73,7 +72,7 @@ class OverviewPage:
             return self._render(request, "activity_overview.html", activity=None, yaml=counted)
         now = int(self._clock() * 1000)
         try:
-            found = await run_in_threadpool(activity, self._catalog, now)
+            found = await run_in_threadpool(activity, self._database, now)
         except DatabaseUnavailableError:
             raise TemporarilyUnavailableError(
                 "the catalog database cannot be reached at the moment; retry later"
@@ -81,10 +80,9 @@ class OverviewPage:
         return self._render(request, "activity_overview.html", activity=found, yaml=None)
 
 
-def activity(catalog: SqlCatalog, now: int) -> Activity:
+def activity(database: Database, now: int) -> Activity:
     """The overview's figures at ``now`` (milliseconds since the epoch): the last hour is
     ``[now - 1 h, now)``, the last day ``[now - 24 h, now)``."""
-    database = catalog.database
     since = now - DAY_MS
     buckets = volume(database, since, now, BUCKET_MS)
     per_hour = HOUR_MS // BUCKET_MS
