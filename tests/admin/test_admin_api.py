@@ -10,10 +10,11 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import msgspec
 import pytest
 
 from admin_support import ADMIN_TOKEN, HASHED_ADMIN_TOKEN, AdminServer
-from deltaport.admin.openapi.document import admin_openapi
+from deltaport.admin.openapi.document import Diff, admin_openapi
 from sharing_server import TOKEN, RunningServer
 
 DELTAPORT = str(Path(sys.executable).parent / "deltaport")
@@ -153,6 +154,31 @@ def test_errors_are_json_with_status_and_code(
         response = api.get("/api/diff", params=params)
     assert response.status_code == status, response.text
     assert response.json()["errorCode"] == code
+
+
+def test_every_kind_of_diff_answer_is_what_the_document_declares(
+    admin_server: AdminServer,
+) -> None:
+    tables = {"left": "lake.branches.left", "right": "lake.branches.right"}
+    one_table = {"left": "lake.main.parted", "right": "lake.main.parted"}
+    versions = {"left_version": 0, "right_version": 2}
+    with admin_server.api() as api:
+        answers = [
+            api.get("/api/diff", params=tables | {"limit": 1}),
+            api.get("/api/diff", params=one_table | versions),
+            api.get("/api/diff", params=tables | {"rows": "true", "key": "id"}),
+        ]
+    for answer in answers:
+        assert answer.status_code == 200, answer.text
+        diff = msgspec.convert(answer.json(), Diff)  # unknown members refused
+        assert set(answer.json()) <= set(Diff.__struct_fields__)
+        assert diff.results is not None or diff.changes is not None
+    try:
+        msgspec.convert(answers[0].json() | {"extra": 1}, Diff)
+    except msgspec.ValidationError as error:
+        assert "extra" in str(error)
+    else:
+        raise AssertionError("a member the document does not declare was accepted")
 
 
 def test_the_openapi_document_lists_the_routes(admin_server: AdminServer) -> None:

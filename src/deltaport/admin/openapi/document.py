@@ -25,7 +25,7 @@ ADMIN_API = Api(
 )
 
 
-class DiffEntry(msgspec.Struct):
+class DiffEntry(msgspec.Struct, forbid_unknown_fields=True):
     id: str
     """The commit's version."""
     timestamp: int
@@ -35,10 +35,12 @@ class DiffEntry(msgspec.Struct):
     operation_content: dict[str, Any]
 
 
-class Diff(msgspec.Struct):
+class Diff(msgspec.Struct, forbid_unknown_fields=True):
     """The commit diff (the lakeFS Delta differ's shape, with each side's files, rows,
-    schema, property and protocol changes), or the row diff with `rows=true`. Declared for
-    the document: the diff package builds it."""
+    schema, property and protocol changes), or the row diff with `rows=true`. The diff
+    package builds it as JSON (the command line prints the same); each kind of answer is
+    decoded strictly into this Struct by the admin API's tests, so a member added, renamed
+    or retyped without the document fails them."""
 
     table_diff_type: Literal["created", "dropped", "changed", "none"] | None = None
     table_format: str | None = None
