@@ -4,6 +4,7 @@ routes in their modules."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Literal
 
 import msgspec
@@ -15,6 +16,7 @@ from deltaport.admin.openapi.unity import DATABRICKS_CONFIG, UNITY_OPERATIONS
 from deltaport.admin.unity.errors import UnityErrorBody
 from deltaport.protocol.errors import ErrorBody
 from deltaport.protocol.openapi import Answer, Api, Content, Operation, openapi_document
+from deltaport.web import health
 
 ADMIN_API = Api(
     title="deltaport admin API",
@@ -104,22 +106,9 @@ METRICS = Operation(
     "The process's Prometheus metrics (text exposition format)",
     (Answer(200, "The metrics.", _TEXT), NO_TOKEN),
 )
-LIVEZ = Operation(
-    "get",
-    "/livez",
-    "livez",
-    "Liveness: 200 while the process runs",
-    (Answer(200, "ok", _TEXT),),
-    security=OPEN,
-)
-READYZ = Operation(
-    "get",
-    "/readyz",
-    "readyz",
-    "Readiness: 503 while draining or while the catalog cannot be read",
-    (Answer(200, "ok", _TEXT), Answer(503, "Not ready", _TEXT)),
-    security=OPEN,
-)
+# the probes are open here too, where every other route takes an admin token
+LIVEZ = replace(health.LIVEZ, security=OPEN)
+READYZ = replace(health.READYZ, security=OPEN)
 ALWAYS_SERVED: tuple[Operation, ...] = (DIFF, OPENAPI, METRICS, LIVEZ, READYZ, DATABRICKS_CONFIG)
 WITH_CATALOG = (*CATALOG_OPERATIONS, *AUDIT_OPERATIONS, *UNITY_OPERATIONS)
 """Served only on a server with a catalog database; documented on every server."""
